@@ -1,0 +1,90 @@
+// Package cli is strata's command line: thin cobra commands that bind flags
+// onto the library objects of the capability packages and call them.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Main runs strata with args and returns the process exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := NewRoot(stdin, stdout, stderr)
+	root.SetArgs(joinExplainArg(args))
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ex *exitError
+	if errors.As(err, &ex) {
+		if ex.msg != "" {
+			fmt.Fprintln(stderr, ex.msg)
+		}
+		return ex.code
+	}
+	fmt.Fprintf(stderr, "Error: %v\n", err)
+	return 1
+}
+
+// exitError ends the program with a code, after its message was printed.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// globals are the flags every command takes.
+type globals struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	logLevel       string
+	logFormat      string
+}
+
+// logger builds the slog logger the flags ask for; logs go to stderr.
+func (g *globals) logger() (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", g.logLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch strings.ToLower(g.logFormat) {
+	case "text":
+		return slog.New(slog.NewTextHandler(g.stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(g.stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: use text or json", g.logFormat)
+}
+
+// NewRoot builds the strata command tree.
+func NewRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "strata",
+		Short: "Pluggable manifest generation and layered values for Kubernetes GitOps",
+		Long: `strata makes Kubernetes manifest generation pluggable and configuration
+layered, and explains every value it produces.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := g.logger()
+			return err
+		},
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
+	root.AddCommand(newVersionCmd(g), newValuesCmd(g))
+	return root
+}

@@ -1,0 +1,145 @@
+package values_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/strata-dev/strata/internal/values"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want map[string]any
+	}{
+		{"empty", "", map[string]any{}},
+		{"comment only", "# nothing\n", map[string]any{}},
+		{"null document", "~\n", map[string]any{}},
+		{"scalars", "s: x\nb: true\ni: 42\nf: 1.5\nn: null\nq: \"42\"\n",
+			map[string]any{"s": "x", "b": true, "i": int64(42), "f": 1.5, "n": nil, "q": "42"}},
+		{"big integers stay exact", "a: 9007199254740993\nb: 18446744073709551615\nc: -123456789012345678901234567890\n",
+			map[string]any{"a": int64(9007199254740993), "b": json.Number("18446744073709551615"), "c": json.Number("-123456789012345678901234567890")}},
+		{"int forms", "hex: 0x1F\noct: 0o17\nplus: +7\n", map[string]any{"hex": int64(31), "oct": int64(15), "plus": int64(7)}},
+		{"yaml 1.2 booleans only", "a: yes\nb: off\nc: True\n", map[string]any{"a": "yes", "b": "off", "c": true}},
+		{"timestamps stay strings", "t: 2001-12-14t21:59:43.10-05:00\n", map[string]any{"t": "2001-12-14t21:59:43.10-05:00"}},
+		{"non-string keys become strings", "1: a\ntrue: b\n", map[string]any{"1": "a", "true": "b"}},
+		{"nested", "a:\n  b:\n    - c: 1\n    - [x, y]\n", map[string]any{"a": map[string]any{"b": []any{map[string]any{"c": int64(1)}, []any{"x", "y"}}}}},
+		{"json", `{"a": {"b": [1, 2.5, "x", null, true]}}`, map[string]any{"a": map[string]any{"b": []any{int64(1), 2.5, "x", nil, true}}}},
+		{"anchors and merge keys", "base: &b\n  x: 1\n  y: 2\nchild:\n  <<: *b\n  y: 3\n",
+			map[string]any{"base": map[string]any{"x": int64(1), "y": int64(2)}, "child": map[string]any{"x": int64(1), "y": int64(3)}}},
+		{"merge list: first wins", "a: &a {x: 1}\nb: &b {x: 2, y: 2}\nc:\n  <<: [*a, *b]\n",
+			map[string]any{"a": map[string]any{"x": int64(1)}, "b": map[string]any{"x": int64(2), "y": int64(2)}, "c": map[string]any{"x": int64(1), "y": int64(2)}}},
+		{"trailing empty document", "a: 1\n---\n", map[string]any{"a": int64(1)}},
+		{"documents merge in order, as in Helm 4", "a: {x: 1, y: 1}\nb: 1\n---\na: {y: 2}\nb: null\n---\n",
+			map[string]any{"a": map[string]any{"x": int64(1), "y": int64(2)}}},
+		{"custom tag kept as text", "a: !vault secret/x\n", map[string]any{"a": "secret/x"}},
+		{"infinity", "a: .inf\n", map[string]any{"a": math.Inf(1)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := values.Parse([]byte(tc.in), "test.yaml")
+			if err != nil {
+				t.Fatalf("Parse(%q) error: %v", tc.in, err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Parse(%q) mismatch (-want +got):\n%s", tc.in, diff)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		in       string
+		sentinel error
+		want     string // exact message
+	}{
+		{"duplicate key", "a: 1\nb: 2\na: 3\n", values.ErrDuplicateKey,
+			`v.yaml:3:1: duplicate key "a" (first defined at line 1); remove one of them`},
+		{"nested duplicate", "x:\n  a: 1\n  a: 2\n", values.ErrDuplicateKey,
+			`v.yaml:3:3: duplicate key "a" (first defined at line 2); remove one of them`},
+		{"list document", "- a\n- b\n", values.ErrNotMap,
+			`v.yaml:1:1: the document must be a map of keys to values, but it is a list`},
+		{"scalar document", "hello\n", values.ErrNotMap,
+			`v.yaml:1:1: the document must be a map of keys to values, but it is the string "hello"`},
+		{"invalid utf8", "a: ok\nb: \xff\n", values.ErrInvalidUTF8,
+			`v.yaml:2:4: invalid UTF-8: save the file as UTF-8`},
+		{"syntax", "a: 1\n b: 2\n", values.ErrSyntax,
+			`v.yaml:2: mapping values are not allowed in this context`},
+		{"unclosed flow", "a: [1, 2\n", values.ErrSyntax, ""},
+		{"list in a stream", "a: 1\n---\n- b\n", values.ErrNotMap,
+			`v.yaml:3:1: the document must be a map of keys to values, but it is a list`},
+		{"map key", "? [a]\n: 1\n", values.ErrSyntax,
+			`v.yaml:1:3: a map key must be a plain value, not a list`},
+		{"merge of scalar", "a:\n  <<: 1\n", values.ErrSyntax, ""},
+		{"unknown alias", "a: *nope\n", values.ErrSyntax, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := values.Parse([]byte(tc.in), "v.yaml")
+			if err == nil {
+				t.Fatalf("Parse(%q) succeeded, want error", tc.in)
+			}
+			if !errors.Is(err, tc.sentinel) {
+				t.Errorf("Parse(%q) = %v, want errors.Is %v", tc.in, err, tc.sentinel)
+			}
+			var le *values.LoadError
+			if !errors.As(err, &le) || le.Source != "v.yaml" {
+				t.Errorf("Parse(%q) = %#v, want a *LoadError naming v.yaml", tc.in, err)
+			}
+			if tc.want != "" && err.Error() != tc.want {
+				t.Errorf("Parse(%q) error = %q, want %q", tc.in, err.Error(), tc.want)
+			}
+		})
+	}
+}
+
+func TestParseLimits(t *testing.T) {
+	deep := strings.Repeat("[", 100) + strings.Repeat("]", 100)
+	_, _, err := values.Loader{Limits: values.Limits{MaxDepth: 50}}.Parse([]byte("a: "+deep), "d.yaml")
+	if !errors.Is(err, values.ErrTooDeep) {
+		t.Errorf("deep nesting: got %v, want ErrTooDeep", err)
+	}
+	// A billion-laughs document: each level doubles the expansion.
+	var b strings.Builder
+	b.WriteString("l0: &l0 [x, x]\n")
+	for i := 1; i < 40; i++ {
+		fmt.Fprintf(&b, "l%d: &l%d [*l%d, *l%d]\n", i, i, i-1, i-1)
+	}
+	_, err = values.Parse([]byte(b.String()), "laughs.yaml")
+	if !errors.Is(err, values.ErrTooLarge) {
+		t.Errorf("alias bomb: got %v, want ErrTooLarge", err)
+	}
+	_, _, err = values.Loader{Limits: values.Limits{MaxBytes: 10}}.Parse([]byte("a: 0123456789"), "big.yaml")
+	if !errors.Is(err, values.ErrTooLarge) {
+		t.Errorf("size: got %v, want ErrTooLarge", err)
+	}
+}
+
+func TestParsePositions(t *testing.T) {
+	in := "a:\n  b: 1\n  c:\n    - x\n    - y: 2\n"
+	_, pos, err := values.Loader{Positions: true}.Parse([]byte(in), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		line int
+	}{{"a", 1}, {"a.b", 2}, {"a.c", 3}, {"a.c[0]", 4}, {"a.c[1].y", 5}} {
+		p, err := values.ParsePath(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pos.Lookup(p); got == nil || got.Line != tc.line {
+			t.Errorf("Lookup(%s) = %+v, want line %d", tc.path, got, tc.line)
+		}
+	}
+}

@@ -1,0 +1,3 @@
+package values
+
+import _ "github.com/strata-dev/strata/internal/cli"
