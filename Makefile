@@ -7,7 +7,7 @@ FUZZTIME    ?= 30s
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS     := -X github.com/strata-dev/strata/internal/cli.version=$(VERSION)
 
-.PHONY: all build test unit lint fmt bench fuzz demo clean
+.PHONY: all build test unit lint fmt bench bench-values fuzz demo clean
 
 all: build
 
@@ -30,9 +30,15 @@ lint:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-## bench: Go benchmarks, strata beside the peer tools, in one run.
-bench:
-	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./...
+BENCHCOUNT  ?= 5
+
+## bench: every capability's benchmarks, strata beside the peer tool in the
+## same run, with the speedup printed (see docs/benchmarks.md).
+bench: bench-values
+
+bench-values:
+	$(GO) test -run='^$$' -bench='Merge' -benchmem -count=$(BENCHCOUNT) ./internal/values | \
+	  awk -v PAIRS='Merge/provenance=false=HelmMergeMaps;Merge/provenance=true=HelmMergeMaps;MergeFiles/provenance=false=HelmMergeFiles;MergeFiles/provenance=true=HelmMergeFiles' -f hack/benchratio.awk
 
 ## fuzz: run every fuzz target for FUZZTIME each.
 fuzz:

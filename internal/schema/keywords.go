@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/strata-dev/strata/internal/values"
-	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/kube-openapi/pkg/validation/validate"
 )
 
@@ -128,26 +128,80 @@ func isExtension(key string) bool {
 	return len(key) >= 2 && strings.EqualFold(key[:2], "x-")
 }
 
-// schema converts a mapping node into a schema object, checking every
-// keyword. The root (depth 0) may also hold definitions and x-extend.
-func (l *loader) schema(n *yaml.Node, loc values.Path, depth int) (obj, error) {
-	n, err := l.enter(n, loc, depth)
+// A loader checks a tree the values loader read and records the position
+// of every schema node and keyword.
+type loader struct {
+	doc *document
+}
+
+func (l *loader) fail(loc values.Path, line int, format string, args ...any) error {
+	return &ParseError{Source: l.doc.source, Line: line, Path: loc.String(), Err: fmt.Errorf(format, args...)}
+}
+
+func (l *loader) mark(loc values.Path, line int) {
+	l.doc.pos[loc.String()] = pos{source: l.doc.source, line: line}
+}
+
+func (l *loader) tooDeep(loc values.Path, line int) error {
+	return l.fail(loc, line, "nested more than %d levels deep", MaxDepth)
+}
+
+// startLine returns the line the value v at p starts on. p has the line of
+// the key holding v; a block mapping or list starts below it, at its first
+// key or item. (Merged keys that come from above are not v's own.)
+func startLine(v any, p *values.Pos) int {
+	line, first := lineOf(p), 0
+	switch x := v.(type) {
+	case map[string]any:
+		for k := range x {
+			if kl := lineOf(p.Key(k)); kl >= line && (first == 0 || kl < first) {
+				first = kl
+			}
+		}
+	case []any:
+		first = lineOf(p.Item(0))
+	}
+	return max(line, first)
+}
+
+// keys returns the keys of a mapping at depth in document order (merged
+// keys where their source has them), so that the first problem in the
+// file is the one reported. The keys count one level deeper.
+func (l *loader) keys(m map[string]any, p *values.Pos, loc values.Path, depth int) ([]string, error) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		pa, pb := p.Key(a), p.Key(b)
+		return cmp.Or(cmp.Compare(lineOf(pa), lineOf(pb)), cmp.Compare(columnOf(pa), columnOf(pb)), strings.Compare(a, b))
+	})
+	if len(keys) > 0 && depth+1 > MaxDepth {
+		return nil, l.tooDeep(loc, lineOf(p.Key(keys[0])))
+	}
+	return keys, nil
+}
+
+// schema checks that v is a schema: a mapping of keywords. The root (depth
+// 0) may also hold definitions and x-extend.
+func (l *loader) schema(v any, p *values.Pos, loc values.Path, depth int) (obj, error) {
+	line := startLine(v, p)
+	if depth > MaxDepth {
+		return nil, l.tooDeep(loc, line)
+	}
+	m, ok := v.(obj)
+	if !ok {
+		return nil, l.fail(loc, line, "a schema must be a mapping, not %s", kindOf(v))
+	}
+	l.mark(loc, line)
+	keys, err := l.keys(m, p, loc, depth)
 	if err != nil {
 		return nil, err
 	}
-	if n.Kind != yaml.MappingNode {
-		return nil, l.fail(loc, n, "a schema must be a mapping, not %s", nodeKind(n))
-	}
-	l.mark(loc, n)
-	entries, err := l.entries(n, loc, depth)
-	if err != nil {
-		return nil, err
-	}
-	m := make(obj, len(entries))
-	for _, e := range entries {
-		kloc := loc.Append(values.Key(e.key))
-		l.mark(kloc, e.k)
-		if m[e.key], err = l.keyword(e.key, e.v, kloc, depth); err != nil {
+	for _, k := range keys {
+		kloc := loc.Append(values.Key(k))
+		l.mark(kloc, lineOf(p.Key(k)))
+		if m[k], err = l.keyword(k, m[k], p.Key(k), kloc, depth); err != nil {
 			return nil, err
 		}
 	}
@@ -157,86 +211,127 @@ func (l *loader) schema(n *yaml.Node, loc values.Path, depth int) (obj, error) {
 	return m, nil
 }
 
-func (l *loader) keyword(key string, v *yaml.Node, loc values.Path, depth int) (any, error) {
+func (l *loader) keyword(key string, v any, p *values.Pos, loc values.Path, depth int) (any, error) {
 	k, known := keywords[key]
 	switch {
 	case known:
 	case isExtension(key):
 		k = kindAny
 	case unsupported[key] != "":
-		return nil, l.fail(loc, v, "keyword %q is not supported: %s", key, unsupported[key])
+		return nil, l.fail(loc, startLine(v, p), "keyword %q is not supported: %s", key, unsupported[key])
 	default:
-		return nil, l.fail(loc, v, "unknown schema keyword %q", key)
+		return nil, l.fail(loc, startLine(v, p), "unknown schema keyword %q", key)
 	}
 	if depth > 0 && (k == kindDefinitions || k == kindExtend) {
-		return nil, l.fail(loc, v, "%s is only allowed in the root schema", key)
+		return nil, l.fail(loc, startLine(v, p), "%s is only allowed in the root schema", key)
 	}
 	switch k {
 	case kindSchema:
-		return l.schema(v, loc, depth+1)
+		return l.schema(v, p, loc, depth+1)
 	case kindSchemaList, kindSchemaMap, kindPatternMap, kindDefinitions, kindSchemaOrBool, kindItems:
-		return l.schemas(k, v, loc, depth)
+		return l.schemas(k, v, p, loc, depth)
 	}
-	val, err := l.value(v, loc, depth+1)
-	if err != nil {
+	if err := l.value(v, p, loc, depth+1); err != nil {
 		return nil, err
 	}
-	if err := checkKind(k, val); err != nil {
-		return nil, l.fail(loc, v, "%v", err)
+	if err := checkKind(k, v); err != nil {
+		return nil, l.fail(loc, startLine(v, p), "%v", err)
 	}
-	return val, nil
+	return v, nil
 }
 
-// schemas converts the keywords whose values hold sub-schemas.
-func (l *loader) schemas(k kind, v *yaml.Node, loc values.Path, depth int) (any, error) {
-	v, err := l.enter(v, loc, depth+1)
-	if err != nil {
-		return nil, err
+// schemas checks the keywords whose values hold sub-schemas.
+func (l *loader) schemas(k kind, v any, p *values.Pos, loc values.Path, depth int) (any, error) {
+	if depth+1 > MaxDepth {
+		return nil, l.tooDeep(loc, startLine(v, p))
 	}
 	switch k {
 	case kindSchemaOrBool:
-		if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!bool" {
-			return scalar(v)
+		if b, ok := v.(bool); ok {
+			return b, nil
 		}
-		return l.schema(v, loc, depth+1)
+		return l.schema(v, p, loc, depth+1)
 	case kindItems:
-		if v.Kind == yaml.SequenceNode {
-			return nil, l.fail(loc, v, "items must be a single schema; tuple validation (a list of schemas) is not part of OpenAPI v3")
+		if _, ok := v.([]any); ok {
+			return nil, l.fail(loc, startLine(v, p), "items must be a single schema; tuple validation (a list of schemas) is not part of OpenAPI v3")
 		}
-		return l.schema(v, loc, depth+1)
+		return l.schema(v, p, loc, depth+1)
 	case kindSchemaList:
-		if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
-			return nil, l.fail(loc, v, "must be a non-empty list of schemas")
+		list, ok := v.([]any)
+		if !ok || len(list) == 0 {
+			return nil, l.fail(loc, startLine(v, p), "must be a non-empty list of schemas")
 		}
-		list := make([]any, len(v.Content))
-		for i, e := range v.Content {
-			if list[i], err = l.schema(e, loc.Append(values.Index(i)), depth+1); err != nil {
+		for i, e := range list {
+			var err error
+			if list[i], err = l.schema(e, p.Item(i), loc.Append(values.Index(i)), depth+1); err != nil {
 				return nil, err
 			}
 		}
 		return list, nil
 	}
 	// kindSchemaMap, kindPatternMap, kindDefinitions
-	if v.Kind != yaml.MappingNode {
-		return nil, l.fail(loc, v, "must be a mapping of names to schemas, not %s", nodeKind(v))
+	m, ok := v.(obj)
+	if !ok {
+		return nil, l.fail(loc, startLine(v, p), "must be a mapping of names to schemas, not %s", kindOf(v))
 	}
-	entries, err := l.entries(v, loc, depth+1)
+	keys, err := l.keys(m, p, loc, depth+1)
 	if err != nil {
 		return nil, err
 	}
-	m := make(obj, len(entries))
-	for _, e := range entries {
-		eloc := loc.Append(values.Key(e.key))
+	for _, name := range keys {
+		eloc := loc.Append(values.Key(name))
 		if k == kindPatternMap {
-			if _, err := regexp.Compile(e.key); err != nil {
-				return nil, l.fail(eloc, e.k, "invalid pattern: %v", err)
+			if _, err := regexp.Compile(name); err != nil {
+				return nil, l.fail(eloc, lineOf(p.Key(name)), "invalid pattern: %v", err)
 			}
 		}
-		if m[e.key], err = l.schema(e.v, eloc, depth+1); err != nil {
+		if m[name], err = l.schema(m[name], p.Key(name), eloc, depth+1); err != nil {
 			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// value checks a tree value that is not a schema: its numbers must be
+// finite.
+func (l *loader) value(v any, p *values.Pos, loc values.Path, depth int) error {
+	if depth > MaxDepth {
+		return l.tooDeep(loc, startLine(v, p))
+	}
+	switch x := v.(type) {
+	case []any:
+		for i, e := range x {
+			if err := l.value(e, p.Item(i), loc.Append(values.Index(i)), depth+1); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		keys, err := l.keys(x, p, loc, depth)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if err := l.value(x[k], p.Key(k), loc.Append(values.Key(k)), depth+1); err != nil {
+				return err
+			}
+		}
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return l.fail(loc, lineOf(p), "%s is not a JSON number", yamlFloat(x))
+		}
+	}
+	return nil
+}
+
+// yamlFloat writes NaN or an infinity as YAML does.
+func yamlFloat(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return ".nan"
+	case f > 0:
+		return ".inf"
+	}
+	return "-.inf"
 }
 
 // checkKind checks a keyword value that holds no sub-schemas.
@@ -414,15 +509,35 @@ func clampFloat(f float64) float64 {
 	return math.Max(-math.MaxFloat64, math.Min(math.MaxFloat64, f))
 }
 
-func nodeKind(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
+// kindOf names the kind of a tree value for error messages.
+func kindOf(v any) string {
+	switch v.(type) {
+	case map[string]any:
 		return "a mapping"
-	case yaml.SequenceNode:
+	case []any:
 		return "a list"
-	}
-	if n.ShortTag() == "!!null" {
+	case nil:
 		return "null"
+	case bool:
+		return "a scalar (bool)"
+	case int64, json.Number:
+		return "a scalar (int)"
+	case float64:
+		return "a scalar (float)"
 	}
-	return "a scalar (" + strings.TrimPrefix(n.ShortTag(), "!!") + ")"
+	return "a scalar (str)"
+}
+
+func lineOf(p *values.Pos) int {
+	if p == nil {
+		return 0
+	}
+	return p.Line
+}
+
+func columnOf(p *values.Pos) int {
+	if p == nil {
+		return 0
+	}
+	return p.Column
 }

@@ -329,7 +329,7 @@ func TestLimits(t *testing.T) {
 		src  string
 		want string
 	}{
-		"size":       {"type: object\n" + strings.Repeat("#", schema.MaxSchemaSize), "more than the limit"},
+		"size":       {"type: object\n" + strings.Repeat("#", schema.MaxSchemaSize), "larger than the limit"},
 		"depth":      {deep.String(), "nested more than"},
 		"ref depth":  {chain.String(), "$refs nested more than"},
 		"value tags": {"type: object\ndefault: !!binary aGVsbG8=\n", ""},
@@ -516,9 +516,9 @@ func TestParseRejects(t *testing.T) {
 		"x-extend: {schema: ''}\n":                                   "x-extend: schema must be a non-empty file name",
 		"x-required-for-helm: 1\n":                                   "x-required-for-helm: must be a string or a list of strings",
 		"x-kubernetes-preserve-unknown-fields: yes please\n":         "must be a boolean",
-		"type: object\n<<: 1\n":                                      "a merge key (<<) takes a mapping or a list of mappings",
-		"type: object\n? [a]\n: 1\n":                                 "mapping keys must be scalars",
-		"type: object\ndefault: {a: 1, a: 2}\n":                      `default.a: duplicate key "a"`,
+		"type: object\n<<: 1\n":                                      "a merge key (<<) must refer to a map or a list of maps",
+		"type: object\n? [a]\n: 1\n":                                 "a map key must be a plain value",
+		"type: object\ndefault: {a: 1, a: 2}\n":                      `values.yaml:2: duplicate key "a"`,
 		"type: object\nproperties:\n  a: {$ref: '#/definitions/'}\n": "only local references",
 	}
 	for src, want := range tests {

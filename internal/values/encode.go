@@ -122,7 +122,8 @@ func yamlNode(v any) (*yaml.Node, error) {
 		case math.IsNaN(v):
 			return scalarNode("!!float", ".nan"), nil
 		}
-		return scalarNode("!!float", strconv.FormatFloat(v, 'g', -1, 64)), nil
+		// Untagged, as yaml.Marshal writes floats: 2.0 prints as 2.
+		return scalarNode("", strconv.FormatFloat(v, 'g', -1, 64)), nil
 	}
 	// Values outside the tree model (structs of callers): let yaml.v3 do it.
 	var n yaml.Node

@@ -181,7 +181,18 @@ func (x *explainer) explain(path Path, chain []*hnode, v any, deleted bool) Expl
 	}
 	// Writes to keys below it, buried when it was replaced.
 	x.below(n, path, &evs)
-	sort.Slice(evs, func(i, j int) bool { return evs[i].idx < evs[j].idx })
+	// Oldest first: by layer, then by path (writes of one layer to several
+	// keys have no order of their own; map iteration must not decide it).
+	sort.Slice(evs, func(i, j int) bool {
+		li, lj := h.ev(evs[i].idx).layer, h.ev(evs[j].idx).layer
+		if li != lj {
+			return li < lj
+		}
+		if c := comparePaths(evs[i].path, evs[j].path); c != 0 {
+			return c < 0
+		}
+		return evs[i].idx < evs[j].idx
+	})
 
 	// The winner is the latest write to this key; for an absent key, the
 	// latest write to it or to a key enclosing it (a null, or a scalar
@@ -200,7 +211,7 @@ func (x *explainer) explain(path Path, chain []*hnode, v any, deleted bool) Expl
 	}
 	for _, e := range evs {
 		if e.idx >= win.idx {
-			break
+			continue
 		}
 		ex.Overrode = append(ex.Overrode, x.setting(e.idx, e.path))
 	}

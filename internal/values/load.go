@@ -499,8 +499,12 @@ func (c *converter) scalar(n *yaml.Node) (any, error) {
 	case "!!int":
 		return c.integer(n)
 	case "!!float":
-		if s := strings.TrimPrefix(n.Value, "+"); isDecimal(s) {
-			// An integer beyond the int64 range: keep it exact.
+		if s := strings.TrimPrefix(n.Value, "+"); isDecimal(s) && n.Style&yaml.TaggedStyle == 0 {
+			// A plain integer beyond the int64 range (YAML resolves it
+			// as a float): keep it exact.
+			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return i, nil
+			}
 			return json.Number(s), nil
 		}
 		if f, err := strconv.ParseFloat(n.Value, 64); err == nil {

@@ -1,0 +1,153 @@
+package schema
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/strata-dev/strata/internal/values"
+)
+
+// A Resolver returns the schema file an x-extend names: its content, and
+// its source name for error messages and cycle detection.
+type Resolver func(name string) (data []byte, source string, err error)
+
+// DirResolver resolves x-extend names as slash-separated paths relative to
+// dir. Names that leave dir (absolute, "..", or through a symbolic link)
+// are refused.
+func DirResolver(dir string) Resolver {
+	return func(name string) ([]byte, string, error) {
+		rel := filepath.FromSlash(name)
+		if !filepath.IsLocal(rel) {
+			return nil, "", fmt.Errorf("%q is not a path inside %s", name, dir)
+		}
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			return nil, "", err
+		}
+		defer root.Close()
+		f, err := root.Open(rel)
+		if err != nil {
+			return nil, "", err
+		}
+		defer f.Close()
+		data, err := io.ReadAll(io.LimitReader(f, MaxSchemaSize+1))
+		if err != nil {
+			return nil, "", err
+		}
+		return data, filepath.Join(dir, rel), nil
+	}
+}
+
+// A loadChain loads a document and, through x-extend, the documents it
+// extends.
+type loadChain struct {
+	resolve Resolver
+	sources []string // cleaned source names being loaded, outermost first
+}
+
+// load loads a document and merges into it the schema it extends, if any.
+func (c *loadChain) load(data []byte, source string) (*document, error) {
+	c.sources = append(c.sources, filepath.Clean(source))
+	defer func() { c.sources = c.sources[:len(c.sources)-1] }()
+	doc, err := loadDocument(data, source)
+	if err != nil {
+		return nil, err
+	}
+	ext, ok := doc.root[xExtend].(obj)
+	if !ok {
+		return doc, nil
+	}
+	delete(doc.root, xExtend)
+	loc := values.Path{values.Key(xExtend), values.Key("schema")}
+	parent, err := c.parent(doc, ext["schema"].(string), loc)
+	if err != nil {
+		return nil, err
+	}
+	mergeParent(doc, parent)
+	return doc, nil
+}
+
+// parent resolves and loads the schema an x-extend names.
+func (c *loadChain) parent(doc *document, name string, loc values.Path) (*document, error) {
+	if c.resolve == nil {
+		return nil, doc.errorAt(loc, errors.New("x-extend needs a resolver (Options.Resolve)"))
+	}
+	if len(c.sources) > MaxExtendDepth {
+		return nil, doc.errorAt(loc, fmt.Errorf("x-extend chain longer than %d", MaxExtendDepth))
+	}
+	data, source, err := c.resolve(name)
+	if err != nil {
+		return nil, doc.errorAt(loc, fmt.Errorf("x-extend %q: %w", name, err))
+	}
+	if source == "" {
+		source = name
+	}
+	if i := slices.Index(c.sources, filepath.Clean(source)); i >= 0 {
+		chain := append(c.sources[i:len(c.sources):len(c.sources)], filepath.Clean(source))
+		return nil, doc.errorAt(loc, fmt.Errorf("x-extend cycle: %s", strings.Join(chain, " -> ")))
+	}
+	return c.load(data, source)
+}
+
+// mergeParent pulls from the extended (parent) schema into doc's root:
+// properties, patternProperties, definitions, required, title, description
+// and every x-* key. Doc's own entries win; required lists are unioned,
+// the parent's names first.
+func mergeParent(doc, parent *document) {
+	root, proot := doc.root, parent.root
+	for _, kw := range []string{"properties", "patternProperties", "definitions"} {
+		pm, _ := proot[kw].(obj)
+		for _, name := range sortedKeys(pm) {
+			m, _ := root[kw].(obj)
+			if m == nil {
+				m = obj{}
+				root[kw] = m
+			}
+			if _, ok := m[name]; !ok {
+				m[name] = pm[name]
+				copyPos(doc, parent, values.Path{values.Key(kw), values.Key(name)})
+			}
+		}
+	}
+	if req := unionRequired(proot["required"], root["required"]); req != nil {
+		root["required"] = req
+	}
+	for _, k := range sortedKeys(proot) {
+		if k != xExtend && (isExtension(k) || k == "title" || k == "description") {
+			if _, ok := root[k]; !ok {
+				root[k] = proot[k]
+				copyPos(doc, parent, values.Path{values.Key(k)})
+			}
+		}
+	}
+}
+
+func unionRequired(parent, own any) []any {
+	p, _ := parent.([]any)
+	o, _ := own.([]any)
+	if p == nil && o == nil {
+		return nil
+	}
+	out := slices.Clone(p)
+	for _, name := range o {
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// copyPos copies the positions of a pulled entry and everything below it.
+func copyPos(doc, parent *document, loc values.Path) {
+	prefix := loc.String()
+	for k, p := range parent.pos {
+		if k == prefix || strings.HasPrefix(k, prefix+".") || strings.HasPrefix(k, prefix+"[") {
+			doc.pos[k] = p
+		}
+	}
+}

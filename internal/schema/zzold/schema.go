@@ -1,0 +1,122 @@
+package schema
+
+import (
+	"k8s.io/kube-openapi/pkg/validation/spec"
+)
+
+// Limits on schema input. A schema over a limit is a ParseError.
+const (
+	MaxSchemaSize  = 16 << 20 // bytes in one schema file
+	MaxDepth       = 64       // nesting of schemas and YAML values
+	MaxNodes       = 100_000  // schema nodes once $refs are expanded
+	MaxRefDepth    = 32       // definitions whose expansion is in progress at once
+	MaxExtendDepth = 8        // files in an x-extend chain beyond the first
+	maxYAMLNodes   = 500_000
+)
+
+// Options change how a schema is read. The zero value is plain OpenAPI v3.
+type Options struct {
+	// AdditionalPropertiesFalse treats an unset additionalProperties as
+	// false on every object schema: one of type object, or declaring
+	// properties or patternProperties (addon-operator's rule, which makes
+	// `type: object` without properties accept only an empty object; use
+	// additionalProperties: true or x-kubernetes-preserve-unknown-fields:
+	// true for free-form maps). It reaches every schema below properties,
+	// patternProperties, additionalProperties and items, but not the
+	// branches of allOf, anyOf, oneOf and not.
+	AdditionalPropertiesFalse bool
+
+	// Resolve loads the files x-extend names. Without it a schema using
+	// x-extend fails to parse. See DirResolver.
+	Resolve Resolver
+}
+
+// A Schema validates and defaults value trees. It is immutable and safe
+// for concurrent use.
+type Schema struct {
+	source    string
+	plain     *spec.Schema // for Validate
+	helm      *spec.Schema // for ValidateForHelm: x-required-for-helm merged into required
+	defaulter *defaulter   // nil when the schema has no defaults
+}
+
+// Parse reads a schema from YAML or JSON. source names the data in error
+// messages (normally its file name). Errors are *ParseError.
+//
+// Parsing resolves x-extend, expands $refs, applies
+// Options.AdditionalPropertiesFalse, and checks that every default matches
+// its own schema.
+func Parse(data []byte, source string, opts Options) (*Schema, error) {
+	chain := &loadChain{resolve: opts.Resolve}
+	doc, err := chain.load(data, source)
+	if err != nil {
+		return nil, err
+	}
+	if err := expandRefs(doc); err != nil {
+		return nil, err
+	}
+	if opts.AdditionalPropertiesFalse {
+		closeObjects(doc.root)
+	}
+	if err := checkDefaults(doc, doc.root, nil); err != nil {
+		return nil, err
+	}
+	s := &Schema{source: source, defaulter: buildDefaulter(doc.root)}
+	if s.plain, err = buildSpec(doc.root, false); err != nil {
+		return nil, &ParseError{Source: source, Err: err}
+	}
+	s.helm = s.plain
+	if hasHelmRequired(doc.root) {
+		if s.helm, err = buildSpec(doc.root, true); err != nil {
+			return nil, &ParseError{Source: source, Err: err}
+		}
+	}
+	return s, nil
+}
+
+// Source returns the source name the schema was parsed with.
+func (s *Schema) Source() string { return s.source }
+
+// Validate checks a value tree against the schema, ignoring
+// x-required-for-helm. It returns nil or a *ValidationError listing every
+// problem. A nil tree is an empty one.
+func (s *Schema) Validate(tree map[string]any) error {
+	return s.validate(s.plain, tree)
+}
+
+// ValidateForHelm is Validate with every x-required-for-helm list merged
+// into required at its level: the check for values about to be rendered.
+func (s *Schema) ValidateForHelm(tree map[string]any) error {
+	return s.validate(s.helm, tree)
+}
+
+func (s *Schema) validate(sp *spec.Schema, tree map[string]any) error {
+	var v any = tree
+	if tree == nil {
+		v = map[string]any{}
+	}
+	if errs := validateValue(sp, v); len(errs) > 0 {
+		return &ValidationError{Source: s.source, Errors: errs}
+	}
+	return nil
+}
+
+// ApplyDefaults returns a deep copy of tree with the schema's defaults
+// applied; tree itself is not modified. A nil tree is an empty one.
+//
+// Defaulting follows Kubernetes' structural defaulting for CRDs: a
+// property that is absent from an object that exists gets its default
+// (an absent object is not created unless it has a default itself); a
+// null property, additional property or list item gets its default unless
+// its schema is nullable; defaults are deep-copied and defaulted in turn.
+// Defaulting follows properties, patternProperties, additionalProperties
+// (when a schema) and items, not allOf, anyOf, oneOf or not. A default of
+// null is no default. Defaults never replace a value of the wrong type.
+func (s *Schema) ApplyDefaults(tree map[string]any) map[string]any {
+	out, _ := copyValue(tree).(map[string]any)
+	if out == nil {
+		out = map[string]any{}
+	}
+	s.defaulter.apply(out)
+	return out
+}

@@ -1,0 +1,96 @@
+package schema
+
+import (
+	"slices"
+	"sort"
+
+	"github.com/strata-dev/strata/internal/values"
+)
+
+// A child is a sub-schema of a schema node and where it sits.
+type child struct {
+	loc    values.Path // location of the sub-schema, relative to its parent
+	schema obj
+	set    func(obj) // replaces the sub-schema in its parent
+}
+
+// structuralKeywords hold the sub-schemas that describe parts of the value:
+// the ones defaulting and AdditionalPropertiesFalse follow.
+var structuralKeywords = []string{"properties", "patternProperties", "additionalProperties", "items"}
+
+// combinatorKeywords hold sub-schemas that apply to the whole value.
+var combinatorKeywords = []string{"allOf", "anyOf", "oneOf", "not"}
+
+// children lists the sub-schemas of m held by the given keywords, in a
+// stable order (keyword order, then names sorted, then list order).
+func children(m obj, keywords ...string) []child {
+	var out []child
+	for _, kw := range keywords {
+		switch v := m[kw].(type) {
+		case obj:
+			if kw == "properties" || kw == "patternProperties" || kw == "definitions" {
+				for _, name := range sortedKeys(v) {
+					s, ok := v[name].(obj)
+					if !ok {
+						continue
+					}
+					out = append(out, child{
+						loc:    values.Path{values.Key(kw), values.Key(name)},
+						schema: s,
+						set:    func(n obj) { v[name] = n },
+					})
+				}
+				continue
+			}
+			out = append(out, child{loc: values.Path{values.Key(kw)}, schema: v, set: func(n obj) { m[kw] = n }})
+		case []any:
+			for i, e := range v {
+				if s, ok := e.(obj); ok {
+					out = append(out, child{
+						loc:    values.Path{values.Key(kw), values.Index(i)},
+						schema: s,
+						set:    func(n obj) { v[i] = n },
+					})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// schemaKeywords hold every sub-schema but definitions.
+var schemaKeywords = append(slices.Clone(structuralKeywords), combinatorKeywords...)
+
+// allChildren lists every sub-schema of m except definitions.
+func allChildren(m obj) []child {
+	return children(m, schemaKeywords...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// copyValue deep-copies a tree value. Maps and lists are copied; leaves are
+// immutable and shared, as are values of types a tree does not hold.
+func copyValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = copyValue(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = copyValue(e)
+		}
+		return l
+	}
+	return v
+}
