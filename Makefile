@@ -7,7 +7,11 @@ FUZZTIME    ?= 30s
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS     := -X github.com/strata-dev/strata/internal/cli.version=$(VERSION)
 
-.PHONY: all build test unit lint fmt bench bench-values fuzz demo clean
+PROTOC_GEN_GO      ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
+GENBIN             := $(CURDIR)/.cache/genbin
+
+.PHONY: all build generate test unit lint fmt bench bench-values fuzz demo clean
 
 all: build
 
@@ -25,6 +29,15 @@ lint:
 	if [ -n "$$bad" ]; then echo "gofmt needed on:"; echo "$$bad"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+
+## generate: regenerate the gRPC stubs (needs protoc: apt-get install protobuf-compiler).
+generate:
+	GOBIN=$(GENBIN) $(GO) install $(PROTOC_GEN_GO)
+	GOBIN=$(GENBIN) $(GO) install $(PROTOC_GEN_GO_GRPC)
+	PATH=$(GENBIN):$$PATH protoc -I internal -I /usr/include \
+	  --go_out=internal --go_opt=paths=source_relative \
+	  --go-grpc_out=internal --go-grpc_opt=paths=source_relative \
+	  internal/cmpserver/pluginpb/repository.proto internal/cmpserver/pluginpb/plugin.proto
 
 ## fmt: rewrite sources with gofmt (the only target that edits files).
 fmt:
