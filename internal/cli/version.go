@@ -13,10 +13,7 @@ import (
 var version = ""
 
 type versionInfo struct {
-	Version   string `json:"version"`
-	Commit    string `json:"commit,omitempty"`
-	GoVersion string `json:"goVersion"`
-	Platform  string `json:"platform"`
+	Version, Commit, GoVersion, Platform string
 }
 
 func buildVersion() versionInfo {

@@ -160,22 +160,22 @@ func EncodeOrdered(w io.Writer, keys []string, vals []any, f Format) error {
 	case JSON:
 		var b bytes.Buffer
 		b.WriteString("{")
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
 		for i, k := range keys {
-			kb, err := json.Marshal(k)
-			if err != nil {
-				return err
-			}
-			vb, err := json.Marshal(vals[i])
-			if err != nil {
-				return fmt.Errorf("encoding JSON for %s: %w", k, err)
-			}
 			if i > 0 {
 				b.WriteString(",")
 			}
 			b.WriteString("\n  ")
-			b.Write(kb)
+			if err := enc.Encode(k); err != nil {
+				return err
+			}
+			b.Truncate(b.Len() - 1) // Encode ends with a newline
 			b.WriteString(": ")
-			b.Write(vb)
+			if err := enc.Encode(vals[i]); err != nil {
+				return fmt.Errorf("encoding JSON for %s: %w", k, err)
+			}
+			b.Truncate(b.Len() - 1)
 		}
 		if len(keys) > 0 {
 			b.WriteString("\n")
