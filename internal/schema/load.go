@@ -1,12 +1,9 @@
 package schema
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
 
 	"github.com/strata-dev/strata/internal/values"
-	yaml "go.yaml.in/yaml/v3"
 )
 
 // obj is a loaded schema node, or any other JSON object: keyword → value.
@@ -58,9 +55,6 @@ func loadDocument(data []byte, source string) (*document, error) {
 	if tree == nil {
 		return nil, &ParseError{Source: source, Line: 1, Err: errors.New("empty schema")}
 	}
-	if err := checkTags(data, source); err != nil {
-		return nil, err
-	}
 	l := &loader{doc: &document{source: source, pos: map[string]pos{}}}
 	if l.doc.root, err = l.schema(tree, p, nil, 0); err != nil {
 		return nil, err
@@ -84,77 +78,3 @@ type loadError struct{ err *values.LoadError }
 
 func (e loadError) Error() string { return e.err.Msg }
 func (e loadError) Unwrap() error { return e.err }
-
-// checkTags rejects scalars with a tag a JSON value cannot have, such as
-// !custom, or << outside a merge key: the values loader keeps them as
-// their text. Only data that has such a tag is read again.
-func checkTags(data []byte, source string) error {
-	if !bytes.ContainsRune(data, '!') && !bytes.Contains(data, []byte("<<")) {
-		return nil
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for {
-		var doc yaml.Node
-		if dec.Decode(&doc) != nil {
-			return nil // the end; the values loader has read the same data
-		}
-		for _, n := range doc.Content {
-			if err := checkTag(n, nil, source); err != nil {
-				return err
-			}
-		}
-	}
-}
-
-// jsonTags are the tags of the scalars a schema may hold.
-var jsonTags = map[string]bool{
-	"!!null": true, "!!bool": true, "!!int": true, "!!float": true,
-	"!!str": true, "!!timestamp": true, "!!binary": true,
-}
-
-// checkTag checks the scalars of a node, which sits at loc, in document
-// order. Aliases are checked where their anchor is; the values below a
-// merge key (<<) sit where the merge key is.
-func checkTag(n *yaml.Node, loc values.Path, source string) error {
-	switch n.Kind {
-	case yaml.ScalarNode:
-		if tag := n.ShortTag(); !jsonTags[tag] {
-			return &ParseError{Source: source, Line: n.Line, Path: loc.String(), Err: fmt.Errorf("unsupported YAML tag %s", tag)}
-		}
-	case yaml.SequenceNode:
-		for i, e := range n.Content {
-			if err := checkTag(e, loc.Append(values.Index(i)), source); err != nil {
-				return err
-			}
-		}
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
-				if err := checkMergeTags(v, loc, source); err != nil {
-					return err
-				}
-				continue
-			}
-			for k.Kind == yaml.AliasNode && k.Alias != nil {
-				k = k.Alias
-			}
-			if err := checkTag(v, loc.Append(values.Key(k.Value)), source); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func checkMergeTags(v *yaml.Node, loc values.Path, source string) error {
-	if v.Kind != yaml.SequenceNode {
-		return checkTag(v, loc, source)
-	}
-	for _, e := range v.Content {
-		if err := checkTag(e, loc, source); err != nil {
-			return err
-		}
-	}
-	return nil
-}
