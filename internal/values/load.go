@@ -103,6 +103,7 @@ func (p *Pos) Lookup(path Path) *Pos {
 type Loader struct {
 	Limits    Limits // zero fields take DefaultLimits
 	Positions bool   // record the line of every node
+	JSON      bool   // accept JSON only, not YAML
 }
 
 // Parse parses one YAML or JSON document holding a map, with default limits.
@@ -238,15 +239,34 @@ func (l Loader) parseStream(data []byte, source string) ([]parsedDoc, error) {
 		return nil, &LoadError{Source: source, Line: line, Column: col, Err: ErrInvalidUTF8,
 			Msg: "invalid UTF-8: save the file as UTF-8"}
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
 	// One converter for the whole stream: the node budget is shared.
-	c := converter{source: source, lim: lim, positions: l.Positions}
+	c := converter{source: source, lim: lim, positions: l.Positions, jsonOnly: l.JSON}
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a UTF-8 byte order mark
+	text := bytes.TrimSpace(data)
+	if len(text) == 0 {
+		return nil, nil
+	}
+	if l.JSON || looksJSON(text) && json.Valid(text) {
+		v, pos, err := c.parseJSON(data)
+		if err != nil {
+			return nil, err
+		}
+		if pos == nil {
+			pos = &Pos{Line: 1, Column: 1}
+		}
+		return []parsedDoc{{v: v, pos: pos}}, nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []parsedDoc
 	for {
 		var doc yaml.Node
 		if err := dec.Decode(&doc); err != nil {
 			if errors.Is(err, io.EOF) {
 				return docs, nil
+			}
+			if looksJSON(text) {
+				// Meant as JSON, most likely: the JSON error is the clearer one.
+				return nil, c.jsonSyntaxError(data, json.Unmarshal(data, new(json.RawMessage)))
 			}
 			return nil, syntaxError(source, data, err)
 		}
@@ -342,6 +362,7 @@ func invalidUTF8At(data []byte) (line, col int) {
 }
 
 type converter struct {
+	jsonOnly  bool
 	source    string
 	lim       Limits
 	positions bool

@@ -143,3 +143,46 @@ func TestParsePositions(t *testing.T) {
 		}
 	}
 }
+
+func TestParseJSON(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want map[string]any
+	}{
+		{"surrogate pairs and escaped slash", `{"emoji": "\ud83d\ude00", "url": "a\/b"}`, map[string]any{"emoji": "😀", "url": "a/b"}},
+		{"numbers", `{"i": 1, "f": 1.5, "e": 1e3, "big": 123456789012345678901234567890}`,
+			map[string]any{"i": int64(1), "f": 1.5, "e": 1000.0, "big": json.Number("123456789012345678901234567890")}},
+		{"byte order mark", "\ufeff{\"a\": 1}", map[string]any{"a": int64(1)}},
+		{"yaml flow map is still yaml", `{a: 1}`, map[string]any{"a": int64(1)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := values.Parse([]byte(tc.in), "j.json")
+			if err != nil {
+				t.Fatalf("Parse(%q): %v", tc.in, err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Parse(%q) mismatch (-want +got):\n%s", tc.in, diff)
+			}
+		})
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"{\n  \"a\": 1,\n  \"a\": 2\n}", `j.json:3: duplicate key "a" (first defined at line 2); remove one of them`},
+		{"{\n  \"a\": [1, 2\n}", `j.json:3: invalid character '}' after array element`},
+	} {
+		if _, err := values.Parse([]byte(tc.in), "j.json"); err == nil || err.Error() != tc.want {
+			t.Errorf("Parse(%q) = %v, want %q", tc.in, err, tc.want)
+		}
+	}
+	if _, _, err := (values.Loader{JSON: true}).ParseAny([]byte("a: 1"), "j.json"); !errors.Is(err, values.ErrSyntax) {
+		t.Errorf("JSON-only Loader accepted YAML: %v", err)
+	}
+	_, pos, err := values.Loader{Positions: true}.Parse([]byte("{\n\"a\": {\n  \"b\": [\n 1]}}"), "j.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := pos.Lookup(values.Path{values.Key("a"), values.Key("b")}); p == nil || p.Line != 3 {
+		t.Errorf("position of a.b = %+v, want line 3", p)
+	}
+}

@@ -73,7 +73,7 @@ func TestJSONPatchApplyErrors(t *testing.T) {
 
 func TestParseJSONPatchErrors(t *testing.T) {
 	tests := []struct{ name, patch, want string }{
-		{"not a list", `{"op":"add"}`, "p.json:1:1: a JSON patch is a list of operations, but this is a map"},
+		{"not a list", `{"op":"add"}`, "p.json:1: a JSON patch is a list of operations, but this is a map"},
 		{"unknown op", "[{\"op\":\"add\",\"path\":\"/a\",\"value\":1},\n {\"op\":\"frob\",\"path\":\"/a\"}]", `p.json:2: operation 1: op frob is not one of add, remove, replace, move, copy, test`},
 		{"missing value", `[{"op":"add","path":"/a"}]`, `p.json:1: operation 0: add needs "value"`},
 		{"missing from", `[{"op":"move","path":"/a"}]`, `p.json:1: operation 0: move needs "from"`},

@@ -1,0 +1,116 @@
+package hookexec
+
+import (
+	"errors"
+	"sync"
+)
+
+// errStdoutFull is what headBuffer.Write returns once its bound is passed;
+// os/exec then stops copying and closes the pipe. Run reports
+// ErrOutputTooLarge instead.
+var errStdoutFull = errors.New("stdout bound exceeded")
+
+// headBuffer keeps the first max bytes written to it. The write that would
+// pass max stores what still fits, closes full and fails, as do all later
+// writes.
+type headBuffer struct {
+	mu   sync.Mutex
+	max  int
+	buf  []byte
+	over bool
+	full chan struct{}
+}
+
+func newHeadBuffer(max int64) *headBuffer {
+	return &headBuffer{max: clampInt(max), full: make(chan struct{})}
+}
+
+func (b *headBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.over {
+		return 0, errStdoutFull
+	}
+	n := len(p)
+	if room := b.max - len(b.buf); n > room {
+		p = p[:room]
+		b.over = true
+		close(b.full)
+	}
+	if need := len(b.buf) + len(p); need > cap(b.buf) {
+		// Grow as append would, but never past max.
+		c := min(max(2*cap(b.buf), need, 512), b.max)
+		nb := make([]byte, len(b.buf), c)
+		copy(nb, b.buf)
+		b.buf = nb
+	}
+	b.buf = append(b.buf, p...)
+	if b.over {
+		return len(p), errStdoutFull
+	}
+	return n, nil
+}
+
+// Bytes returns what was kept and whether the bound was passed.
+func (b *headBuffer) Bytes() ([]byte, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf, b.over
+}
+
+// tailBuffer keeps the last max bytes written to it, in a ring that grows
+// to max only as output arrives.
+type tailBuffer struct {
+	mu      sync.Mutex
+	max     int
+	buf     []byte // len(buf) <= max; once len(buf) == max it is a ring
+	start   int    // index of the oldest byte once the ring is full
+	dropped int64  // bytes written but no longer kept
+}
+
+func newTailBuffer(max int64) *tailBuffer {
+	return &tailBuffer{max: clampInt(max)}
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(p)
+	if n >= b.max {
+		b.dropped += int64(len(b.buf) + n - b.max)
+		if cap(b.buf) < b.max {
+			b.buf = make([]byte, 0, b.max)
+		}
+		b.buf = append(b.buf[:0], p[n-b.max:]...)
+		b.start = 0
+		return n, nil
+	}
+	if room := b.max - len(b.buf); room > 0 {
+		k := min(room, len(p))
+		b.buf = append(b.buf, p[:k]...)
+		p = p[k:]
+	}
+	for len(p) > 0 {
+		k := copy(b.buf[b.start:], p)
+		b.dropped += int64(k)
+		p = p[k:]
+		b.start = (b.start + k) % b.max
+	}
+	return n, nil
+}
+
+// Bytes returns the kept bytes, oldest first, and whether any were dropped.
+func (b *tailBuffer) Bytes() ([]byte, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]byte, 0, len(b.buf))
+	out = append(out, b.buf[b.start:]...)
+	out = append(out, b.buf[:b.start]...)
+	return out, b.dropped > 0
+}
+
+func clampInt(n int64) int {
+	return int(min(n, int64(maxInt)))
+}
+
+const maxInt = int(^uint(0) >> 1)

@@ -1,0 +1,21 @@
+//go:build !linux
+
+package hookexec
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"runtime"
+	"syscall"
+)
+
+const openOutputFlags = 0
+
+func setProcessGroup(*exec.Cmd) error {
+	return fmt.Errorf("hookexec: running commands on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
+
+func signalGroup(int, syscall.Signal) {}
+
+func waitExited(int) error { return errors.ErrUnsupported }
