@@ -201,3 +201,11 @@ func EncodeOrdered(w io.Writer, keys []string, vals []any, f Format) error {
 	}
 	return fmt.Errorf("unknown output format %q: use yaml or json", f)
 }
+
+// EncodeJSONValue writes any Go value as indented JSON, without escaping HTML.
+func EncodeJSONValue(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,365 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/strata-dev/strata/internal/cmpserver"
+	"github.com/strata-dev/strata/internal/cmpserver/tarball"
+	"github.com/strata-dev/strata/internal/params"
+	"github.com/strata-dev/strata/internal/values"
+)
+
+func newCmpCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cmp",
+		Short: "Argo CD config management plugins: serve them as a sidecar, run them locally",
+		Long: `Serve a config management plugin to Argo CD's repo-server over its gRPC
+protocol, or run the same plugin on a local checkout with no Argo CD: generate
+its manifests, print its parameters announcement, check its discovery rules.`,
+	}
+	cmd.AddCommand(newCmpServeCmd(g), newCmpGenerateCmd(g), newCmpParametersCmd(g), newCmpMatchCmd(g))
+	return cmd
+}
+
+// pluginFlags choose and tune the plugin.
+type pluginFlags struct {
+	config  string
+	timeout time.Duration
+}
+
+func (f *pluginFlags) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&f.config, "config", "", "the plugin's plugin.yaml (ConfigManagementPlugin)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "bound on each command the plugin runs, besides the request deadline (0: none)")
+}
+
+func (f *pluginFlags) plugin(g *globals) (*cmpserver.CommandPlugin, error) {
+	if f.config == "" {
+		return nil, errors.New("--config is required: the plugin.yaml to run")
+	}
+	cfg, err := cmpserver.LoadConfig(f.config)
+	if err != nil {
+		return nil, err
+	}
+	log, err := g.logger()
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range cfg.Warnings {
+		log.Warn("plugin configuration", "file", f.config, "warning", w)
+	}
+	return cmpserver.NewCommandPlugin(cfg, cmpserver.CommandOptions{Timeout: f.timeout, Env: os.Environ(), Logger: log}), nil
+}
+
+func newCmpServeCmd(g *globals) *cobra.Command {
+	var (
+		flags      pluginFlags
+		socketDir  string
+		cacheDir   string
+		cacheBytes int64
+		grace      time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "serve --config PLUGIN.yaml [--socket-dir DIR]",
+		Short: "Serve a plugin to Argo CD's repo-server (run as a sidecar)",
+		Long: `Serve the plugin on the unix socket Argo CD's repo-server looks for:
+<socket dir>/<name>.sock, or <name>-<version>.sock when the plugin has a version.
+The socket directory defaults to $ARGOCD_PLUGINSOCKFILEPATH, else
+/home/argocd/cmp-server/plugins. Repositories are cached by checksum, so a
+repeated request does not unpack the same tarball again.
+
+On SIGTERM the server stops accepting requests, lets in-flight requests finish
+(up to --shutdown-grace) and removes its socket.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := flags.plugin(g)
+			if err != nil {
+				return err
+			}
+			log, err := g.logger()
+			if err != nil {
+				return err
+			}
+			if socketDir == "" {
+				socketDir = os.Getenv("ARGOCD_PLUGINSOCKFILEPATH")
+			}
+			if socketDir == "" {
+				socketDir = cmpserver.DefaultSocketDir
+			}
+			if cacheDir == "" {
+				cacheDir = filepath.Join(os.TempDir(), "strata-cmp-"+p.Info().Name)
+			}
+			store, err := tarball.NewStore(cacheDir, cacheBytes)
+			if err != nil {
+				return err
+			}
+			srv := &cmpserver.Server{Plugin: p, Store: store, ShutdownGrace: grace, Logger: log}
+			return srv.Serve(cmd.Context(), filepath.Join(socketDir, p.Info().SocketName()))
+		},
+	}
+	fs := cmd.Flags()
+	flags.bind(fs)
+	fs.StringVar(&socketDir, "socket-dir", "", "directory of the plugin socket (default $ARGOCD_PLUGINSOCKFILEPATH or "+cmpserver.DefaultSocketDir+")")
+	fs.StringVar(&cacheDir, "cache-dir", "", "directory of the repository cache (default a directory under $TMPDIR)")
+	fs.Int64Var(&cacheBytes, "cache-bytes", 2<<30, "size of the repository cache; 0 disables caching")
+	fs.DurationVar(&grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may run after SIGTERM")
+	return cmd
+}
+
+// localFlags describe a local run: the application, its repository, its
+// parameters and environment.
+type localFlags struct {
+	plugin      pluginFlags
+	repoRoot    string
+	paramsFile  string
+	params      []string
+	arrayParams []string
+	mapParams   []string
+	env         []string
+	appName     string
+	namespace   string
+	kubeVersion string
+	apiVersions []string
+}
+
+func (f *localFlags) bind(fs *pflag.FlagSet) {
+	f.plugin.bind(fs)
+	fs.StringVar(&f.repoRoot, "repo-root", "", "the repository root (default: the enclosing git work tree, else APPDIR)")
+	fs.StringVar(&f.paramsFile, "parameters", "", "parameters in ARGOCD_APP_PARAMETERS JSON: [{\"name\":...,\"string\":...}]")
+	fs.StringArrayVar(&f.params, "param", nil, "a string parameter: name=value")
+	fs.StringArrayVar(&f.arrayParams, "param-array", nil, "an array parameter: name=v1,v2 (repeat the flag to append)")
+	fs.StringArrayVar(&f.mapParams, "param-map", nil, "a map parameter entry: name.key=value")
+	fs.StringArrayVar(&f.env, "env", nil, "an Application plugin env entry NAME=VALUE, passed as ARGOCD_ENV_NAME")
+	fs.StringVar(&f.appName, "app-name", "", "the Application's name (default: the directory's name)")
+	fs.StringVar(&f.namespace, "namespace", "default", "the Application's destination namespace")
+	fs.StringVar(&f.kubeVersion, "kube-version", "", "KUBE_VERSION as the repo-server would set it")
+	fs.StringArrayVar(&f.apiVersions, "api-versions", nil, "KUBE_API_VERSIONS entries")
+}
+
+func (f *localFlags) local(g *globals, appDir string) (*cmpserver.Local, error) {
+	p, err := f.plugin.plugin(g)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(appDir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", appDir)
+	}
+	root := f.repoRoot
+	if root == "" {
+		root = gitRoot(appDir)
+	}
+	ps, err := f.parameters()
+	if err != nil {
+		return nil, err
+	}
+	l := &cmpserver.Local{
+		Plugin: p, RepoRoot: root, AppDir: appDir, AppName: f.appName, Namespace: f.namespace,
+		KubeVersion: f.kubeVersion, APIVersions: f.apiVersions, Parameters: ps,
+	}
+	for _, e := range f.env {
+		name, value, ok := strings.Cut(e, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--env %q: write NAME=VALUE", e)
+		}
+		l.Env = append(l.Env, "ARGOCD_ENV_"+name+"="+value)
+	}
+	return l, nil
+}
+
+// gitRoot returns the work tree enclosing dir, or dir. It runs git only to
+// ask; a missing git is no error.
+func gitRoot(dir string) string {
+	out, err := exec.Command("git", "-C", dir, "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		return dir
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// parameters reads --parameters and the single-parameter flags, in that order.
+func (f *localFlags) parameters() ([]params.Parameter, error) {
+	var ps []params.Parameter
+	if f.paramsFile != "" {
+		data, err := os.ReadFile(f.paramsFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading --parameters: %w", err)
+		}
+		if ps, err = params.ParseParameters(data, f.paramsFile); err != nil {
+			return nil, err
+		}
+	}
+	index := map[string]int{}
+	get := func(name string) *params.Parameter {
+		if i, ok := index[name]; ok {
+			return &ps[i]
+		}
+		ps = append(ps, params.Parameter{Name: name})
+		index[name] = len(ps) - 1
+		return &ps[len(ps)-1]
+	}
+	for _, a := range f.params {
+		name, value, ok := strings.Cut(a, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--param %q: write name=value", a)
+		}
+		get(name).String = &value
+	}
+	for _, a := range f.arrayParams {
+		name, value, ok := strings.Cut(a, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--param-array %q: write name=v1,v2", a)
+		}
+		p := get(name)
+		p.Array = append(p.Array, strings.Split(value, ",")...)
+	}
+	for _, a := range f.mapParams {
+		kv, value, ok := strings.Cut(a, "=")
+		name, key, ok2 := strings.Cut(kv, ".")
+		if !ok || !ok2 || name == "" || key == "" {
+			return nil, fmt.Errorf("--param-map %q: write name.key=value", a)
+		}
+		p := get(name)
+		if p.Map == nil {
+			p.Map = map[string]string{}
+		}
+		p.Map[key] = value
+	}
+	return ps, nil
+}
+
+func newCmpGenerateCmd(g *globals) *cobra.Command {
+	var (
+		flags  localFlags
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "generate APPDIR --config PLUGIN.yaml [--parameters FILE] [--param name=value]... [--env NAME=VALUE]...",
+		Short: "Run a plugin's init and generate commands on a local application, as the sidecar would",
+		Long: `Run the plugin on APPDIR exactly as the sidecar runs it for Argo CD: the
+repository is copied into a private directory (your checkout is never
+written to), the commands get the environment Argo CD would give them
+(ARGOCD_APP_*, KUBE_*, ARGOCD_ENV_*, ARGOCD_APP_PARAMETERS, PARAM_*), and
+their output is parsed and checked as the repo-server would. Prints the
+manifests as a YAML stream (or a JSON list with -o json).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := flags.local(g, args[0])
+			if err != nil {
+				return err
+			}
+			req, cleanup, err := l.Request(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			manifests, err := l.Plugin.Generate(cmd.Context(), req)
+			if err != nil {
+				return err
+			}
+			return writeManifests(g, manifests, output)
+		},
+	}
+	flags.bind(cmd.Flags())
+	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml (a stream) or json (a list)")
+	return cmd
+}
+
+func writeManifests(g *globals, manifests []string, output string) error {
+	f, err := values.ParseFormat(output)
+	if err != nil {
+		return err
+	}
+	list := make([]any, 0, len(manifests))
+	for i, m := range manifests {
+		v, _, err := values.Loader{JSON: true}.ParseAny([]byte(m), fmt.Sprintf("manifest %d", i))
+		if err != nil {
+			return err
+		}
+		list = append(list, v)
+	}
+	if f == values.JSON {
+		return values.Encode(g.stdout, list, f)
+	}
+	for _, v := range list {
+		if _, err := fmt.Fprintln(g.stdout, "---"); err != nil {
+			return err
+		}
+		if err := values.Encode(g.stdout, v, values.YAML); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newCmpParametersCmd(g *globals) *cobra.Command {
+	var flags localFlags
+	cmd := &cobra.Command{
+		Use:   "parameters APPDIR --config PLUGIN.yaml",
+		Short: "Print the plugin's parameters announcement for an application, as JSON",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := flags.local(g, args[0])
+			if err != nil {
+				return err
+			}
+			req, cleanup, err := l.Request(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			anns, err := l.Plugin.Announce(cmd.Context(), req)
+			if err != nil {
+				return err
+			}
+			if anns == nil {
+				anns = []params.Announcement{}
+			}
+			return values.EncodeJSONValue(g.stdout, anns)
+		},
+	}
+	flags.bind(cmd.Flags())
+	return cmd
+}
+
+func newCmpMatchCmd(g *globals) *cobra.Command {
+	var flags localFlags
+	cmd := &cobra.Command{
+		Use:   "match APPDIR --config PLUGIN.yaml",
+		Short: "Say whether the plugin's discovery rules match an application (exit 1 if not)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := flags.local(g, args[0])
+			if err != nil {
+				return err
+			}
+			req, cleanup, err := l.Request(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			info := l.Plugin.Info()
+			if !info.DiscoveryConfigured {
+				return &exitError{code: 1, msg: fmt.Sprintf("no match: plugin %s has no discover rules; Argo CD uses it only when an Application names it", info.Name)}
+			}
+			ok, err := l.Plugin.Match(cmd.Context(), req)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return &exitError{code: 1, msg: fmt.Sprintf("no match: plugin %s does not match %s", info.Name, args[0])}
+			}
+			fmt.Fprintf(g.stdout, "match: plugin %s matches %s\n", info.Name, args[0])
+			return nil
+		},
+	}
+	flags.bind(cmd.Flags())
+	return cmd
+}

@@ -1,0 +1,67 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/strata-dev/strata/internal/cli"
+)
+
+// TestExamples runs the shipped examples the way the README and docs show,
+// and compares their output with the expected file next to them
+// (regenerated with -update).
+func TestExamples(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := func(p string) string { return filepath.Join(root, "examples", p) }
+	tests := []struct {
+		name string
+		args []string
+		want string // file under examples/
+		exit int
+	}{
+		{"values quickstart", []string{"values", "merge", ex("values/base.yaml"), ex("values/prod.yaml"), "--set", "image.tag=1.5.0", "--explain"}, "values/explain.txt", 0},
+		{"cmp trivial generate", []string{"cmp", "generate", ex("cmp/trivial/app"), "--config", ex("cmp/trivial/plugin.yaml"), "--param", "cm-name-suffix=blue", "--app-name", "demo", "--repo-root", ex("cmp/trivial")}, "cmp/trivial/expected.yaml", 0},
+		{"cmp trivial parameters", []string{"cmp", "parameters", ex("cmp/trivial/app"), "--config", ex("cmp/trivial/plugin.yaml"), "--repo-root", ex("cmp/trivial")}, "cmp/trivial/parameters.json", 0},
+		{"cmp shell-free generate", []string{"cmp", "generate", ex("cmp/shell-free/app"), "--config", ex("cmp/shell-free/plugin.yaml"), "--repo-root", ex("cmp/shell-free")}, "cmp/shell-free/expected.yaml", 0},
+		{"cmp shell-free parameters", []string{"cmp", "parameters", ex("cmp/shell-free/app"), "--config", ex("cmp/shell-free/plugin.yaml"), "--repo-root", ex("cmp/shell-free")}, "cmp/shell-free/parameters.json", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			// Run from the repository root so paths in the output are relative.
+			t.Chdir(root)
+			args := make([]string, len(tc.args))
+			for i, a := range tc.args {
+				if rel, err := filepath.Rel(root, a); err == nil && filepath.IsAbs(a) {
+					a = rel
+				}
+				args[i] = a
+			}
+			code := cli.Main(context.Background(), args, nil, &stdout, &stderr)
+			if code != tc.exit {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tc.exit, stderr.String())
+			}
+			file := ex(tc.want)
+			if *update {
+				if err := os.WriteFile(file, stdout.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), stdout.String()); diff != "" {
+				t.Errorf("output differs from %s (-want +got):\n%s", tc.want, diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,316 @@
+package cmpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/strata-dev/strata/internal/hookexec"
+	"github.com/strata-dev/strata/internal/params"
+)
+
+// CommandOptions are the settings of a CommandPlugin that do not come from
+// its plugin.yaml.
+type CommandOptions struct {
+	// Timeout bounds each command (init, generate, the dynamic parameters
+	// command, the discovery command) on top of the request's context;
+	// 0 is no bound but the context's.
+	Timeout time.Duration
+	// Grace is how long a stopped command has between SIGTERM and
+	// SIGKILL; 0 is hookexec.DefaultGrace (5 s, as in Argo CD).
+	Grace time.Duration
+	// MaxOutput bounds what each command may print to stdout; 0 is
+	// hookexec.DefaultMaxStdout.
+	MaxOutput int64
+	// Env is the sidecar's own environment (os.Environ()), the base of
+	// every command's environment. Nil is an empty one.
+	Env []string
+	// Logger receives a line per command run and per discovery; nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+// A CommandPlugin is a Plugin defined by a plugin.yaml: it runs the
+// configuration's commands in the application's directory, the way Argo
+// CD's plugin sidecar does, following the proposal for parameterized
+// plugins where Argo CD does not. Its methods may be called concurrently.
+//
+// Every command runs as an argv, never through a shell, with this
+// environment, the later entries winning:
+//
+//   - CommandOptions.Env, the sidecar's own;
+//   - the request's (params.Request.Env): ARGOCD_APP_*, KUBE_VERSION,
+//     KUBE_API_VERSIONS and ARGOCD_ENV_*, without any ARGOCD_APP_PARAMETERS
+//     or PARAM_* it carries;
+//   - ARGOCD_APP_PARAMETERS and the PARAM_* variables of the request's
+//     parameters, from params.Env: a PARAM_* variable already set by the
+//     two above wins over the parameter's.
+type CommandPlugin struct {
+	cfg  *Config
+	opts CommandOptions
+	log  *slog.Logger
+}
+
+var _ Plugin = (*CommandPlugin)(nil)
+
+// NewCommandPlugin returns the plugin that cfg, from ParseConfig or
+// LoadConfig, defines.
+func NewCommandPlugin(cfg *Config, opts CommandOptions) *CommandPlugin {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("plugin", cfg.Name)
+	return &CommandPlugin{cfg: cfg, opts: opts, log: log}
+}
+
+// Info describes the plugin.
+func (p *CommandPlugin) Info() Info { return p.cfg.Info() }
+
+// Match applies the first discovery rule of spec.discover that is set:
+// fileName or find.glob matches when the pattern matches a file or
+// directory in the application's directory (symbolic links leading out of
+// it are not followed); find.command when it exits 0 having printed
+// something (a non-zero exit is no match, and is logged). Without a rule the
+// plugin never matches.
+func (p *CommandPlugin) Match(ctx context.Context, req *params.Request) (bool, error) {
+	d := p.cfg.Discover
+	method := d.Method()
+	var (
+		ok  bool
+		err error
+	)
+	switch method {
+	case "":
+		return false, nil
+	case DiscoverFileName:
+		ok, err = p.matchGlob(req.AppPath, d.FileName, false)
+	case DiscoverFindGlob:
+		ok, err = p.matchGlob(req.AppPath, d.Find.Glob, true)
+	case DiscoverFindCommand:
+		ok, err = p.matchCommand(ctx, req)
+	}
+	if err != nil {
+		return false, err
+	}
+	p.log.Debug("discovery", "method", method, "app", req.AppName, "matched", ok)
+	return ok, nil
+}
+
+// errFound stops a glob walk at the first match.
+var errFound = errors.New("found")
+
+func (p *CommandPlugin) matchGlob(appPath, pattern string, doubleStar bool) (bool, error) {
+	field := "spec.discover.fileName"
+	if doubleStar {
+		field = "spec.discover.find.glob"
+	}
+	rel, ok := discoveryPattern(pattern)
+	if !ok {
+		return false, fmt.Errorf("%s %q reaches outside the application's directory", field, pattern)
+	}
+	// An os.Root refuses symbolic links that lead out of the directory.
+	root, err := os.OpenRoot(appPath)
+	if err != nil {
+		return false, fmt.Errorf("discovery: %w", err)
+	}
+	defer root.Close()
+	fsys := root.FS()
+	if !doubleStar {
+		matches, err := fs.Glob(fsys, rel)
+		if err != nil {
+			return false, fmt.Errorf("%s %q: %w", field, pattern, err)
+		}
+		return len(matches) > 0, nil
+	}
+	err = doublestar.GlobWalk(fsys, rel, func(string, fs.DirEntry) error { return errFound }, doublestar.WithNoFollow())
+	switch {
+	case errors.Is(err, errFound):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("%s %q: %w", field, pattern, err)
+	}
+	return false, nil
+}
+
+func (p *CommandPlugin) matchCommand(ctx context.Context, req *params.Request) (bool, error) {
+	res, err := p.run(ctx, "discover", p.cfg.Discover.Find.Command, req)
+	var exitErr *hookexec.ExitError
+	if errors.As(err, &exitErr) {
+		p.log.Info("discovery command failed: no match", "app", req.AppName, "error", err.Error())
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("discovery (spec.discover.find.command): %w", err)
+	}
+	return len(strings.TrimSpace(string(res.Stdout))) > 0, nil
+}
+
+// Announce returns spec.parameters.static followed by what the
+// spec.parameters.dynamic command printed (a JSON or YAML list of
+// announcements), one announcement per name: a static announcement wins
+// over a dynamic one of the same name. What was repaired or dropped is
+// logged as a warning.
+func (p *CommandPlugin) Announce(ctx context.Context, req *params.Request) ([]params.Announcement, error) {
+	dyn := p.cfg.Parameters.Dynamic
+	var dynamic []params.Announcement
+	if dyn.IsSet() {
+		res, err := p.run(ctx, "parameters", dyn, req)
+		if err != nil {
+			return nil, fmt.Errorf("announcing parameters (spec.parameters.dynamic): %w", err)
+		}
+		list, warnings, err := params.ParseAnnouncements(res.Stdout, "stdout of "+shortCommand(dyn.Argv()))
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range warnings {
+			p.log.Warn("parameter announcement", "app", req.AppName, "warning", w.String())
+		}
+		dynamic = list
+	}
+	out, warnings := params.Combine(p.cfg.Parameters.Static, dynamic)
+	for _, w := range warnings {
+		p.log.Warn("parameter announcement", "app", req.AppName, "warning", w.String())
+	}
+	return out, nil
+}
+
+// Generate runs spec.init, if set, and spec.generate, and returns the
+// manifests the latter printed (see ParseManifests). A command that fails
+// gives an error reading like Argo CD's:
+//
+//	`sh -c kustomize build .` failed exit status 1: Error: ...
+func (p *CommandPlugin) Generate(ctx context.Context, req *params.Request) ([]string, error) {
+	if p.cfg.Init.IsSet() {
+		if _, err := p.run(ctx, "init", p.cfg.Init, req); err != nil {
+			return nil, err
+		}
+	}
+	res, err := p.run(ctx, "generate", p.cfg.Generate, req)
+	if err != nil {
+		return nil, err
+	}
+	return ParseManifests(res.Stdout, "stdout of "+shortCommand(p.cfg.Generate.Argv()))
+}
+
+// run runs one of the plugin's commands in the application's directory.
+func (p *CommandPlugin) run(ctx context.Context, step string, c Command, req *params.Request) (*hookexec.Result, error) {
+	cmd := &hookexec.Command{
+		Argv:      c.Argv(),
+		Dir:       req.AppPath,
+		Env:       p.Environ(req),
+		Timeout:   p.opts.Timeout,
+		Grace:     p.opts.Grace,
+		MaxStdout: p.opts.MaxOutput,
+	}
+	res, err := cmd.Run(ctx)
+	if errors.Is(err, syscall.E2BIG) {
+		err = tooBigToStart(cmd, err)
+	}
+	attrs := []any{"step", step, "app", req.AppName, "command", shortCommand(cmd.Argv)}
+	if res != nil {
+		attrs = append(attrs, "duration", res.Duration, "stdoutBytes", len(res.Stdout))
+	}
+	if err != nil {
+		p.log.Debug("plugin command failed", append(attrs, "error", err.Error())...)
+		return res, err
+	}
+	if len(res.Stderr) > 0 {
+		attrs = append(attrs, "stderr", clip(strings.TrimSpace(string(res.Stderr)), 4<<10))
+	}
+	p.log.Debug("plugin command", attrs...)
+	return res, nil
+}
+
+// Environ returns the environment the plugin's commands get for req, as
+// CommandPlugin describes it, one entry per name.
+func (p *CommandPlugin) Environ(req *params.Request) []string {
+	env := make([]string, 0, len(p.opts.Env)+len(req.Env)+2*len(req.Parameters)+1)
+	env = append(env, p.opts.Env...)
+	for _, kv := range req.Env {
+		if !isParameterVar(kv) {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, params.Env(req.Parameters, env)...)
+	return dedupEnv(env)
+}
+
+// isParameterVar reports whether kv is one of the variables that params.Env
+// makes: Argo CD's repo-server sends them itself, encoded its own way.
+func isParameterVar(kv string) bool {
+	name, _, _ := strings.Cut(kv, "=")
+	return name == params.ParametersVar || strings.HasPrefix(name, "PARAM_")
+}
+
+// dedupEnv keeps the last entry of each name, in the place of the first.
+func dedupEnv(env []string) []string {
+	index := make(map[string]int, len(env))
+	out := env[:0:0]
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if i, seen := index[name]; seen {
+			out[i] = kv
+			continue
+		}
+		index[name] = len(out)
+		out = append(out, kv)
+	}
+	return out
+}
+
+// maxArgStrlen is Linux's MAX_ARG_STRLEN: the longest argument or
+// environment entry (with its NUL) that a process can be started with.
+const maxArgStrlen = 128 << 10
+
+// tooBigToStart explains an E2BIG ("argument list too long") from starting
+// cmd: almost always parameters too large for the environment.
+func tooBigToStart(cmd *hookexec.Command, err error) error {
+	largest, size, total := "", 0, 0
+	for _, kv := range cmd.Env {
+		total += len(kv) + 1
+		if len(kv)+1 > size {
+			largest, _, _ = strings.Cut(kv, "=")
+			largest, size = "the variable "+largest, len(kv)+1
+		}
+	}
+	for i, a := range cmd.Argv {
+		total += len(a) + 1
+		if len(a)+1 > size {
+			largest, size = fmt.Sprintf("argument %d of the command", i), len(a)+1
+		}
+	}
+	var why string
+	if size > maxArgStrlen {
+		why = fmt.Sprintf("%s is %d bytes long, and Linux allows one at most %d", largest, size, maxArgStrlen)
+	} else {
+		why = fmt.Sprintf("its environment and arguments take %d bytes, more than Linux allows in all; the largest is %s, %d bytes long", total, largest, size)
+	}
+	return fmt.Errorf("%s could not start: the parameters are too large for the environment: %s. Set fewer or smaller parameters; keep large values in files in the repository and pass their names: %w",
+		shortCommand(cmd.Argv), why, err)
+}
+
+// shortCommand is a command line for messages and logs: its first line,
+// cut to 80 bytes, in backquotes like Argo CD's errors.
+func shortCommand(argv []string) string {
+	s := strings.Join(argv, " ")
+	cut := false
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s, cut = s[:i], true
+	}
+	if len(s) > 80 {
+		s, cut = clip(s, 80), false
+	}
+	if cut {
+		s += "..."
+	}
+	return "`" + s + "`"
+}

@@ -1,0 +1,461 @@
+package cmpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/strata-dev/strata/internal/values"
+)
+
+// Limits on what ParseManifests accepts.
+const (
+	// MaxManifests bounds the number of manifests in one output.
+	MaxManifests = 100_000
+	// MaxManifestBytes bounds the total size of the JSON manifests: they
+	// travel in one gRPC message, which Argo CD caps at 100 MiB.
+	MaxManifestBytes = 96 << 20
+	// MaxListNesting bounds how deep Lists inside Lists are unpacked.
+	MaxListNesting = 8
+	// maxOutputNodes bounds the maps, lists and values of all documents
+	// together, YAML aliases counted each time they are used.
+	maxOutputNodes = 4 << 20
+	// maxQuoted is how much of an output an error quotes.
+	maxQuoted = 200
+)
+
+// ErrInvalidManifest is wrapped by the errors of ParseManifests about a
+// document that is not a manifest: not a map, or without apiVersion or kind.
+var ErrInvalidManifest = errors.New("invalid manifest")
+
+// ParseManifests reads the manifests a generate command printed, and
+// returns each as a compact JSON object (keys sorted), the form Argo CD's
+// repo-server expects. Source names the output in errors.
+//
+// The output is a YAML stream (documents separated by "---") or a JSON
+// stream (JSON values one after another); a document that is a list holds
+// manifests, as a JSON array of objects does. Empty documents are dropped.
+// An object whose kind ends in "List" (List, ConfigMapList...) and that
+// has an items list is unpacked into its items, Lists inside it too. Every
+// manifest must be a map with apiVersion and kind strings, as Argo CD's
+// repo-server requires. Numbers are kept exact: integers beyond 2^53 are
+// not rounded. Duplicate keys are errors.
+//
+// Errors are *values.LoadError naming source and the line: output that is
+// not YAML or JSON (the error quotes its start), a document that is not a
+// manifest (wrapping ErrInvalidManifest, naming the document's number,
+// counted from 1 among the non-empty documents), or output past the limits
+// (wrapping values.ErrTooLarge).
+func ParseManifests(out []byte, source string) ([]string, error) {
+	p := &manifestParser{source: source, out: out}
+	text := bytes.TrimLeft(bytes.TrimPrefix(out, []byte("\ufeff")), " \t\r\n")
+	if len(text) > 0 && (text[0] == '{' || text[0] == '[') {
+		docs, jsonErr := p.splitJSON(out)
+		if jsonErr == nil {
+			if err := p.parseDocs(docs, true); err != nil {
+				return nil, p.fail(err)
+			}
+			return p.result(), nil
+		}
+		// Perhaps JSON documents separated by "---", or YAML in flow style.
+		if err := p.parseYAML(out); err != nil {
+			if p.isSyntax(err) {
+				return nil, p.fail(jsonErr)
+			}
+			return nil, err
+		}
+		return p.result(), nil
+	}
+	if err := p.parseYAML(out); err != nil {
+		return nil, p.fail(err)
+	}
+	return p.result(), nil
+}
+
+func (p *manifestParser) result() []string {
+	if p.manifests == nil {
+		return []string{}
+	}
+	return p.manifests
+}
+
+// isSyntax reports whether err says that the output is not YAML or JSON.
+func (p *manifestParser) isSyntax(err error) bool {
+	return errors.Is(err, values.ErrSyntax) || errors.Is(err, values.ErrInvalidUTF8)
+}
+
+// fail adds the start of the output to an error saying that it is not YAML
+// or JSON.
+func (p *manifestParser) fail(err error) error {
+	var le *values.LoadError
+	if !p.isSyntax(err) || !errors.As(err, &le) {
+		return err
+	}
+	e := *le
+	if errors.Is(le.Err, values.ErrInvalidUTF8) {
+		e.Msg = "invalid UTF-8" // not the loader's advice about files
+	}
+	e.Msg = fmt.Sprintf("%s: the output is not YAML or JSON manifests; it starts with %s: print only manifests to stdout, and anything else to stderr",
+		e.Msg, quoteStart(p.out))
+	return &e
+}
+
+type manifestParser struct {
+	source    string
+	out       []byte // the whole output, for quoting
+	manifests []string
+	bytes     int // total length of manifests
+	nodes     int // nodes counted
+	docs      int // non-empty documents seen
+}
+
+// A document is a piece of the output holding one YAML or JSON document.
+type document struct {
+	data []byte
+	line int // the line of the output that data starts on
+}
+
+// splitJSON splits a stream of JSON values.
+func (p *manifestParser) splitJSON(out []byte) ([]document, error) {
+	dec := json.NewDecoder(bytes.NewReader(out))
+	var docs []document
+	line, counted := 1, 0
+	for {
+		off := int(dec.InputOffset())
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			if errors.Is(err, io.EOF) {
+				return docs, nil
+			}
+			e := &values.LoadError{Source: p.source, Err: values.ErrSyntax, Msg: err.Error(), Line: line}
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				e.Line = 1 + bytes.Count(out[:min(int(se.Offset), len(out))], []byte("\n"))
+			} else if errors.Is(err, io.ErrUnexpectedEOF) {
+				e.Line = 1 + bytes.Count(out, []byte("\n"))
+			}
+			return nil, e
+		}
+		// raw starts after the white space that follows off.
+		start := off + bytes.Index(out[off:], raw[:1])
+		line += bytes.Count(out[counted:start], []byte("\n"))
+		counted = start
+		docs = append(docs, document{data: raw, line: line})
+		if len(docs) > MaxManifests {
+			return nil, p.tooMany(line)
+		}
+	}
+}
+
+// parseYAML parses a YAML stream, starting over.
+func (p *manifestParser) parseYAML(out []byte) error {
+	p.manifests, p.bytes, p.nodes, p.docs = nil, 0, 0, 0
+	docs, err := p.splitYAML(out)
+	if err != nil {
+		return err
+	}
+	return p.parseDocs(docs, false)
+}
+
+// splitYAML cuts a YAML stream into its documents at the lines that start
+// with a document marker ("---" or "..."). Markers cannot occur inside a
+// document, not even in a block scalar, so the cut is exact; each piece is
+// then parsed by the values loader, which keeps numbers exact.
+func (p *manifestParser) splitYAML(out []byte) ([]document, error) {
+	var docs []document
+	start, startLine := 0, 1
+	content := false   // the piece holds more than comments and directives
+	directive := false // the piece holds a directive (%YAML, %TAG)
+	cut := func(end, nextLine int) error {
+		if content {
+			docs = append(docs, document{data: out[start:end], line: startLine})
+			if len(docs) > MaxManifests {
+				return p.tooMany(startLine)
+			}
+		}
+		start, startLine, content, directive = end, nextLine, false, false
+		return nil
+	}
+	line := 1
+	for off := 0; off < len(out); line++ {
+		next := len(out)
+		if i := bytes.IndexByte(out[off:], '\n'); i >= 0 {
+			next = off + i + 1
+		}
+		l := out[off:next]
+		switch {
+		case isMarker(l, "---"):
+			if content {
+				if err := cut(off, line); err != nil {
+					return nil, err
+				}
+			}
+			switch {
+			case hasContent(l[3:]):
+				content = true
+			case !directive:
+				// A bare marker starting the piece is left out, so that
+				// the loader sees JSON documents as JSON.
+				start, startLine = next, line+1
+			}
+		case isMarker(l, "..."):
+			if err := cut(next, line+1); err != nil {
+				return nil, err
+			}
+		case len(l) > 0 && l[0] == '%' && !content:
+			directive = true // it belongs to the document after it
+		case hasContent(l):
+			content = true
+		}
+		off = next
+	}
+	content = content || directive
+	if err := cut(len(out), line); err != nil {
+		return nil, err
+	}
+	return docs, nil
+}
+
+func isMarker(l []byte, m string) bool {
+	return bytes.HasPrefix(l, []byte(m)) && (len(l) == 3 || strings.IndexByte(" \t\r\n", l[3]) >= 0)
+}
+
+// hasContent reports whether a line holds more than white space and a comment.
+func hasContent(l []byte) bool {
+	l = bytes.TrimLeft(l, " \t\r\n")
+	return len(l) > 0 && l[0] != '#'
+}
+
+// parseDocs loads each document and adds its manifests.
+func (p *manifestParser) parseDocs(docs []document, jsonOnly bool) error {
+	for _, d := range docs {
+		if p.nodes >= maxOutputNodes {
+			return p.tooBig(d.line)
+		}
+		loader := values.Loader{Positions: true, JSON: jsonOnly, Limits: values.Limits{MaxNodes: maxOutputNodes - p.nodes}}
+		tree, pos, err := loader.ParseAny(d.data, p.source)
+		if err != nil {
+			var le *values.LoadError
+			if !errors.As(err, &le) {
+				return err
+			}
+			shifted := *le
+			shifted.Line = max(le.Line, 1) + d.line - 1
+			return &shifted
+		}
+		if tree == nil {
+			continue
+		}
+		p.docs++
+		loc := location{doc: p.docs, pos: pos, offset: d.line - 1}
+		if list, ok := tree.([]any); ok {
+			for i, item := range list {
+				if err := p.add(item, loc.item("", i), 0); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := p.add(tree, loc, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// location is where a manifest is: its document and the path to it.
+type location struct {
+	doc    int    // counted from 1
+	path   string // such as "[2]" or "items[0]"; "" for the document itself
+	pos    *values.Pos
+	offset int // lines of the output before the document
+}
+
+// line returns the line of pos, or of the manifest when pos is nil.
+func (l location) line(pos *values.Pos) int {
+	if pos == nil {
+		pos = l.pos
+	}
+	if pos == nil || pos.Line == 0 {
+		return l.offset + 1
+	}
+	return pos.Line + l.offset
+}
+
+// item returns the location of item i of the list in field ("" for the
+// manifest itself being a list).
+func (l location) item(field string, i int) location {
+	list, path := l.pos, l.path
+	if field != "" {
+		list = list.Key(field)
+		if path != "" {
+			path += "."
+		}
+		path += field
+	}
+	sub := location{doc: l.doc, path: path + "[" + strconv.Itoa(i) + "]", pos: list.Item(i), offset: l.offset}
+	if sub.pos == nil {
+		sub.pos = list
+	}
+	return sub
+}
+
+func (l location) String() string {
+	s := "document " + strconv.Itoa(l.doc)
+	if l.path != "" {
+		s += " at " + l.path
+	}
+	return s
+}
+
+func (p *manifestParser) invalid(loc location, pos *values.Pos, format string, args ...any) error {
+	return &values.LoadError{Source: p.source, Line: loc.line(pos), Err: ErrInvalidManifest,
+		Msg: loc.String() + " " + fmt.Sprintf(format, args...)}
+}
+
+// add checks one manifest and adds it, or the items of a List.
+func (p *manifestParser) add(v any, loc location, nesting int) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return p.invalid(loc, nil, "is %s, not a manifest: a manifest is a map with apiVersion and kind; print only manifests to stdout, and anything else to stderr", describeDoc(v))
+	}
+	var missing []string
+	for _, field := range []string{"apiVersion", "kind"} {
+		switch f := m[field]; f.(type) {
+		case nil:
+			missing = append(missing, field)
+		case string:
+			if f == "" {
+				missing = append(missing, field)
+			}
+		default:
+			return p.invalid(loc, loc.pos.Key(field), "has a %s that is %s; it must be a string", field, describe(f))
+		}
+	}
+	if len(missing) > 0 {
+		return p.invalid(loc, nil, "has no %s; every manifest needs apiVersion and kind", strings.Join(missing, " or "))
+	}
+	kind := m["kind"].(string)
+	if items, isList := m["items"]; strings.HasSuffix(kind, "List") && isList {
+		switch items := items.(type) {
+		case nil:
+			return nil
+		case []any:
+			if nesting >= MaxListNesting {
+				return p.invalid(loc, nil, "is a %s inside %d Lists; Lists may be nested at most %d deep", kind, nesting, MaxListNesting)
+			}
+			for i, item := range items {
+				if err := p.add(item, loc.item("items", i), nesting+1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	if err := p.measure(m, loc); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return p.invalid(loc, nil, "cannot be written as JSON: %v", err)
+	}
+	s := strings.TrimSuffix(b.String(), "\n")
+	p.bytes += len(s)
+	if p.bytes > MaxManifestBytes {
+		return p.tooBig(loc.line(nil))
+	}
+	if len(p.manifests) >= MaxManifests {
+		return p.tooMany(loc.line(nil))
+	}
+	p.manifests = append(p.manifests, s)
+	return nil
+}
+
+// measure counts a manifest's nodes and estimates its size as JSON (YAML
+// aliases repeat what they refer to, so it can be far larger than the
+// input), and finds numbers JSON cannot hold. It walks the manifest in the
+// order of its JSON, so that its errors are the same every time.
+func (p *manifestParser) measure(m map[string]any, loc location) error {
+	size := 0
+	var path values.Path // built only for an error
+	var walk func(v any, pos *values.Pos) error
+	walk = func(v any, pos *values.Pos) error {
+		p.nodes++
+		size += 2
+		if p.nodes > maxOutputNodes || p.bytes+size > MaxManifestBytes {
+			return p.tooBig(loc.line(nil))
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				size += len(k) + 3
+				path = append(path, values.Key(k))
+				if err := walk(v[k], pos.Key(k)); err != nil {
+					return err
+				}
+				path = path[:len(path)-1]
+			}
+		case []any:
+			for i, e := range v {
+				path = append(path, values.Index(i))
+				if err := walk(e, pos.Item(i)); err != nil {
+					return err
+				}
+				path = path[:len(path)-1]
+			}
+		case string:
+			size += len(v)
+		case json.Number:
+			size += len(v)
+		case float64:
+			if math.IsInf(v, 0) || math.IsNaN(v) {
+				return p.invalid(loc, pos, "holds the number %v at %s, which JSON cannot hold; quote it to keep it as a string", v, path)
+			}
+		}
+		return nil
+	}
+	return walk(m, loc.pos)
+}
+
+func (p *manifestParser) tooMany(line int) error {
+	return &values.LoadError{Source: p.source, Line: line, Err: values.ErrTooLarge,
+		Msg: fmt.Sprintf("the output holds more than %d manifests; split the application", MaxManifests)}
+}
+
+func (p *manifestParser) tooBig(line int) error {
+	return &values.LoadError{Source: p.source, Line: line, Err: values.ErrTooLarge,
+		Msg: fmt.Sprintf("the manifests are larger than %d bytes (or hold more than %d values) as JSON; split the application, or check for YAML aliases that repeat large values",
+			MaxManifestBytes, maxOutputNodes)}
+}
+
+// quoteStart quotes the first bytes of out, escaping what is not printable.
+func quoteStart(out []byte) string {
+	out = bytes.TrimLeft(bytes.TrimPrefix(out, []byte("\ufeff")), " \t\r\n")
+	if len(out) <= maxQuoted {
+		return strconv.Quote(string(out))
+	}
+	n := maxQuoted
+	for i := 0; i < utf8.UTFMax && n > 0 && !utf8.RuneStart(out[n]); i++ {
+		n--
+	}
+	return strconv.Quote(string(out[:n])) + "..."
+}
+
+// describeDoc names a document that is not a manifest, quoting a string
+// at length: it is likely a message printed to stdout by mistake.
+func describeDoc(v any) string {
+	if s, ok := v.(string); ok {
+		return "the string " + quoteStart([]byte(s))
+	}
+	return describe(v)
+}

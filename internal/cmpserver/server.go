@@ -1,0 +1,290 @@
+package cmpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/strata-dev/strata/internal/cmpserver/pluginpb"
+	"github.com/strata-dev/strata/internal/cmpserver/tarball"
+	"github.com/strata-dev/strata/internal/params"
+)
+
+// DefaultSocketDir is where Argo CD's repo-server looks for plugin sockets
+// when ARGOCD_PLUGINSOCKFILEPATH is not set.
+const DefaultSocketDir = "/home/argocd/cmp-server/plugins"
+
+// DefaultMaxMessageSize is gRPC's message size limit, as in Argo CD.
+const DefaultMaxMessageSize = 100 << 20
+
+// A Server serves one plugin over Argo CD's plugin protocol.
+type Server struct {
+	Plugin Plugin
+	// Store unpacks the repositories the repo-server streams, and caches
+	// them by checksum.
+	Store *tarball.Store
+	// Limits bound an unpacked repository; zero fields take tarball's defaults.
+	Limits tarball.Limits
+	// ShutdownGrace is how long in-flight requests may take to finish once
+	// the context of Serve is done; then they are cancelled. Default 30s.
+	ShutdownGrace  time.Duration
+	MaxMessageSize int
+	Logger         *slog.Logger
+}
+
+// Serve listens on the unix socket at path and serves until ctx is done,
+// then stops accepting requests, lets in-flight ones finish (up to
+// ShutdownGrace) and removes the socket.
+func (s *Server) Serve(ctx context.Context, path string) error {
+	if err := removeStaleSocket(path); err != nil {
+		return err
+	}
+	lis, err := net.Listen("unix", path)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", path, err)
+	}
+	defer os.Remove(path)
+	return s.ServeListener(ctx, lis)
+}
+
+// ServeListener serves on lis until ctx is done.
+func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
+	log := s.logger()
+	size := s.MaxMessageSize
+	if size <= 0 {
+		size = DefaultMaxMessageSize
+	}
+	gs := grpc.NewServer(grpc.MaxRecvMsgSize(size), grpc.MaxSendMsgSize(size))
+	svc := &service{s: s}
+	pluginpb.RegisterConfigManagementPluginServiceServer(gs, svc)
+	hs := health.NewServer()
+	healthpb.RegisterHealthServer(gs, hs)
+	reflection.Register(gs)
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		<-ctx.Done()
+		hs.Shutdown()
+		grace := s.ShutdownGrace
+		if grace <= 0 {
+			grace = 30 * time.Second
+		}
+		log.Info("shutting down: letting in-flight requests finish", "grace", grace)
+		stopped := make(chan struct{})
+		go func() { gs.GracefulStop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(grace):
+			log.Warn("in-flight requests did not finish in time; cancelling them")
+			gs.Stop()
+		}
+	}()
+	info := s.Plugin.Info()
+	log.Info("serving plugin", "name", info.Name, "version", info.Version, "address", lis.Addr().String())
+	err := gs.Serve(lis)
+	<-done
+	if err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		return err
+	}
+	return nil
+}
+
+func (s *Server) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// removeStaleSocket removes a socket file left by an earlier run; any other
+// kind of file at path is an error.
+func removeStaleSocket(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSocket == 0 {
+		return fmt.Errorf("%s exists and is not a socket; remove it or choose another socket directory", path)
+	}
+	return os.Remove(path)
+}
+
+type service struct {
+	pluginpb.UnimplementedConfigManagementPluginServiceServer
+	s *Server
+}
+
+var _ pluginpb.ConfigManagementPluginServiceServer = (*service)(nil)
+
+// appStream is what the three streaming RPCs have in common.
+type appStream interface {
+	Recv() (*pluginpb.AppStreamRequest, error)
+	Context() context.Context
+}
+
+// chunkReader reads the file chunks of a stream as one byte stream.
+type chunkReader struct {
+	stream appStream
+	buf    []byte
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	for len(r.buf) == 0 {
+		msg, err := r.stream.Recv()
+		if err != nil {
+			return 0, err // io.EOF at the end of the stream
+		}
+		f := msg.GetFile()
+		if f == nil {
+			return 0, errors.New("the stream holds a second metadata message; only file chunks may follow the first")
+		}
+		r.buf = f.GetChunk()
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
+
+// receive reads a request stream: the metadata, then the repository, which
+// it unpacks into a private workspace.
+func (svc *service) receive(stream appStream) (*params.Request, *tarball.Workspace, error) {
+	ctx := stream.Context()
+	first, err := stream.Recv()
+	if err != nil {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "reading the request: %v", err)
+	}
+	md := first.GetMetadata()
+	if md == nil {
+		return nil, nil, status.Error(codes.InvalidArgument, "the first message of the stream must be the metadata")
+	}
+	rel := filepath.Clean(filepath.FromSlash(md.GetAppRelPath()))
+	if rel != "." && !filepath.IsLocal(rel) {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "appRelPath %q is not a path inside the repository", md.GetAppRelPath())
+	}
+	req := &params.Request{AppName: md.GetAppName()}
+	for _, e := range md.GetEnv() {
+		name := e.GetName()
+		switch {
+		case name == "" || strings.ContainsAny(name, "=\x00"):
+			return nil, nil, status.Errorf(codes.InvalidArgument, "environment entry %q is not a valid variable name", name)
+		case name == params.ParametersVar:
+			ps, err := params.ParseParameters([]byte(e.GetValue()), params.ParametersVar)
+			if err != nil {
+				return nil, nil, status.Errorf(codes.InvalidArgument, "%v", err)
+			}
+			req.Parameters = ps
+		case strings.HasPrefix(name, "PARAM_"):
+			// Derived from ARGOCD_APP_PARAMETERS; strata derives its own.
+		default:
+			req.Env = append(req.Env, name+"="+e.GetValue())
+		}
+	}
+	info := svc.s.Plugin.Info()
+	ws, err := svc.s.Store.Receive(ctx, &chunkReader{stream: stream}, md.GetSize(), md.GetChecksum(),
+		tarball.Options{Limits: svc.s.Limits, PreserveFileMode: info.PreserveFileMode})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, status.FromContextError(ctx.Err()).Err()
+		}
+		return nil, nil, status.Errorf(codes.InvalidArgument, "receiving the repository: %v", err)
+	}
+	req.RepoRoot = ws.Dir()
+	req.AppPath = filepath.Join(ws.Dir(), rel)
+	if fi, err := os.Stat(req.AppPath); err != nil || !fi.IsDir() {
+		ws.Close()
+		return nil, nil, status.Errorf(codes.InvalidArgument, "appRelPath %q is not a directory of the repository", md.GetAppRelPath())
+	}
+	return req, ws, nil
+}
+
+// pluginError turns a plugin's error into a gRPC status the repo-server
+// shows in the UI.
+func pluginError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return status.Errorf(status.FromContextError(ctx.Err()).Code(), "%v", err)
+	}
+	return status.Error(codes.Unknown, err.Error())
+}
+
+func (svc *service) GenerateManifest(stream pluginpb.ConfigManagementPluginService_GenerateManifestServer) error {
+	start := time.Now()
+	req, ws, err := svc.receive(stream)
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+	ctx := stream.Context()
+	manifests, err := svc.s.Plugin.Generate(ctx, req)
+	log := svc.s.logger().With("rpc", "GenerateManifest", "app", req.AppName)
+	if err != nil {
+		log.Warn("generate failed", "err", err, "duration", time.Since(start))
+		return pluginError(ctx, err)
+	}
+	log.Info("generated manifests", "count", len(manifests), "duration", time.Since(start))
+	return stream.SendAndClose(&pluginpb.ManifestResponse{Manifests: manifests, SourceType: "Plugin"})
+}
+
+func (svc *service) MatchRepository(stream pluginpb.ConfigManagementPluginService_MatchRepositoryServer) error {
+	req, ws, err := svc.receive(stream)
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+	ctx := stream.Context()
+	info := svc.s.Plugin.Info()
+	ok, err := svc.s.Plugin.Match(ctx, req)
+	if err != nil {
+		return pluginError(ctx, err)
+	}
+	return stream.SendAndClose(&pluginpb.RepositoryResponse{IsSupported: ok, IsDiscoveryEnabled: info.DiscoveryConfigured})
+}
+
+func (svc *service) GetParametersAnnouncement(stream pluginpb.ConfigManagementPluginService_GetParametersAnnouncementServer) error {
+	req, ws, err := svc.receive(stream)
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+	ctx := stream.Context()
+	anns, err := svc.s.Plugin.Announce(ctx, req)
+	if err != nil {
+		return pluginError(ctx, err)
+	}
+	resp := &pluginpb.ParametersAnnouncementResponse{}
+	for _, a := range anns {
+		resp.ParameterAnnouncements = append(resp.ParameterAnnouncements, &pluginpb.ParameterAnnouncement{
+			Name: a.Name, Title: a.Title, Tooltip: a.Tooltip, Required: a.Required,
+			ItemType: string(a.ItemType), CollectionType: string(a.CollectionType),
+			String_: a.String, Array: a.Array, Map: a.Map,
+		})
+	}
+	return stream.SendAndClose(resp)
+}
+
+func (svc *service) CheckPluginConfiguration(context.Context, *emptypb.Empty) (*pluginpb.CheckPluginConfigurationResponse, error) {
+	info := svc.s.Plugin.Info()
+	return &pluginpb.CheckPluginConfigurationResponse{
+		IsDiscoveryConfigured: info.DiscoveryConfigured,
+		ProvideGitCreds:       info.ProvideGitCreds,
+	}, nil
+}

@@ -1,0 +1,477 @@
+package tarball
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// A Store receives repository tarballs and keeps what it extracted, keyed
+// by checksum, in a cache of bounded size under its root directory. See the
+// package documentation for what it guarantees. A Store is safe for
+// concurrent use.
+type Store struct {
+	cache string // published trees, one directory per entry
+	tmp   string // extractions in progress and spooled streams
+	work  string // workspaces
+
+	maxBytes int64
+
+	mu      sync.Mutex
+	entries map[string]*entry  // by checksum
+	flights map[string]*flight // extractions in progress, by checksum
+	lru     list.List          // of *entry; the front was used last
+	bytes   int64              // sum of the entries' disk sizes
+	stats   Stats
+}
+
+// An entry is a published tree: extracted, verified, never changed again.
+type entry struct {
+	key   string
+	dir   string
+	tree  *tree
+	disk  int64 // approximate size on disk
+	users int   // Receives copying from it, or about to
+	elem  *list.Element
+}
+
+// A flight is one extraction in progress, which Receives of the same
+// checksum wait for instead of extracting again.
+type flight struct {
+	done    chan struct{} // closed when ent is set
+	waiters int           // Receives waiting; each gets a use of ent
+	ent     *entry        // the published entry; nil if the extraction failed
+}
+
+// Stats counts what a Store did.
+type Stats struct {
+	Hits        int64 // Receives that found the tree in the cache
+	Misses      int64 // Receives that did not
+	Extractions int64 // tarballs decompressed and extracted; a Receive that waits for another's extraction adds none
+	Evictions   int64 // entries removed from the cache
+	Entries     int   // entries in the cache now
+	Bytes       int64 // their approximate size on disk
+}
+
+// NewStore returns a Store keeping at most about maxBytes of extracted
+// trees under root, besides the trees in use. root belongs to the Store:
+// NewStore creates it if needed and deletes what an earlier Store left
+// there; no two Stores may share it. Workspaces are made under root too,
+// so that copying into them stays on one file system.
+func NewStore(root string, maxBytes int64) (*Store, error) {
+	if maxBytes < 0 {
+		return nil, fmt.Errorf("repository cache size %d is negative", maxBytes)
+	}
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("repository cache: %w", err)
+	}
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the repository cache: %w", err)
+	}
+	s := &Store{
+		cache:    filepath.Join(root, "cache"),
+		tmp:      filepath.Join(root, "tmp"),
+		work:     filepath.Join(root, "work"),
+		maxBytes: maxBytes,
+		entries:  map[string]*entry{},
+		flights:  map[string]*flight{},
+	}
+	for _, d := range []string{s.cache, s.tmp, s.work} {
+		if err := removeAll(d); err != nil {
+			return nil, fmt.Errorf("clearing the repository cache: %w", err)
+		}
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return nil, fmt.Errorf("creating the repository cache: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Stats returns the Store's counters.
+func (s *Store) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.Entries = len(s.entries)
+	st.Bytes = s.bytes
+	return st
+}
+
+// Receive reads a repository stream from r: a gzip-compressed tar of size
+// bytes whose SHA-256 is checksum (hex), as Argo CD's repo-server sends it
+// to a plugin. It returns a Workspace holding a private copy of the
+// repository, extracted according to opts.
+//
+// Receive always reads the whole stream and checks its size and checksum.
+// When the tree for checksum is already in the cache, or another Receive
+// is extracting it, Receive only hashes the stream: it neither decompresses
+// nor extracts it again. Errors match ErrSize, ErrChecksum, ErrFormat,
+// ErrUnsafePath, ErrEntryType or ErrLimit (see Extract), or are those of r
+// or ctx. A Receive that fails leaves nothing behind.
+func (s *Store) Receive(ctx context.Context, r io.Reader, size int64, checksum string, opts Options) (*Workspace, error) {
+	lim := opts.Limits.orDefault()
+	want, err := hex.DecodeString(checksum)
+	if err != nil || len(want) != sha256.Size {
+		return nil, fmt.Errorf("the repository stream's checksum %q is not a hex SHA-256", checksum)
+	}
+	if size < 0 {
+		return nil, fmt.Errorf("the repository stream's size %d is negative", size)
+	}
+	if size > lim.MaxCompressed {
+		return nil, fmt.Errorf("%w: the repository tarball is %d bytes compressed, more than %d (Limits.MaxCompressed)%s",
+			ErrLimit, size, lim.MaxCompressed, limitHint)
+	}
+	in := &stream{ctx: ctx, r: r, size: size, want: want, h: sha256.New()}
+	key := hex.EncodeToString(want)
+
+	s.mu.Lock()
+	if e := s.entries[key]; e != nil {
+		s.stats.Hits++
+		s.useLocked(e)
+		s.mu.Unlock()
+		defer s.release(e)
+		if err := in.finish(); err != nil {
+			return nil, err
+		}
+		return s.workspace(ctx, e, opts, lim)
+	}
+	s.stats.Misses++
+	if f := s.flights[key]; f != nil {
+		f.waiters++
+		s.mu.Unlock()
+		return s.follow(ctx, key, f, in, opts, lim)
+	}
+	f := s.startLocked(key)
+	s.mu.Unlock()
+
+	e, err := s.fill(key, f, func(dir string) (*tree, error) {
+		return extractStream(ctx, in, dir, lim)
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer s.release(e)
+	return s.workspace(ctx, e, opts, lim)
+}
+
+// extractStream extracts in into dir, then makes sure in was what its
+// metadata said: only then may the tree be published.
+func extractStream(ctx context.Context, in *stream, dir string, lim Limits) (*tree, error) {
+	t, err := extract(ctx, in, dir, true, lim)
+	if err == nil {
+		err = in.finish()
+	} else if in.err == nil && errors.Is(err, ErrFormat) {
+		// A malformed archive may be a corrupted stream: say so if it is.
+		if ferr := in.finish(); ferr != nil {
+			err = ferr
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// follow is Receive for a stream whose tree another Receive (f) is
+// extracting. It keeps the stream on disk, checked, and waits; if that
+// extraction fails, it extracts from its own copy.
+func (s *Store) follow(ctx context.Context, key string, f *flight, in *stream, opts Options, lim Limits) (*Workspace, error) {
+	spool, err := s.spool(in)
+	if err != nil {
+		s.leave(f)
+		return nil, err
+	}
+	defer os.Remove(spool)
+	for {
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			s.leave(f)
+			return nil, ctx.Err()
+		}
+		if e := f.ent; e != nil {
+			defer s.release(e)
+			return s.workspace(ctx, e, opts, lim)
+		}
+		// That extraction failed (its client went away, say): try again.
+		s.mu.Lock()
+		if e := s.entries[key]; e != nil {
+			s.useLocked(e)
+			s.mu.Unlock()
+			defer s.release(e)
+			return s.workspace(ctx, e, opts, lim)
+		}
+		if f = s.flights[key]; f != nil {
+			f.waiters++
+			s.mu.Unlock()
+			continue
+		}
+		f = s.startLocked(key)
+		s.mu.Unlock()
+		e, err := s.fill(key, f, func(dir string) (*tree, error) {
+			r, err := os.Open(spool)
+			if err != nil {
+				return nil, err
+			}
+			defer r.Close()
+			return extract(ctx, r, dir, true, lim)
+		})
+		if err != nil {
+			return nil, err
+		}
+		defer s.release(e)
+		return s.workspace(ctx, e, opts, lim)
+	}
+}
+
+// spool writes the stream into a file under tmp, checks it, and returns
+// the file's name.
+func (s *Store) spool(in *stream) (string, error) {
+	f, err := os.CreateTemp(s.tmp, "spool-")
+	if err != nil {
+		return "", fmt.Errorf("receiving the repository: %w", err)
+	}
+	_, err = io.Copy(f, in)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = in.finish()
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+func (s *Store) startLocked(key string) *flight {
+	f := &flight{done: make(chan struct{})}
+	s.flights[key] = f
+	s.stats.Extractions++
+	return f
+}
+
+// fill runs the extraction of flight f into a temporary directory and
+// publishes the result under the cache by renaming it, with a use for the
+// caller and one for each waiter.
+func (s *Store) fill(key string, f *flight, extract func(dir string) (*tree, error)) (*entry, error) {
+	var e *entry
+	tmp, err := os.MkdirTemp(s.tmp, "x-")
+	if err == nil {
+		var t *tree
+		if t, err = extract(tmp); err == nil {
+			dir := filepath.Join(s.cache, key+"-"+filepath.Base(tmp))
+			if err = os.Rename(tmp, dir); err == nil {
+				e = &entry{key: key, dir: dir, tree: t, disk: diskSize(t)}
+			}
+		}
+		if err != nil {
+			_ = removeAll(tmp)
+		}
+	} else {
+		err = fmt.Errorf("receiving the repository: %w", err)
+	}
+
+	s.mu.Lock()
+	delete(s.flights, key)
+	if e != nil {
+		s.entries[key] = e
+		e.elem = s.lru.PushFront(e)
+		e.users = 1 + f.waiters
+		s.bytes += e.disk
+	}
+	f.ent = e
+	close(f.done)
+	victims := s.evictLocked()
+	s.mu.Unlock()
+	removeVictims(victims)
+	return e, err
+}
+
+// leave gives up a waiter's place on f.
+func (s *Store) leave(f *flight) {
+	s.mu.Lock()
+	select {
+	case <-f.done:
+		if f.ent != nil {
+			s.mu.Unlock()
+			s.release(f.ent)
+			return
+		}
+	default:
+		f.waiters--
+	}
+	s.mu.Unlock()
+}
+
+func (s *Store) useLocked(e *entry) {
+	e.users++
+	s.lru.MoveToFront(e.elem)
+}
+
+// release ends a use of e and evicts what the cache no longer has room
+// for.
+func (s *Store) release(e *entry) {
+	s.mu.Lock()
+	e.users--
+	victims := s.evictLocked()
+	s.mu.Unlock()
+	removeVictims(victims)
+}
+
+// evictLocked drops the least recently used entries not in use until the
+// cache fits in maxBytes, and returns their directories to remove.
+func (s *Store) evictLocked() []string {
+	var victims []string
+	for el := s.lru.Back(); el != nil && s.bytes > s.maxBytes; {
+		e := el.Value.(*entry)
+		el = el.Prev()
+		if e.users > 0 {
+			continue
+		}
+		s.lru.Remove(e.elem)
+		delete(s.entries, e.key)
+		s.bytes -= e.disk
+		s.stats.Evictions++
+		victims = append(victims, e.dir)
+	}
+	return victims
+}
+
+func removeVictims(dirs []string) {
+	for _, d := range dirs {
+		// Nothing refers to d any more; should removing it fail, the
+		// next NewStore on this root clears it.
+		_ = removeAll(d)
+	}
+}
+
+// diskSize estimates the disk space of t: whole 4 KiB blocks.
+func diskSize(t *tree) int64 {
+	const block = 4096
+	n := int64(len(t.dirs)+1) * block
+	for _, f := range t.files {
+		n += (f.size + block - 1) / block * block
+	}
+	return n
+}
+
+// workspace checks e against the request's limits and copies it into a
+// new workspace.
+func (s *Store) workspace(ctx context.Context, e *entry, opts Options, lim Limits) (*Workspace, error) {
+	if err := within(e.tree, lim); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(s.work, "ws-")
+	if err != nil {
+		return nil, fmt.Errorf("creating the repository workspace: %w", err)
+	}
+	if err := copyTree(ctx, e.tree, e.dir, dir, opts.PreserveFileMode); err != nil {
+		_ = removeAll(dir)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("copying the repository into its workspace: %w", err)
+	}
+	return &Workspace{dir: dir}, nil
+}
+
+// within checks a cached tree, extracted under some request's limits,
+// against another request's.
+func within(t *tree, lim Limits) error {
+	switch {
+	case t.count() > lim.MaxFiles:
+		return fmt.Errorf("%w: the repository has %d files, more than %d (Limits.MaxFiles, counting directories and links)%s",
+			ErrLimit, t.count(), lim.MaxFiles, limitHint)
+	case t.bytes > lim.MaxBytes:
+		return fmt.Errorf("%w: the repository has %d bytes of content, more than %d (Limits.MaxBytes)%s",
+			ErrLimit, t.bytes, lim.MaxBytes, limitHint)
+	case t.longest > lim.MaxPathLen:
+		return fmt.Errorf("%w: the repository has a path of %d bytes, longer than %d (Limits.MaxPathLen)",
+			ErrLimit, t.longest, lim.MaxPathLen)
+	}
+	return nil
+}
+
+// stream reads the repository stream, hashing and counting what it reads.
+// It fails if the stream is longer or shorter than its metadata said; it
+// is the caller's to check the checksum, with finish.
+type stream struct {
+	ctx  context.Context
+	r    io.Reader
+	size int64 // announced
+	n    int64 // read so far
+	want []byte
+	h    hash.Hash
+	err  error
+}
+
+func (s *stream) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	if err := s.ctx.Err(); err != nil {
+		s.err = err
+		return 0, err
+	}
+	if s.n == s.size {
+		// All announced bytes are in; the stream must end here.
+		var one [1]byte
+		n, err := s.r.Read(one[:])
+		switch {
+		case n > 0:
+			s.err = fmt.Errorf("%w: the repository stream is longer than the %d bytes its metadata announced", ErrSize, s.size)
+		case err == io.EOF:
+			return 0, io.EOF
+		case err != nil:
+			s.err = s.readErr(err)
+		default:
+			return 0, nil
+		}
+		return 0, s.err
+	}
+	if room := s.size - s.n; int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := s.r.Read(p)
+	s.h.Write(p[:n])
+	s.n += int64(n)
+	switch {
+	case err == io.EOF && s.n < s.size:
+		s.err = fmt.Errorf("%w: the repository stream ended after %d bytes; its metadata announced %d", ErrSize, s.n, s.size)
+		return n, s.err
+	case err == io.EOF:
+		return n, nil // the next Read checks the end
+	case err != nil:
+		s.err = s.readErr(err)
+		return n, s.err
+	}
+	return n, nil
+}
+
+func (s *stream) readErr(err error) error {
+	return fmt.Errorf("receiving the repository stream after %d of %d bytes: %w", s.n, s.size, err)
+}
+
+// finish reads the rest of the stream and checks its checksum.
+func (s *stream) finish() error {
+	if _, err := io.Copy(io.Discard, s); err != nil {
+		return err
+	}
+	if got := s.h.Sum(nil); !bytes.Equal(got, s.want) {
+		return fmt.Errorf("%w: got %x want %x; the repository stream was damaged on the way, or its metadata is wrong",
+			ErrChecksum, got, s.want)
+	}
+	return nil
+}
