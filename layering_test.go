@@ -25,6 +25,7 @@ var rank = map[string]int{
 	"internal/hookexec":   1,
 	"internal/kube":       1,
 	"internal/helmplugin": 1,
+	"internal/kustomize":  1,
 
 	"internal/layers":    2,
 	"internal/cmpserver": 2,

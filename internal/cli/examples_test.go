@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -21,6 +22,14 @@ func TestExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	ex := func(p string) string { return filepath.Join(root, "examples", p) }
+	// The kustomize example's plugin runs the strata binary itself.
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "strata"), "./cmd/strata")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building strata: %v\n%s", err, out)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	tests := []struct {
 		name string
 		args []string
@@ -31,6 +40,7 @@ func TestExamples(t *testing.T) {
 		{"cmp trivial generate", []string{"cmp", "generate", ex("cmp/trivial/app"), "--config", ex("cmp/trivial/plugin.yaml"), "--param", "cm-name-suffix=blue", "--app-name", "demo", "--repo-root", ex("cmp/trivial")}, "cmp/trivial/expected.yaml", 0},
 		{"cmp trivial parameters", []string{"cmp", "parameters", ex("cmp/trivial/app"), "--config", ex("cmp/trivial/plugin.yaml"), "--repo-root", ex("cmp/trivial")}, "cmp/trivial/parameters.json", 0},
 		{"cmp shell-free generate", []string{"cmp", "generate", ex("cmp/shell-free/app"), "--config", ex("cmp/shell-free/plugin.yaml"), "--repo-root", ex("cmp/shell-free")}, "cmp/shell-free/expected.yaml", 0},
+		{"cmp kustomize generate", []string{"cmp", "generate", ex("cmp/kustomize/overlays/prod"), "--config", ex("cmp/kustomize/plugin.yaml"), "--repo-root", ex("cmp/kustomize")}, "cmp/kustomize/expected.yaml", 0},
 		{"cmp shell-free parameters", []string{"cmp", "parameters", ex("cmp/shell-free/app"), "--config", ex("cmp/shell-free/plugin.yaml"), "--repo-root", ex("cmp/shell-free")}, "cmp/shell-free/parameters.json", 0},
 	}
 	for _, tc := range tests {

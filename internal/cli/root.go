@@ -85,6 +85,6 @@ layered, and explains every value it produces.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
-	root.AddCommand(newVersionCmd(g), newValuesCmd(g), newCmpCmd(g))
+	root.AddCommand(newVersionCmd(g), newValuesCmd(g), newCmpCmd(g), newKustomizeCmd(g))
 	return root
 }
