@@ -20,7 +20,8 @@ var update = flag.Bool("update", false, "rewrite the stdout and stderr sections 
 
 // TestScripts runs each testdata/script/*.txtar: its comment holds the
 // command line ("args: ...", split like a shell, single quotes group) and
-// optionally "exit: N" and "stdin: FILE"; its files are written to a
+// optionally "exit: N", "stdin: FILE" and "absent: FILE" (a file the
+// command must not create); its files are written to a
 // temporary directory the command runs in; "stdout" and "stderr" hold what
 // it must print.
 func TestScripts(t *testing.T) {
@@ -50,6 +51,7 @@ func runScript(t *testing.T, file string) {
 	var args []string
 	wantExit := 0
 	stdinFile := ""
+	var absent []string
 	for _, line := range strings.Split(string(ar.Comment), "\n") {
 		key, val, ok := strings.Cut(line, ":")
 		if !ok {
@@ -65,6 +67,8 @@ func runScript(t *testing.T, file string) {
 			}
 		case "stdin":
 			stdinFile = val
+		case "absent":
+			absent = append(absent, val)
 		}
 	}
 	dir := t.TempDir()
@@ -113,6 +117,11 @@ func runScript(t *testing.T, file string) {
 	}
 	if code != wantExit {
 		t.Errorf("strata %s: exit %d, want %d\nstderr:\n%s", strings.Join(args, " "), code, wantExit, stderr.String())
+	}
+	for _, f := range absent {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("strata %s: %s exists, but the command must not write it", strings.Join(args, " "), f)
+		}
 	}
 	for _, name := range []string{"stdout", "stderr"} {
 		if diff := cmp.Diff(want[name], got[name]); diff != "" && !*update {

@@ -174,6 +174,21 @@ func (f *localFlags) local(g *globals, appDir string) (*cmpserver.Local, error) 
 	return l, nil
 }
 
+// run prepares a local request for the application in dir, as the sidecar
+// would receive it, calls fn, and removes the private copy.
+func (f *localFlags) run(cmd *cobra.Command, g *globals, dir string, fn func(*cmpserver.Local, *params.Request) error) error {
+	l, err := f.local(g, dir)
+	if err != nil {
+		return err
+	}
+	req, cleanup, err := l.Request(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	return fn(l, req)
+}
+
 // gitRoot returns the work tree enclosing dir, or dir. It runs git only to
 // ask; a missing git is no error.
 func gitRoot(dir string) string {
@@ -251,20 +266,13 @@ their output is parsed and checked as the repo-server would. Prints the
 manifests as a YAML stream (or a JSON list with -o json).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := flags.local(g, args[0])
-			if err != nil {
-				return err
-			}
-			req, cleanup, err := l.Request(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer cleanup()
-			manifests, err := l.Plugin.Generate(cmd.Context(), req)
-			if err != nil {
-				return err
-			}
-			return writeManifests(g, manifests, output)
+			return flags.run(cmd, g, args[0], func(l *cmpserver.Local, req *params.Request) error {
+				manifests, err := l.Plugin.Generate(cmd.Context(), req)
+				if err != nil {
+					return err
+				}
+				return writeManifests(g, manifests, output)
+			})
 		},
 	}
 	flags.bind(cmd.Flags())
@@ -306,23 +314,16 @@ func newCmpParametersCmd(g *globals) *cobra.Command {
 		Short: "Print the plugin's parameters announcement for an application, as JSON",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := flags.local(g, args[0])
-			if err != nil {
-				return err
-			}
-			req, cleanup, err := l.Request(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer cleanup()
-			anns, err := l.Plugin.Announce(cmd.Context(), req)
-			if err != nil {
-				return err
-			}
-			if anns == nil {
-				anns = []params.Announcement{}
-			}
-			return values.EncodeJSONValue(g.stdout, anns)
+			return flags.run(cmd, g, args[0], func(l *cmpserver.Local, req *params.Request) error {
+				anns, err := l.Plugin.Announce(cmd.Context(), req)
+				if err != nil {
+					return err
+				}
+				if anns == nil {
+					anns = []params.Announcement{}
+				}
+				return values.EncodeJSONValue(g.stdout, anns)
+			})
 		},
 	}
 	flags.bind(cmd.Flags())
@@ -336,28 +337,21 @@ func newCmpMatchCmd(g *globals) *cobra.Command {
 		Short: "Say whether the plugin's discovery rules match an application (exit 1 if not)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := flags.local(g, args[0])
-			if err != nil {
-				return err
-			}
-			req, cleanup, err := l.Request(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer cleanup()
-			info := l.Plugin.Info()
-			if !info.DiscoveryConfigured {
-				return &exitError{code: 1, msg: fmt.Sprintf("no match: plugin %s has no discover rules; Argo CD uses it only when an Application names it", info.Name)}
-			}
-			ok, err := l.Plugin.Match(cmd.Context(), req)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return &exitError{code: 1, msg: fmt.Sprintf("no match: plugin %s does not match %s", info.Name, args[0])}
-			}
-			fmt.Fprintf(g.stdout, "match: plugin %s matches %s\n", info.Name, args[0])
-			return nil
+			return flags.run(cmd, g, args[0], func(l *cmpserver.Local, req *params.Request) error {
+				info := l.Plugin.Info()
+				if !info.DiscoveryConfigured {
+					return &exitError{code: 1, msg: fmt.Sprintf("no match: plugin %s has no discover rules; Argo CD uses it only when an Application names it", info.Name)}
+				}
+				ok, err := l.Plugin.Match(cmd.Context(), req)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					return &exitError{code: 1, msg: fmt.Sprintf("no match: plugin %s does not match %s", info.Name, args[0])}
+				}
+				fmt.Fprintf(g.stdout, "match: plugin %s matches %s\n", info.Name, args[0])
+				return nil
+			})
 		},
 	}
 	flags.bind(cmd.Flags())

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -246,7 +245,7 @@ func ParseConfig(data []byte, source string) (*Config, error) {
 		if tree == nil {
 			return nil, p.errorf(nil, "the file is empty; it must hold a plugin configuration: apiVersion: %s, kind: %s, metadata.name and spec.generate", ConfigAPIVersion, ConfigKind)
 		}
-		return nil, p.errorf(pos, "the file holds %s; it must hold a map: a plugin configuration with apiVersion: %s, kind: %s, metadata and spec", describe(tree), ConfigAPIVersion, ConfigKind)
+		return nil, p.errorf(pos, "the file holds %s; it must hold a map: a plugin configuration with apiVersion: %s, kind: %s, metadata and spec", values.Describe(tree), ConfigAPIVersion, ConfigKind)
 	}
 	p.root = root
 	if err := p.checkType(); err != nil {
@@ -315,7 +314,7 @@ func (p *configParser) checkType() error {
 		case !ok || v == nil:
 			return p.errorf(pos, "%s is missing; a plugin configuration starts with apiVersion: %s and kind: %s", f.field, ConfigAPIVersion, ConfigKind)
 		case v != f.want:
-			return p.errorf(pos, "%s is %s; a plugin configuration has %s: %s", f.field, describe(v), f.field, f.want)
+			return p.errorf(pos, "%s is %s; a plugin configuration has %s: %s", f.field, values.Describe(v), f.field, f.want)
 		}
 	}
 	return nil
@@ -333,7 +332,7 @@ func (p *configParser) checkShapes() error {
 			continue
 		}
 		if _, isString := v.(string); !isString {
-			msg := fmt.Sprintf("%s must be a string, not %s", field, describe(v))
+			msg := fmt.Sprintf("%s must be a string, not %s", field, values.Describe(v))
 			if isScalar(v) {
 				msg += "; quote the value"
 			}
@@ -347,7 +346,7 @@ func (p *configParser) checkShapes() error {
 		}
 		list, isList := v.([]any)
 		if !isList {
-			return p.errorf(pos, "%s must be a list of strings, such as [sh, -c, \"kustomize build .\"], not %s: the command is run directly, never through a shell", field, describe(v))
+			return p.errorf(pos, "%s must be a list of strings, such as [sh, -c, \"kustomize build .\"], not %s: the command is run directly, never through a shell", field, values.Describe(v))
 		}
 		for i, item := range list {
 			s, isString := item.(string)
@@ -357,7 +356,7 @@ func (p *configParser) checkShapes() error {
 			}
 			switch {
 			case !isString:
-				msg := fmt.Sprintf("%s[%d] must be a string, not %s", field, i, describe(item))
+				msg := fmt.Sprintf("%s[%d] must be a string, not %s", field, i, values.Describe(item))
 				if isScalar(item) {
 					msg += "; quote it"
 				}
@@ -548,43 +547,6 @@ func discoveryPattern(pattern string) (string, bool) {
 		return "", false
 	}
 	return p, true
-}
-
-// describe names a tree value for messages.
-func describe(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return fmt.Sprintf("the string %q", clip(v, 60))
-	case bool:
-		return fmt.Sprintf("the boolean %t", v)
-	case int64:
-		return fmt.Sprintf("the integer %d", v)
-	case json.Number:
-		return "the integer " + clip(string(v), 40)
-	case float64:
-		if math.IsInf(v, 0) || math.IsNaN(v) {
-			return fmt.Sprintf("the number %v", v)
-		}
-		return "the number " + strconv.FormatFloat(v, 'g', -1, 64)
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "a map"
-	}
-	return fmt.Sprintf("a %T", v)
-}
-
-// clip cuts s to at most n bytes on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }
 
 // Info describes the plugin this configuration defines.

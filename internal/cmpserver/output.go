@@ -337,7 +337,7 @@ func (p *manifestParser) add(v any, loc location, nesting int) error {
 				missing = append(missing, field)
 			}
 		default:
-			return p.invalid(loc, loc.pos.Key(field), "has a %s that is %s; it must be a string", field, describe(f))
+			return p.invalid(loc, loc.pos.Key(field), "has a %s that is %s; it must be a string", field, values.Describe(f))
 		}
 	}
 	if len(missing) > 0 {
@@ -457,5 +457,5 @@ func describeDoc(v any) string {
 	if s, ok := v.(string); ok {
 		return "the string " + quoteStart([]byte(s))
 	}
-	return describe(v)
+	return values.Describe(v)
 }

@@ -230,13 +230,13 @@ var announcementCases = []announcementCase{
 	{
 		name:  "number where a string belongs",
 		input: "- name: replicas\n  itemType: number\n  string: 3\n",
-		err:   `src:3: announcement [0] "replicas": string: must be a string, not the number 3; quote it`,
+		err:   `src:3: announcement [0] "replicas": string: must be a string, not the integer 3; quote it`,
 		is:    params.ErrInvalid,
 	},
 	{
 		name:  "number as a name",
 		input: `[{"name": 12345678901234567890123}]`,
-		err:   `src:1: announcement [0]: name: must be a string, not the number 12345678901234567890123; quote it`,
+		err:   `src:1: announcement [0]: name: must be a string, not the integer 12345678901234567890123; quote it`,
 	},
 	{
 		name:  "boolean in quotes",
@@ -246,12 +246,12 @@ var announcementCases = []announcementCase{
 	{
 		name:  "required as a number",
 		input: `[{"name": "a", "required": 1}]`,
-		err:   `src:1: announcement [0] "a": required: must be true or false, not the number 1`,
+		err:   `src:1: announcement [0] "a": required: must be true or false, not the integer 1`,
 	},
 	{
 		name:  "non-string map value",
 		input: "- name: m\n  collectionType: map\n  map:\n    replicas: 3\n",
-		err:   `src:4: announcement [0] "m": map["replicas"]: must be a string, not the number 3; quote it`,
+		err:   `src:4: announcement [0] "m": map["replicas"]: must be a string, not the integer 3; quote it`,
 	},
 	{
 		name:  "nested map value",
@@ -461,7 +461,7 @@ func TestErrorFields(t *testing.T) {
 		t.Fatalf("error %v is %T, want *params.Error", err, err)
 	}
 	want := params.Error{Source: "plugin.yaml", Line: 3, Kind: "announcement", Index: 1, Name: "b", Field: `map["k"]`,
-		Msg: "must be a string, not the number 1; quote it", Err: params.ErrInvalid}
+		Msg: "must be a string, not the integer 1; quote it", Err: params.ErrInvalid}
 	if diff := cmp.Diff(want, *pe, cmpopts.EquateErrors()); diff != "" {
 		t.Errorf("error mismatch (-want +got):\n%s", diff)
 	}

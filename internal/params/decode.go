@@ -3,11 +3,9 @@ package params
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/strata-dev/strata/internal/values"
 )
@@ -146,7 +144,7 @@ func (d *decoder) list(tree any, pos *values.Pos) ([]any, error) {
 		hint = "; put the entry in a list: [{...}]"
 	}
 	return nil, d.fail(pos, -1, "", "", ErrInvalid,
-		fmt.Sprintf("the %ss must be a list, not %s%s", d.kind, describe(tree), hint))
+		fmt.Sprintf("the %ss must be a list, not %s%s", d.kind, values.Describe(tree), hint))
 }
 
 // An entry is one map of a list, being decoded.
@@ -163,7 +161,7 @@ func (d *decoder) start(i int, v any, pos *values.Pos, fields []string) (*entry,
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, d.fail(pos, i, "", "", ErrInvalid,
-			fmt.Sprintf(`must be a map with at least a name, such as {"name": "values-files"}, not %s`, describe(v)))
+			fmt.Sprintf(`must be a map with at least a name, such as {"name": "values-files"}, not %s`, values.Describe(v)))
 	}
 	e := &entry{d: d, index: i, m: m, pos: pos}
 	name, err := e.str("name")
@@ -173,7 +171,7 @@ func (d *decoder) start(i int, v any, pos *values.Pos, fields []string) (*entry,
 	for _, k := range e.keys() {
 		if !slices.Contains(fields, k) {
 			e.name = name
-			return nil, e.failAt(pos.Key(k), clip(k, 60), ErrInvalid, unknownField(k, fields))
+			return nil, e.failAt(pos.Key(k), values.Clip(k, 60), ErrInvalid, unknownField(k, fields))
 		}
 	}
 	if name == "" {
@@ -193,7 +191,7 @@ func (d *decoder) start(i int, v any, pos *values.Pos, fields []string) (*entry,
 }
 
 func unknownField(k string, fields []string) string {
-	msg := fmt.Sprintf("unknown field %q", clip(k, 60))
+	msg := fmt.Sprintf("unknown field %q", values.Clip(k, 60))
 	for _, f := range fields {
 		if strings.EqualFold(f, k) {
 			return msg + fmt.Sprintf("; did you mean %q?", f)
@@ -272,10 +270,10 @@ func (e *entry) boolean(key string) (bool, error) {
 		return v, nil
 	case string:
 		if v == "true" || v == "false" {
-			return false, e.fail(key, ErrInvalid, fmt.Sprintf("must be true or false, not %s; remove the quotes", describe(v)))
+			return false, e.fail(key, ErrInvalid, fmt.Sprintf("must be true or false, not %s; remove the quotes", values.Describe(v)))
 		}
 	}
-	return false, e.fail(key, ErrInvalid, fmt.Sprintf("must be true or false, not %s", describe(e.m[key])))
+	return false, e.fail(key, ErrInvalid, fmt.Sprintf("must be true or false, not %s", values.Describe(e.m[key])))
 }
 
 // array decodes an optional list of strings; null is nil, [] is empty.
@@ -286,9 +284,9 @@ func (e *entry) array(key string) ([]string, error) {
 	}
 	list, ok := v.([]any)
 	if !ok {
-		msg := fmt.Sprintf("must be a list of strings, not %s", describe(v))
+		msg := fmt.Sprintf("must be a list of strings, not %s", values.Describe(v))
 		if s, ok := v.(string); ok {
-			msg += fmt.Sprintf("; write [%s]", strconv.Quote(clip(s, 40)))
+			msg += fmt.Sprintf("; write [%s]", strconv.Quote(values.Clip(s, 40)))
 		}
 		return nil, e.fail(key, ErrInvalid, msg)
 	}
@@ -319,7 +317,7 @@ func (e *entry) strMap(key string) (map[string]string, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, e.fail(key, ErrInvalid, fmt.Sprintf(`must be a map of strings to strings, such as {"image.tag": "v1"}, not %s`, describe(v)))
+		return nil, e.fail(key, ErrInvalid, fmt.Sprintf(`must be a map of strings to strings, such as {"image.tag": "v1"}, not %s`, values.Describe(v)))
 	}
 	pos := e.pos.Key(key)
 	if len(m) > MaxItems {
@@ -350,7 +348,7 @@ func (e *entry) strMap(key string) (map[string]string, error) {
 
 // mapField names a map entry in messages: map["image.tag"].
 func mapField(field, key string) string {
-	return field + "[" + strconv.Quote(clip(key, 60)) + "]"
+	return field + "[" + strconv.Quote(values.Clip(key, 60)) + "]"
 }
 
 var announcementFields = []string{"name", "title", "tooltip", "required", "itemType", "collectionType", "string", "array", "map"}
@@ -476,11 +474,11 @@ func misfit(t ItemType, s string) string {
 	switch t {
 	case ItemNumber:
 		if !isNumber(s) {
-			return fmt.Sprintf("%q is not a number, but itemType is number", clip(s, 40))
+			return fmt.Sprintf("%q is not a number, but itemType is number", values.Clip(s, 40))
 		}
 	case ItemBoolean:
 		if s != "true" && s != "false" {
-			return fmt.Sprintf("%q is not a boolean, but itemType is boolean", clip(s, 40))
+			return fmt.Sprintf("%q is not a boolean, but itemType is boolean", values.Clip(s, 40))
 		}
 	}
 	return ""
@@ -591,35 +589,9 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// describe names a tree value's type for messages.
-func describe(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return fmt.Sprintf("the string %q", clip(v, 40))
-	case bool:
-		return fmt.Sprintf("the boolean %t", v)
-	case int, int64:
-		return fmt.Sprintf("the number %d", v)
-	case json.Number:
-		return "the number " + clip(string(v), 40)
-	case float64:
-		if math.IsInf(v, 0) || math.IsNaN(v) {
-			return fmt.Sprintf("the number %v", v)
-		}
-		return "the number " + strconv.FormatFloat(v, 'g', -1, 64)
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "a map"
-	}
-	return fmt.Sprintf("a %T", v)
-}
-
 // notString says that v, found where a string belongs, is not one.
 func notString(v any) string {
-	msg := "must be a string, not " + describe(v)
+	msg := "must be a string, not " + values.Describe(v)
 	switch v.(type) {
 	case bool, int, int64, float64, json.Number:
 		msg += "; quote it"
@@ -627,14 +599,4 @@ func notString(v any) string {
 		msg += `; remove it, or write ""`
 	}
 	return msg
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }

@@ -93,7 +93,7 @@ var parameterCases = []parameterCase{
 	{
 		name:  "number where a string belongs",
 		input: `[{"name": "replicas", "string": 3}]`,
-		err:   `ARGOCD_APP_PARAMETERS:1: parameter [0] "replicas": string: must be a string, not the number 3; quote it`,
+		err:   `ARGOCD_APP_PARAMETERS:1: parameter [0] "replicas": string: must be a string, not the integer 3; quote it`,
 		is:    params.ErrInvalid,
 	},
 	{
@@ -130,7 +130,7 @@ var parameterCases = []parameterCase{
 	{
 		name:  "a number",
 		input: `42`,
-		err:   `ARGOCD_APP_PARAMETERS:1: the parameters must be a list, not the number 42`,
+		err:   `ARGOCD_APP_PARAMETERS:1: the parameters must be a list, not the integer 42`,
 	},
 	{
 		name:  "yaml is not accepted",

@@ -166,7 +166,7 @@ func (l Loader) Parse(data []byte, source string) (map[string]any, *Pos, error) 
 			mergeDoc(out, m, outPos, d.pos)
 		default:
 			return nil, nil, &LoadError{Source: source, Line: lineOf(d.pos), Column: colOf(d.pos), Err: ErrNotMap,
-				Msg: fmt.Sprintf("the document must be a map of keys to values, but it is %s", describe(d.v))}
+				Msg: fmt.Sprintf("the document must be a map of keys to values, but it is %s", Describe(d.v))}
 		}
 	}
 	return out, outPos, nil
@@ -479,7 +479,7 @@ func (c *converter) mapping(n *yaml.Node, depth int) (any, *Pos, error) {
 			}
 			sm, ok := v.(map[string]any)
 			if !ok {
-				return nil, nil, c.errorf(src, ErrSyntax, "a merge key (<<) must refer to a map or a list of maps, not %s", describe(v))
+				return nil, nil, c.errorf(src, ErrSyntax, "a merge key (<<) must refer to a map or a list of maps, not %s", Describe(v))
 			}
 			for k, sv := range sm {
 				if _, set := m[k]; set {
@@ -588,8 +588,9 @@ func kindName(k yaml.Kind) string {
 	return "document"
 }
 
-// describe names the type of a tree value for error messages.
-func describe(v any) string {
+// Describe names the type of a tree value and shows it, for error messages:
+// `the string "x"`, `the integer 3`, `a map`.
+func Describe(v any) string {
 	switch v := v.(type) {
 	case nil:
 		return "null"
@@ -598,7 +599,7 @@ func describe(v any) string {
 	case []any:
 		return "a list"
 	case string:
-		return fmt.Sprintf("the string %q", clip(v, 40))
+		return fmt.Sprintf("the string %q", Clip(v, 60))
 	case bool:
 		return fmt.Sprintf("the boolean %t", v)
 	case int64, json.Number:
@@ -612,11 +613,11 @@ func describe(v any) string {
 	return fmt.Sprintf("a %T", v)
 }
 
-func clip(s string, n int) string {
+// Clip cuts s to at most n bytes on a rune boundary, marking the cut.
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	// cut on a rune boundary
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}

@@ -45,7 +45,7 @@ func ParseJSONPatch(data []byte, source string) (*JSONPatch, error) {
 	list, ok := v.([]any)
 	if !ok {
 		return nil, &LoadError{Source: source, Line: lineOf(pos), Column: colOf(pos), Err: ErrNotMap,
-			Msg: fmt.Sprintf("a JSON patch is a list of operations, but this is %s", describe(v))}
+			Msg: fmt.Sprintf("a JSON patch is a list of operations, but this is %s", Describe(v))}
 	}
 	return NewJSONPatch(list, source, pos)
 }
@@ -60,7 +60,7 @@ func NewJSONPatch(ops []any, source string, pos *Pos) (*JSONPatch, error) {
 		}
 		m, ok := o.(map[string]any)
 		if !ok {
-			return nil, bad("an operation is a map with op and path, not %s", describe(o))
+			return nil, bad("an operation is a map with op and path, not %s", Describe(o))
 		}
 		name, _ := m["op"].(string)
 		need, ok := patchOps[name]
@@ -172,7 +172,7 @@ func decodeJSONMap(data []byte) (map[string]any, error) {
 	}
 	m, ok := FromJSON(v).(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%w: the patched document is %s, not a map", ErrPatch, describe(v))
+		return nil, fmt.Errorf("%w: the patched document is %s, not a map", ErrPatch, Describe(v))
 	}
 	return m, nil
 }

@@ -142,5 +142,5 @@ func inline(v any) string {
 	if err := enc.Encode(v); err != nil {
 		return fmt.Sprint(v)
 	}
-	return clip(strings.TrimSuffix(b.String(), "\n"), 200)
+	return Clip(strings.TrimSuffix(b.String(), "\n"), 200)
 }

@@ -175,9 +175,6 @@ func extract(ctx context.Context, r io.Reader, dir string, preserve bool, lim Li
 	if err != nil {
 		return nil, x.readErr(err)
 	}
-	x.w = newAsyncWriter()
-	// No file may be written once extract returns: the caller removes dir.
-	defer x.w.close()
 	tr := tar.NewReader(gz)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -193,9 +190,6 @@ func extract(ctx context.Context, r io.Reader, dir string, preserve bool, lim Li
 		if err := x.entry(hdr, tr); err != nil {
 			return nil, err
 		}
-	}
-	if err := x.w.close(); err != nil {
-		return nil, err
 	}
 	if err := x.finish(); err != nil {
 		return nil, err
@@ -246,7 +240,7 @@ type extractor struct {
 	seen     map[string]ref // every path of the tree; "" is the root
 	t        tree
 	buf      []byte
-	w        *asyncWriter
+	fw       fileWriter
 	lastDir  string // the parent directory last made sure of
 }
 
@@ -432,25 +426,12 @@ func (x *extractor) file(hdr *tar.Header, name string, tr *tar.Reader) error {
 	mode := fileMode(hdr.Mode, x.preserve)
 	x.seen[name] = ref{kind: kindFile, i: len(x.t.files)}
 	x.t.files = append(x.t.files, node{name: name, mode: mode, size: hdr.Size})
-	if hdr.Size <= asyncMax {
-		// Most files: read now, write on another goroutine. Creating a
-		// file is slow on some file systems; writing several at once
-		// hides it.
-		buf := x.w.buffer()
-		if _, err := io.ReadFull(tr, buf[:hdr.Size]); err != nil {
-			x.w.bufs.Put(buf)
-			return x.readErr(err)
-		}
-		return x.w.write(hdr.Name, x.path(name), buf, int(hdr.Size), mode)
-	}
-	if err := x.w.err(); err != nil {
-		return err
-	}
 	f, err := createFile(x.path(name), mode)
 	if err != nil {
 		return fmt.Errorf("extracting %q: %w", hdr.Name, err)
 	}
-	w := &fileWriter{f: f}
+	w := &x.fw
+	*w = fileWriter{f: f}
 	if _, err := io.CopyBuffer(w, tr, x.buf); err != nil {
 		f.Close()
 		if w.err != nil {
@@ -491,9 +472,6 @@ func (x *extractor) hardlink(hdr *tar.Header, name string) error {
 	}
 	src := x.t.files[r.i]
 	if err := x.addBytes(hdr.Name, src.size); err != nil {
-		return err
-	}
-	if err := x.w.flush(); err != nil { // src may still be on its way
 		return err
 	}
 	if err := copyFile(x.path(target), x.path(name), src.size, src.mode); err != nil {
@@ -628,17 +606,4 @@ func copyFile(src, dst string, size int64, mode fs.FileMode) error {
 		}
 	}
 	return closeFile(out, mode)
-}
-
-// writeFile writes data into a new file.
-func writeFile(name string, data []byte, mode fs.FileMode) error {
-	f, err := createFile(name, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return closeFile(f, mode)
 }
