@@ -32,7 +32,7 @@ var (
 // Extract. Its message names the entry and the rule:
 //
 //	tar entry "../x": path escapes the repository
-//	tar entry "a/link": symlink to "/etc/passwd" points outside the repository
+//	tar entry "a/link": is a symlink to "/etc/passwd" outside the repository
 type EntryError struct {
 	Name   string // the entry's name as written in the archive
 	Reason string // what is wrong with it

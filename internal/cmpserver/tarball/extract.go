@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"strings"
@@ -122,7 +123,7 @@ type tree struct {
 	files   []node
 	links   []node
 	bytes   int64 // sum of the files' sizes
-	longest int   // the longest path
+	longest int   // the longest path or link target
 }
 
 type node struct {
@@ -175,7 +176,8 @@ func extract(ctx context.Context, r io.Reader, dir string, preserve bool, lim Li
 	if err != nil {
 		return nil, x.readErr(err)
 	}
-	tr := tar.NewReader(gz)
+	x.tarSrc = &expansion{r: gz, max: maxExpansion(lim)}
+	tr := tar.NewReader(x.tarSrc)
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -191,7 +193,7 @@ func extract(ctx context.Context, r io.Reader, dir string, preserve bool, lim Li
 			return nil, err
 		}
 	}
-	if err := x.finish(); err != nil {
+	if err := x.finish(ctx); err != nil {
 		return nil, err
 	}
 	return &x.t, nil
@@ -216,8 +218,8 @@ func (s *source) Read(p []byte) (int, error) {
 		s.err = err
 		return 0, err
 	}
-	if room := s.max - s.n + 1; int64(len(p)) > room {
-		p = p[:room]
+	if room := s.max - s.n; int64(len(p)) > room {
+		p = p[:room+1]
 	}
 	n, err := s.r.Read(p)
 	s.n += int64(n)
@@ -232,8 +234,45 @@ func (s *source) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// expansion is the tar stream as the gzip reader expands it, bounded:
+// MaxBytes of content, and for each of MaxFiles entries its headers
+// (paths and link targets up to MaxPathLen) and padding. A header or
+// padding bomb ends there.
+type expansion struct {
+	r   io.Reader
+	n   int64
+	max int64
+	err error
+}
+
+func maxExpansion(lim Limits) int64 {
+	perEntry := 4*512 + 2*int64(lim.MaxPathLen) + 512
+	if lim.MaxFiles > 0 && perEntry > (math.MaxInt64-lim.MaxBytes-64<<10)/int64(lim.MaxFiles) {
+		return math.MaxInt64
+	}
+	return lim.MaxBytes + int64(lim.MaxFiles)*perEntry + 64<<10
+}
+
+func (e *expansion) Read(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	if room := e.max - e.n; int64(len(p)) > room {
+		p = p[:room+1]
+	}
+	n, err := e.r.Read(p)
+	e.n += int64(n)
+	if e.n > e.max {
+		e.err = fmt.Errorf("%w: the repository tarball expands to more than %d bytes "+
+			"(Limits.MaxBytes of content, and tar headers for Limits.MaxFiles entries)%s", ErrLimit, e.max, limitHint)
+		return n, e.err
+	}
+	return n, err
+}
+
 type extractor struct {
 	src      *source
+	tarSrc   *expansion
 	root     string
 	preserve bool
 	lim      Limits
@@ -249,6 +288,9 @@ type extractor struct {
 func (x *extractor) readErr(err error) error {
 	if x.src.err != nil {
 		return x.src.err
+	}
+	if x.tarSrc != nil && x.tarSrc.err != nil {
+		return x.tarSrc.err
 	}
 	return fmt.Errorf("the repository tarball is %w: %w", ErrFormat, err)
 }
@@ -497,6 +539,7 @@ func (x *extractor) symlink(hdr *tar.Header, name string) error {
 	if err := x.add(hdr.Name, name); err != nil {
 		return err
 	}
+	x.t.longest = max(x.t.longest, len(target))
 	// Created by finish, once every link is known: whether one escapes
 	// can depend on links that come after it.
 	x.seen[name] = ref{kind: kindLink, i: len(x.t.links)}
@@ -506,10 +549,16 @@ func (x *extractor) symlink(hdr *tar.Header, name string) error {
 
 // finish checks and creates the symbolic links, then gives directories
 // their final modes.
-func (x *extractor) finish() error {
-	for _, l := range x.t.links {
-		if reason := x.resolve(l); reason != "" {
-			return entryErr(l.name, ErrUnsafePath, "%s", reason)
+func (x *extractor) finish(ctx context.Context) error {
+	if len(x.t.links) > 0 {
+		r := newResolver(x)
+		for i, l := range x.t.links {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if reason := r.check(i); reason != "" {
+				return entryErr(l.name, ErrUnsafePath, "%s", reason)
+			}
 		}
 	}
 	for _, l := range x.t.links {
@@ -524,47 +573,6 @@ func (x *extractor) finish() error {
 		}
 	}
 	return nil
-}
-
-// resolve follows the symbolic link l through the tree as the kernel
-// would, and says why it is unsafe if it leads outside the root. A path
-// element the tree does not hold is taken as a directory: the kernel would
-// fail there, never leave the root.
-func (x *extractor) resolve(l node) string {
-	var stack []string // the directories resolved so far, from the root
-	if d := path.Dir(l.name); d != "." {
-		stack = strings.Split(d, "/")
-	}
-	rest := strings.Split(l.target, "/")
-	for hops := 0; len(rest) > 0; {
-		elem := rest[0]
-		rest = rest[1:]
-		switch elem {
-		case "", ".":
-			continue
-		case "..":
-			if len(stack) == 0 {
-				return fmt.Sprintf("is a symlink to %q outside the repository", l.target)
-			}
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		p := strings.Join(append(stack, elem), "/")
-		r, ok := x.seen[p]
-		if !ok || r.kind != kindLink {
-			stack = append(stack, elem)
-			continue
-		}
-		if hops++; hops > maxLinkHops {
-			return fmt.Sprintf("is a symlink to %q that passes through more than %d symlinks", l.target, maxLinkHops)
-		}
-		t := x.t.links[r.i].target
-		if t[0] == '/' {
-			return fmt.Sprintf("is a symlink to %q outside the repository", l.target)
-		}
-		rest = append(strings.Split(t, "/"), rest...)
-	}
-	return ""
 }
 
 // createFile creates a new file; it never opens an existing file nor

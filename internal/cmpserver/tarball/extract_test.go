@@ -235,6 +235,14 @@ func hostileCases(tb testing.TB) []hostileCase {
 			msg:     "limit exceeded: the repository tarball is more than 1000 bytes compressed (Limits.MaxCompressed)" + hint,
 		},
 		{
+			name: "header bomb",
+			entries: []ent{
+				{name: "a", pax: map[string]string{"comment": strings.Repeat("x", 900<<10)}},
+				{name: "b", pax: map[string]string{"comment": strings.Repeat("x", 900<<10)}},
+			},
+			want: tarball.ErrLimit,
+		},
+		{
 			name: "not gzip",
 			data: rawTar(tb, reg("a", "x")),
 			want: tarball.ErrFormat,

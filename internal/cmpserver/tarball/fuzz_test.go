@@ -20,8 +20,12 @@ import (
 // nothing on error, and what it keeps must obey the rules.
 func FuzzExtract(f *testing.F) {
 	for _, tc := range hostileCases(f) {
+		raw, err := gunzip(tc.data)
+		if len(tc.data) > 64<<10 || len(raw) > 64<<10 {
+			continue // the bombs: too slow to mutate
+		}
 		f.Add(tc.data, true)
-		if raw, err := gunzip(tc.data); err == nil {
+		if err == nil {
 			f.Add(raw, false)
 		}
 	}

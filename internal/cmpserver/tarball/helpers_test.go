@@ -23,6 +23,7 @@ type ent struct {
 	link string // target of a link
 	mode int64  // 0644 (0755 for a directory) when zero
 	size int64  // header size when not len(body): a lie
+	pax  map[string]string
 }
 
 func reg(name, body string) ent   { return ent{name: name, body: body} }
@@ -39,7 +40,7 @@ func rawTar(tb testing.TB, entries ...ent) []byte {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, e := range entries {
-		h := &tar.Header{Name: e.name, Typeflag: e.typ, Linkname: e.link, Mode: e.mode, Size: int64(len(e.body)), Format: tar.FormatPAX}
+		h := &tar.Header{Name: e.name, Typeflag: e.typ, Linkname: e.link, Mode: e.mode, Size: int64(len(e.body)), Format: tar.FormatPAX, PAXRecords: e.pax}
 		if h.Typeflag == 0 {
 			h.Typeflag = tar.TypeReg
 		}
