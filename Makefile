@@ -11,7 +11,7 @@ PROTOC_GEN_GO      ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 GENBIN             := $(CURDIR)/.cache/genbin
 
-.PHONY: all build generate test unit lint fmt bench bench-values fuzz demo clean
+.PHONY: all build generate test unit lint fmt bench bench-values bench-cmp fuzz demo clean
 
 all: build
 
@@ -47,11 +47,18 @@ BENCHCOUNT  ?= 5
 
 ## bench: every capability's benchmarks, strata beside the peer tool in the
 ## same run, with the speedup printed (see docs/benchmarks.md).
-bench: bench-values
+bench: bench-values bench-cmp
 
 bench-values:
 	$(GO) test -run='^$$' -bench='Merge' -benchmem -count=$(BENCHCOUNT) ./internal/values | \
 	  awk -v PAIRS='Merge/provenance=false=HelmMergeMaps;Merge/provenance=true=HelmMergeMaps;MergeFiles/provenance=false=HelmMergeFiles;MergeFiles/provenance=true=HelmMergeFiles' -f hack/benchratio.awk
+
+## bench-cmp: the plugin server's GenerateManifest, driven like Argo CD's
+## repo-server, with its cache off (Argo CD's way: extract every request)
+## and on. Takes several minutes; CMPBENCHFLAGS=-quick for a smoke run.
+CMPBENCHFLAGS ?=
+bench-cmp:
+	$(GO) run ./internal/cmpserver/cmpbench $(CMPBENCHFLAGS)
 
 ## fuzz: run every fuzz target for FUZZTIME each.
 fuzz:
