@@ -86,7 +86,7 @@ func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
 		if grace <= 0 {
 			grace = 30 * time.Second
 		}
-		log.Info("shutting down: letting in-flight requests finish", "grace", grace)
+		log.Info("shutting down: letting in-flight requests finish", "grace", grace.String())
 		stopped := make(chan struct{})
 		go func() { gs.GracefulStop(); close(stopped) }()
 		select {
