@@ -109,7 +109,7 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 	flags.bind(fs)
 	fs.StringVar(&socketDir, "socket-dir", "", "directory of the plugin socket (default $ARGOCD_PLUGINSOCKFILEPATH or "+cmpserver.DefaultSocketDir+")")
 	fs.StringVar(&cacheDir, "cache-dir", "", "directory of the repository cache (default a directory under $TMPDIR)")
-	fs.Int64Var(&cacheBytes, "cache-bytes", 2<<30, "size of the repository cache; 0 disables caching")
+	fs.Int64Var(&cacheBytes, "cache-bytes", 2<<30, "size of the repository cache; 0 keeps no repository between requests (concurrent identical requests still share one extraction)")
 	fs.DurationVar(&grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	return cmd
 }

@@ -363,25 +363,25 @@ func (c *chunked) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), c
 func (rep *Report) WriteMarkdown(w io.Writer) error {
 	var buf bytes.Buffer
 	for _, r := range rep.Repos {
-		fmt.Fprintf(&buf, "- %s: %d files, %.1f MB of content, tar.gz %.1f MB; %d repeated requests per concurrency level\n",
-			r.Name, r.Files, float64(r.Content)/1e6, float64(r.Tarball)/1e6, r.Requests)
+		fmt.Fprintf(&buf, "- %s: %d files, %s of content, tar.gz %s; %d repeated requests per concurrency level\n",
+			r.Name, r.Files, size(r.Content), size(r.Tarball), r.Requests)
 	}
 	buf.WriteString("\n| repository | request | concurrency | argo-like p50 | p99 | req/s | strata p50 | p99 | req/s | speedup p50 | speedup req/s |\n")
 	buf.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rep.Repos {
 		for _, row := range r.Rows {
 			a, s := row.ArgoLike, row.Strata
-			fmt.Fprintf(&buf, "| %s | %s | %d | %s | %s | %.1f | %s | %s | %.1f | %.2f× | %.2f× |\n",
+			fmt.Fprintf(&buf, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %.2f× | %.2f× |\n",
 				r.Name, row.Label, row.Concurrency,
-				ms(a.Quantile(0.5)), ms(a.Quantile(0.99)), a.PerSecond(),
-				ms(s.Quantile(0.5)), ms(s.Quantile(0.99)), s.PerSecond(),
+				ms(a.Quantile(0.5)), ms(a.Quantile(0.99)), perSecond(a),
+				ms(s.Quantile(0.5)), ms(s.Quantile(0.99)), perSecond(s),
 				a.Quantile(0.5).Seconds()/s.Quantile(0.5).Seconds(), s.PerSecond()/a.PerSecond())
 		}
 		// Extract alone is less than what Argo CD's sidecar does, so
 		// strata's lead over it is a lower bound.
 		e, s := r.Extract, r.single()
-		fmt.Fprintf(&buf, "| %s | tarball.Extract alone ×%d | 1 | %s | %s | %.1f | | | | ≥ %.2f× | ≥ %.2f× |\n",
-			r.Name, len(e.Latencies), ms(e.Quantile(0.5)), ms(e.Quantile(0.99)), e.PerSecond(),
+		fmt.Fprintf(&buf, "| %s | tarball.Extract alone ×%d | 1 | %s | %s | %s | | | | ≥ %.2f× | ≥ %.2f× |\n",
+			r.Name, len(e.Latencies), ms(e.Quantile(0.5)), ms(e.Quantile(0.99)), perSecond(e),
 			e.Quantile(0.5).Seconds()/s.Quantile(0.5).Seconds(), s.PerSecond()/e.PerSecond())
 	}
 	_, err := w.Write(buf.Bytes())
@@ -396,6 +396,27 @@ func (r RepoReport) single() Sample {
 		}
 	}
 	return Sample{}
+}
+
+// perSecond formats s's requests per second with about three significant
+// digits.
+func perSecond(s Sample) string {
+	v := s.PerSecond()
+	switch {
+	case v < 10:
+		return fmt.Sprintf("%.2f", v)
+	case v < 100:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// size formats n bytes in kB or MB.
+func size(n int64) string {
+	if n < 1e6 {
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }
 
 // ms formats d in milliseconds with about three significant digits.
