@@ -11,7 +11,7 @@ PROTOC_GEN_GO      ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 GENBIN             := $(CURDIR)/.cache/genbin
 
-.PHONY: all build generate test unit lint fmt bench bench-values bench-cmp fuzz demo clean
+.PHONY: all build generate test unit lint fmt bench bench-values bench-cmp bench-generator bench-layers bench-helm generate-layers fuzz demo clean testbin cluster
 
 all: build
 
@@ -21,8 +21,20 @@ build:
 ## test: lint, then every test with the race detector, shuffled.
 test: lint unit
 
-unit:
+unit: testbin
 	$(GO) test -race -shuffle=on -count=1 ./...
+
+## testbin: build the binaries the integration tests run (helm, etcd,
+## kube-apiserver) from the Go module proxy into $STRATA_TESTBIN_DIR (default
+## ~/.cache/strata/testbin). Cached: only the first run takes minutes.
+testbin:
+	bash hack/testbin/build.sh all >/dev/null
+
+## cluster: run a local control plane (etcd + kube-apiserver) in the
+## foreground until Ctrl-C; prints the `export KUBECONFIG=...` to use it.
+CLUSTERFLAGS ?=
+cluster: testbin
+	$(GO) run ./internal/kube/kubetest/cmd/cluster $(CLUSTERFLAGS)
 
 lint:
 	@bad="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './testdata/*'))"; \
@@ -39,6 +51,12 @@ generate:
 	  --go-grpc_out=internal --go-grpc_opt=paths=source_relative \
 	  internal/cmpserver/pluginpb/repository.proto internal/cmpserver/pluginpb/plugin.proto
 
+## generate-layers: regenerate the App/Catalog deepcopy code and CRDs.
+CONTROLLER_GEN ?= sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
+generate-layers:
+	$(GO) run $(CONTROLLER_GEN) object paths=./internal/layers/v1alpha1/...
+	$(GO) run $(CONTROLLER_GEN) crd paths=./internal/layers/v1alpha1/... output:crd:artifacts:config=deploy/crds
+
 ## fmt: rewrite sources with gofmt (the only target that edits files).
 fmt:
 	gofmt -w $$(git ls-files '*.go')
@@ -47,11 +65,33 @@ BENCHCOUNT  ?= 5
 
 ## bench: every capability's benchmarks, strata beside the peer tool in the
 ## same run, with the speedup printed (see docs/benchmarks.md).
-bench: bench-values bench-cmp
+bench: bench-values bench-cmp bench-layers bench-generator bench-helm
 
 bench-values:
 	$(GO) test -run='^$$' -bench='Merge' -benchmem -count=$(BENCHCOUNT) ./internal/values | \
 	  awk -v PAIRS='Merge/provenance=false=HelmMergeMaps;Merge/provenance=true=HelmMergeMaps;MergeFiles/provenance=false=HelmMergeFiles;MergeFiles/provenance=true=HelmMergeFiles' -f hack/benchratio.awk
+
+## bench-layers: render an App with 100 extraConfigs of 1,000 keys each,
+## explain off and on, beside Helm's parse + MergeMaps chain and a yq reduce.
+bench-layers:
+	$(GO) test -run='^$$' -bench='Render|HelmMergeChain|YqReduce' -benchmem -count=$(BENCHCOUNT) ./internal/layers | \
+	  awk -v PAIRS='Render/explain=false=HelmMergeChain;Render/explain=true=HelmMergeChain;Render/explain=false=YqReduce;Render/explain=true=YqReduce' -f hack/benchratio.awk
+
+## bench-generator: the ApplicationSet plugin generator server with a
+## command backend, cache off and on, beside a Python http.server plugin as
+## Argo CD's docs write it, at 1, 16 and 64 clients.
+bench-generator:
+	$(GO) run ./internal/generator/genbench $(GENBENCHFLAGS)
+
+## bench-helm: the built-in Helm plugin in-process beside a `helm template`
+## process per render (as Argo CD's repo-server runs it), and its parameters
+## announcement beside the proposal's `yq e -o=p | jq` pipeline. Installs the
+## Go yq (mikefarah; Debian's yq is another program) into .cache/genbin.
+YQ ?= github.com/mikefarah/yq/v4@v4.44.3
+bench-helm:
+	GOBIN=$(GENBIN) $(GO) install $(YQ)
+	PATH=$(GENBIN):$$PATH $(GO) test -run='^$$' -bench='Render|HelmTemplate|Announce|YqJq' -count=$(BENCHCOUNT) ./internal/helmplugin | \
+	  awk -v PAIRS='RenderSubchart=HelmTemplateSubchart;Render200=HelmTemplate200;Announce5000=YqJqAnnounce5000;Announce5000Cold=YqJqAnnounce5000' -f hack/benchratio.awk
 
 ## bench-cmp: the plugin server's GenerateManifest, driven like Argo CD's
 ## repo-server, with its cache off (Argo CD's way: extract every request)

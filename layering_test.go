@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,19 +19,20 @@ const module = "github.com/strata-dev/strata"
 // strictly lower rank (ARCHITECTURE.md, STYLE.md). Packages under a listed
 // directory share its rank and may import their parent.
 var rank = map[string]int{
-	"internal/values": 0,
+	"internal/values":  0,
+	"internal/testbin": 0,
 
-	"internal/schema":     1,
-	"internal/params":     1,
-	"internal/hookexec":   1,
-	"internal/kube":       1,
-	"internal/helmplugin": 1,
-	"internal/kustomize":  1,
+	"internal/schema":    1,
+	"internal/params":    1,
+	"internal/hookexec":  1,
+	"internal/kube":      1,
+	"internal/kustomize": 1,
 
-	"internal/layers":    2,
-	"internal/cmpserver": 2,
-	"internal/generator": 2,
-	"internal/operator":  2,
+	"internal/layers":     2,
+	"internal/helmplugin": 2,
+	"internal/cmpserver":  2,
+	"internal/generator":  2,
+	"internal/operator":   2,
 
 	"internal/cli": 3,
 	"cmd/strata":   4,
@@ -104,6 +106,10 @@ func violations(root string) ([]string, error) {
 		if d.IsDir() {
 			name := d.Name()
 			if rel != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "examples" || name == "deploy") {
+				return filepath.SkipDir
+			}
+			// A nested module (hack/testbin/*) is not part of strata.
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); rel != "." && err == nil {
 				return filepath.SkipDir
 			}
 			return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/cmpserver"
 	"github.com/strata-dev/strata/internal/cmpserver/tarball"
+	"github.com/strata-dev/strata/internal/helmplugin"
 	"github.com/strata-dev/strata/internal/params"
 	"github.com/strata-dev/strata/internal/values"
 )
@@ -30,26 +31,37 @@ its manifests, print its parameters announcement, check its discovery rules.`,
 	return cmd
 }
 
-// pluginFlags choose and tune the plugin.
+// pluginFlags choose and tune the plugin: a plugin.yaml (--config) or a
+// built-in plugin (--builtin).
 type pluginFlags struct {
 	config  string
+	builtin string
 	timeout time.Duration
 }
 
 func (f *pluginFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "the plugin's plugin.yaml (ConfigManagementPlugin)")
-	fs.DurationVar(&f.timeout, "timeout", 0, "bound on each command the plugin runs, besides the request deadline (0: none)")
+	fs.StringVar(&f.builtin, "builtin", "", "a built-in plugin instead of a plugin.yaml: helm (renders Helm charts in-process, like Argo CD's Helm source)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "bound on each command the plugin runs (for --builtin helm: on each render), besides the request deadline (0: none)")
 }
 
-func (f *pluginFlags) plugin(g *globals) (*cmpserver.CommandPlugin, error) {
-	if f.config == "" {
-		return nil, errors.New("--config is required: the plugin.yaml to run")
-	}
-	cfg, err := cmpserver.LoadConfig(f.config)
+func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
+	log, err := g.logger()
 	if err != nil {
 		return nil, err
 	}
-	log, err := g.logger()
+	switch {
+	case f.config != "" && f.builtin != "":
+		return nil, errors.New("--config and --builtin are mutually exclusive: run either a plugin.yaml or a built-in plugin")
+	case f.builtin != "":
+		if f.builtin != helmplugin.Name {
+			return nil, fmt.Errorf("--builtin %q: unknown built-in plugin; the built-in plugins are: %s", f.builtin, helmplugin.Name)
+		}
+		return helmPlugin{helmplugin.New(helmplugin.Options{Timeout: f.timeout, Logger: log})}, nil
+	case f.config == "":
+		return nil, errors.New("--config or --builtin is required: the plugin.yaml to run, or a built-in plugin (helm)")
+	}
+	cfg, err := cmpserver.LoadConfig(f.config)
 	if err != nil {
 		return nil, err
 	}
@@ -57,6 +69,16 @@ func (f *pluginFlags) plugin(g *globals) (*cmpserver.CommandPlugin, error) {
 		log.Warn("plugin configuration", "file", f.config, "warning", w)
 	}
 	return cmpserver.NewCommandPlugin(cfg, cmpserver.CommandOptions{Timeout: f.timeout, Env: os.Environ(), Logger: log}), nil
+}
+
+// helmPlugin serves the built-in Helm plugin: it needs no plugin.yaml,
+// matches directories holding a Chart.yaml, and listens on helm.sock.
+type helmPlugin struct{ *helmplugin.Plugin }
+
+var _ cmpserver.Plugin = helmPlugin{}
+
+func (helmPlugin) Info() cmpserver.Info {
+	return cmpserver.Info{Name: helmplugin.Name, DiscoveryConfigured: true}
 }
 
 func newCmpServeCmd(g *globals) *cobra.Command {
@@ -68,10 +90,11 @@ func newCmpServeCmd(g *globals) *cobra.Command {
 		grace      time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "serve --config PLUGIN.yaml [--socket-dir DIR]",
+		Use:   "serve --config PLUGIN.yaml|--builtin helm [--socket-dir DIR]",
 		Short: "Serve a plugin to Argo CD's repo-server (run as a sidecar)",
 		Long: `Serve the plugin on the unix socket Argo CD's repo-server looks for:
 <socket dir>/<name>.sock, or <name>-<version>.sock when the plugin has a version.
+The built-in Helm plugin (--builtin helm) listens on helm.sock.
 The socket directory defaults to $ARGOCD_PLUGINSOCKFILEPATH, else
 /home/argocd/cmp-server/plugins. Repositories are cached by checksum, so a
 repeated request does not unpack the same tarball again.
@@ -128,6 +151,7 @@ type localFlags struct {
 	namespace   string
 	kubeVersion string
 	apiVersions []string
+	argocdEnv   bool
 }
 
 func (f *localFlags) bind(fs *pflag.FlagSet) {
@@ -142,6 +166,7 @@ func (f *localFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.namespace, "namespace", "default", "the Application's destination namespace")
 	fs.StringVar(&f.kubeVersion, "kube-version", "", "KUBE_VERSION as the repo-server would set it")
 	fs.StringArrayVar(&f.apiVersions, "api-versions", nil, "KUBE_API_VERSIONS entries")
+	fs.BoolVar(&f.argocdEnv, "argocd-env", false, "with --builtin: run inside another plugin's command, in place: the application, its parameters and the build environment come from the environment Argo CD gives plugin commands (ARGOCD_APP_*, ARGOCD_APP_PARAMETERS, KUBE_*), the repository root from ARGOCD_APP_SOURCE_PATH")
 }
 
 func (f *localFlags) local(g *globals, appDir string) (*cmpserver.Local, error) {
@@ -175,8 +200,24 @@ func (f *localFlags) local(g *globals, appDir string) (*cmpserver.Local, error) 
 }
 
 // run prepares a local request for the application in dir, as the sidecar
-// would receive it, calls fn, and removes the private copy.
-func (f *localFlags) run(cmd *cobra.Command, g *globals, dir string, fn func(*cmpserver.Local, *params.Request) error) error {
+// would receive it, calls fn, and removes the private copy. With
+// --argocd-env the request is read from the environment instead, and the
+// plugin runs in place.
+func (f *localFlags) run(cmd *cobra.Command, g *globals, dir string, fn func(cmpserver.Plugin, *params.Request) error) error {
+	if f.argocdEnv {
+		if f.plugin.builtin == "" {
+			return errors.New("--argocd-env needs --builtin: a plugin.yaml's commands already get Argo CD's environment")
+		}
+		p, err := f.plugin.plugin(g)
+		if err != nil {
+			return err
+		}
+		req, err := f.envRequest(dir)
+		if err != nil {
+			return err
+		}
+		return fn(p, req)
+	}
 	l, err := f.local(g, dir)
 	if err != nil {
 		return err
@@ -186,7 +227,55 @@ func (f *localFlags) run(cmd *cobra.Command, g *globals, dir string, fn func(*cm
 		return err
 	}
 	defer cleanup()
-	return fn(l, req)
+	return fn(l.Plugin, req)
+}
+
+// envRequest builds a request from the environment Argo CD gives a
+// plugin's commands, for a built-in plugin run by another plugin's
+// command: the application directory is dir (the command's working
+// directory, usually "."), the repository root is dir less
+// ARGOCD_APP_SOURCE_PATH (or --repo-root), the parameters are
+// ARGOCD_APP_PARAMETERS followed by the --param flags.
+func (f *localFlags) envRequest(dir string) (*params.Request, error) {
+	app, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(app); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", dir)
+	}
+	root := f.repoRoot
+	if root == "" {
+		root = app
+		if src := filepath.Clean(filepath.FromSlash(os.Getenv("ARGOCD_APP_SOURCE_PATH"))); src != "." && src != "" {
+			suffix := string(filepath.Separator) + src
+			if !filepath.IsLocal(src) || !strings.HasSuffix(app, suffix) {
+				return nil, fmt.Errorf("--argocd-env: the directory %s does not end in ARGOCD_APP_SOURCE_PATH %q; run in the application's directory, or give --repo-root", app, src)
+			}
+			root = strings.TrimSuffix(app, suffix)
+		}
+	}
+	var ps []params.Parameter
+	if raw := os.Getenv(params.ParametersVar); raw != "" {
+		if ps, err = params.ParseParameters([]byte(raw), params.ParametersVar); err != nil {
+			return nil, err
+		}
+	}
+	more, err := f.parameters()
+	if err != nil {
+		return nil, err
+	}
+	req := &params.Request{AppName: os.Getenv("ARGOCD_APP_NAME"), RepoRoot: root, AppPath: app, Parameters: append(ps, more...)}
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == params.ParametersVar || strings.HasPrefix(name, "PARAM_") {
+			continue
+		}
+		if strings.HasPrefix(name, "ARGOCD_APP_") || strings.HasPrefix(name, "ARGOCD_ENV_") || name == "KUBE_VERSION" || name == "KUBE_API_VERSIONS" {
+			req.Env = append(req.Env, kv)
+		}
+	}
+	return req, nil
 }
 
 // gitRoot returns the work tree enclosing dir, or dir. It runs git only to
@@ -256,18 +345,24 @@ func newCmpGenerateCmd(g *globals) *cobra.Command {
 		output string
 	)
 	cmd := &cobra.Command{
-		Use:   "generate APPDIR --config PLUGIN.yaml [--parameters FILE] [--param name=value]... [--env NAME=VALUE]...",
+		Use:   "generate APPDIR --config PLUGIN.yaml|--builtin helm [--parameters FILE] [--param name=value]... [--env NAME=VALUE]...",
 		Short: "Run a plugin's init and generate commands on a local application, as the sidecar would",
 		Long: `Run the plugin on APPDIR exactly as the sidecar runs it for Argo CD: the
 repository is copied into a private directory (your checkout is never
 written to), the commands get the environment Argo CD would give them
 (ARGOCD_APP_*, KUBE_*, ARGOCD_ENV_*, ARGOCD_APP_PARAMETERS, PARAM_*), and
 their output is parsed and checked as the repo-server would. Prints the
-manifests as a YAML stream (or a JSON list with -o json).`,
+manifests as a YAML stream (or a JSON list with -o json).
+
+--builtin helm renders APPDIR's Helm chart in-process instead, as Argo CD's
+Helm source would (see docs/helm.md). With --argocd-env it runs in place,
+inside another plugin's command, reading the application from the
+environment Argo CD gives that command: a plugin.yaml can wrap it, say with
+a kustomize pass after Helm.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return flags.run(cmd, g, args[0], func(l *cmpserver.Local, req *params.Request) error {
-				manifests, err := l.Plugin.Generate(cmd.Context(), req)
+			return flags.run(cmd, g, args[0], func(p cmpserver.Plugin, req *params.Request) error {
+				manifests, err := p.Generate(cmd.Context(), req)
 				if err != nil {
 					return err
 				}
@@ -310,12 +405,12 @@ func writeManifests(g *globals, manifests []string, output string) error {
 func newCmpParametersCmd(g *globals) *cobra.Command {
 	var flags localFlags
 	cmd := &cobra.Command{
-		Use:   "parameters APPDIR --config PLUGIN.yaml",
+		Use:   "parameters APPDIR --config PLUGIN.yaml|--builtin helm",
 		Short: "Print the plugin's parameters announcement for an application, as JSON",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return flags.run(cmd, g, args[0], func(l *cmpserver.Local, req *params.Request) error {
-				anns, err := l.Plugin.Announce(cmd.Context(), req)
+			return flags.run(cmd, g, args[0], func(p cmpserver.Plugin, req *params.Request) error {
+				anns, err := p.Announce(cmd.Context(), req)
 				if err != nil {
 					return err
 				}
@@ -333,16 +428,16 @@ func newCmpParametersCmd(g *globals) *cobra.Command {
 func newCmpMatchCmd(g *globals) *cobra.Command {
 	var flags localFlags
 	cmd := &cobra.Command{
-		Use:   "match APPDIR --config PLUGIN.yaml",
+		Use:   "match APPDIR --config PLUGIN.yaml|--builtin helm",
 		Short: "Say whether the plugin's discovery rules match an application (exit 1 if not)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return flags.run(cmd, g, args[0], func(l *cmpserver.Local, req *params.Request) error {
-				info := l.Plugin.Info()
+			return flags.run(cmd, g, args[0], func(p cmpserver.Plugin, req *params.Request) error {
+				info := p.Info()
 				if !info.DiscoveryConfigured {
 					return &exitError{code: 1, msg: fmt.Sprintf("no match: plugin %s has no discover rules; Argo CD uses it only when an Application names it", info.Name)}
 				}
-				ok, err := l.Plugin.Match(cmd.Context(), req)
+				ok, err := p.Match(cmd.Context(), req)
 				if err != nil {
 					return err
 				}

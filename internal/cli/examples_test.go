@@ -42,6 +42,12 @@ func TestExamples(t *testing.T) {
 		{"cmp shell-free generate", []string{"cmp", "generate", ex("cmp/shell-free/app"), "--config", ex("cmp/shell-free/plugin.yaml"), "--repo-root", ex("cmp/shell-free")}, "cmp/shell-free/expected.yaml", 0},
 		{"cmp kustomize generate", []string{"cmp", "generate", ex("cmp/kustomize/overlays/prod"), "--config", ex("cmp/kustomize/plugin.yaml"), "--repo-root", ex("cmp/kustomize")}, "cmp/kustomize/expected.yaml", 0},
 		{"cmp shell-free parameters", []string{"cmp", "parameters", ex("cmp/shell-free/app"), "--config", ex("cmp/shell-free/plugin.yaml"), "--repo-root", ex("cmp/shell-free")}, "cmp/shell-free/parameters.json", 0},
+		{"helm generate", []string{"cmp", "generate", ex("helm/chart"), "--builtin", "helm", "--parameters", ex("helm/parameters.json"), "--app-name", "guestbook", "--namespace", "web", "--repo-root", ex("helm")}, "helm/expected.yaml", 0},
+		{"helm parameters", []string{"cmp", "parameters", ex("helm/chart"), "--builtin", "helm", "--parameters", ex("helm/parameters.json"), "--app-name", "guestbook", "--namespace", "web", "--repo-root", ex("helm")}, "helm/announcement.json", 0},
+		{"helm wrapped generate", []string{"cmp", "generate", ex("helm/wrapped/app"), "--config", ex("helm/wrapped/plugin.yaml"), "--repo-root", ex("helm/wrapped"), "--app-name", "guestbook", "--namespace", "web", "--param-map", "helm-parameters.replicaCount=3"}, "helm/wrapped/expected.yaml", 0},
+		{"helm wrapped parameters", []string{"cmp", "parameters", ex("helm/wrapped/app"), "--config", ex("helm/wrapped/plugin.yaml"), "--repo-root", ex("helm/wrapped"), "--app-name", "guestbook", "--namespace", "web"}, "helm/wrapped/announcement.json", 0},
+		{"layers render", []string{"layers", "render", ex("layers/app.yaml")}, "layers/expected.yaml", 0},
+		{"layers explain", []string{"layers", "render", ex("layers/app.yaml"), "--explain"}, "layers/explain.txt", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -85,6 +85,8 @@ layered, and explains every value it produces.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	pf.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
-	root.AddCommand(newVersionCmd(g), newValuesCmd(g), newCmpCmd(g), newKustomizeCmd(g))
+	root.AddCommand(newVersionCmd(g), newValuesCmd(g), newCmpCmd(g), newKustomizeCmd(g), newGeneratorCmd(g))
+	root.AddCommand(newLayersCmd(g))
+	root.AddCommand(newAppsetCmd(g))
 	return root
 }

@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strata-dev/strata/internal/generator"
+	"github.com/strata-dev/strata/internal/generator/appset"
+	"github.com/strata-dev/strata/internal/values"
+)
+
+func newAppsetCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "appset",
+		Short: "Work with Argo CD ApplicationSets without a cluster",
+	}
+	cmd.AddCommand(newAppsetRenderCmd(g))
+	return cmd
+}
+
+// appsetRenderFlags binds the flags of appset render.
+type appsetRenderFlags struct {
+	pluginConfigs []string
+	secrets       []string
+	tokens        []string
+	output        string
+	timeout       time.Duration
+}
+
+func newAppsetRenderCmd(g *globals) *cobra.Command {
+	var f appsetRenderFlags
+	cmd := &cobra.Command{
+		Use:   "render APPSET.yaml [--plugin-config FILE]... [--secret FILE]... [-o yaml|json]",
+		Short: "Print the Applications an ApplicationSet generates, as the ApplicationSet controller would",
+		Long: `Evaluate an ApplicationSet's generators (list, plugin, matrix, merge) and render
+its template once per parameter set, with the ApplicationSet controller's
+semantics, and print the Applications it would create: a YAML stream, or with
+-o json a List.
+
+Plugin generators call the plugin over HTTP, as the controller does, with the
+base URL, token and requestTimeout of the plugin's ConfigMap. Pass that
+ConfigMap with --plugin-config; its token ("$key" for a key of argocd-secret,
+"$secret:key" for another Secret) is read from the Secret manifests passed
+with --secret (or --plugin-config). --token NAME=VALUE, or the environment
+variable STRATA_APPSET_TOKEN_<NAME> (NAME in upper case, other characters
+as _), gives the token of ConfigMap NAME directly and wins over the Secret.
+
+Generators that need the cluster (clusters, git, scmProvider, pullRequest,
+clusterDecisionResource) are errors.`,
+		Example: `  strata appset render examples/appset/list/appset.yaml
+  strata appset render appset.yaml --plugin-config plugin-cm.yaml --secret argocd-secret.yaml
+  STRATA_APPSET_TOKEN_MY_PLUGIN=s3cr3t strata appset render appset.yaml --plugin-config cm.yaml -o json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.run(cmd.Context(), g, args[0])
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVar(&f.pluginConfigs, "plugin-config", nil, "a file of plugin ConfigMap manifests (Secrets in it are read too)")
+	fs.StringArrayVar(&f.secrets, "secret", nil, "a file of Secret manifests that plugin ConfigMaps' tokens refer to")
+	fs.StringArrayVar(&f.tokens, "token", nil, "NAME=VALUE: the token of the plugin configured by ConfigMap NAME (visible to other local users; prefer $STRATA_APPSET_TOKEN_<NAME>)")
+	fs.StringVarP(&f.output, "output", "o", "yaml", "output format: yaml (a stream of documents) or json (a List)")
+	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "give up rendering after this long, plugin calls included")
+	return cmd
+}
+
+func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) error {
+	log, err := g.logger()
+	if err != nil {
+		return err
+	}
+	format, err := values.ParseFormat(f.output)
+	if err != nil {
+		return err
+	}
+	plugins := &appset.PluginSet{Tokens: map[string]string{}, LookupEnv: os.LookupEnv}
+	for _, t := range f.tokens {
+		name, val, ok := strings.Cut(t, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("--token %q: use NAME=VALUE, NAME being the plugin's ConfigMap name", tokenArgHint(t))
+		}
+		plugins.Tokens[name] = val
+	}
+	for _, files := range []struct {
+		list        []string
+		secretsOnly bool
+	}{{f.pluginConfigs, false}, {f.secrets, true}} {
+		for _, p := range files.list {
+			data, err := readAppsetFile(g, p, appset.MaxFileBytes)
+			if err != nil {
+				return err
+			}
+			if err := plugins.Load(data, p, files.secretsOnly); err != nil {
+				return err
+			}
+		}
+	}
+	data, err := readAppsetFile(g, file, appset.MaxFileBytes)
+	if err != nil {
+		return err
+	}
+	set, err := appset.Parse(data, file)
+	if err != nil {
+		return err
+	}
+	if f.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.timeout)
+		defer cancel()
+	}
+	r := appset.Renderer{
+		Plugins: plugins.Resolver(func(c appset.PluginConfig) appset.ParamsGetter {
+			log.Debug("plugin configured", "configMap", c.Name, "baseUrl", c.BaseURL, "timeout", c.Timeout, "token", c.Token != "")
+			return &generator.Client{BaseURL: c.BaseURL, Token: c.Token, Timeout: c.Timeout}
+		}),
+	}
+	// A template cannot be interrupted while it runs: wait for the context
+	// rather than for Render, so that --timeout holds; the process ends.
+	type outcome struct {
+		res *appset.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := r.Render(ctx, set)
+		done <- outcome{res, err}
+	}()
+	var res *appset.Result
+	select {
+	case o := <-done:
+		if o.err != nil {
+			return o.err
+		}
+		res = o.res
+	case <-ctx.Done():
+		return fmt.Errorf("rendering %s: gave up after --timeout %s: %w", file, f.timeout, ctx.Err())
+	}
+	for _, w := range res.Warnings {
+		log.Warn(w, "applicationSet", set.Name)
+	}
+	var b bytes.Buffer
+	if format == values.JSON {
+		items := make([]any, len(res.Applications))
+		for i, a := range res.Applications {
+			items[i] = a
+		}
+		list := map[string]any{"apiVersion": "v1", "kind": "List", "items": items}
+		if err := values.Encode(&b, list, values.JSON); err != nil {
+			return err
+		}
+	} else {
+		for i, a := range res.Applications {
+			if i > 0 {
+				b.WriteString("---\n")
+			}
+			if err := values.Encode(&b, a, values.YAML); err != nil {
+				return err
+			}
+		}
+	}
+	log.Debug("rendered", "applicationSet", set.Name, "applications", len(res.Applications))
+	_, err = g.stdout.Write(b.Bytes())
+	return err
+}
+
+// readAppsetFile reads a file ("-": standard input) of at most max bytes.
+func readAppsetFile(g *globals, path string, max int64) ([]byte, error) {
+	var r io.Reader
+	if path == "-" {
+		r = g.stdin
+	} else {
+		fh, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer fh.Close()
+		r = fh
+	}
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s is larger than the limit of %d bytes", path, max)
+	}
+	return data, nil
+}
+
+// tokenArgHint shows a malformed --token argument without its value.
+func tokenArgHint(s string) string {
+	if len(s) > 8 {
+		return s[:4] + "..."
+	}
+	return "..."
+}

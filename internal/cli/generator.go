@@ -1,0 +1,230 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strata-dev/strata/internal/generator"
+	"github.com/strata-dev/strata/internal/values"
+)
+
+func newGeneratorCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "generator",
+		Short: "ApplicationSet plugin generators: serve them, check their configuration, call them",
+		Long: `Serve ApplicationSet plugin generators to Argo CD's ApplicationSet controller
+over its HTTP contract (POST <baseUrl>/api/v1/getparams.execute), each backed
+by a command or by parameter files, with bearer tokens, caching, limits and
+metrics; check a server configuration; call a plugin as the controller does.`,
+	}
+	cmd.AddCommand(newGeneratorServeCmd(g), newGeneratorCheckCmd(g), newGeneratorCallCmd(g))
+	return cmd
+}
+
+// loadGeneratorConfig reads --config and applies the address flags.
+func loadGeneratorConfig(path, listen, metricsListen string) (*generator.Config, error) {
+	if path == "" {
+		return nil, errors.New("--config is required: the GeneratorConfig file to serve")
+	}
+	cfg, err := generator.LoadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	if listen != "" {
+		cfg.Listen = listen
+	}
+	if metricsListen != "" {
+		cfg.MetricsListen = metricsListen
+	}
+	return cfg, nil
+}
+
+func newGeneratorServeCmd(g *globals) *cobra.Command {
+	var config, listen, metricsListen string
+	cmd := &cobra.Command{
+		Use:   "serve --config FILE [--listen ADDR] [--metrics-listen ADDR]",
+		Short: "Serve the plugins of a GeneratorConfig to the ApplicationSet controller",
+		Long: `Serve each plugin of the GeneratorConfig at <its path>/api/v1/getparams.execute.
+Everything is checked before the server starts listening: the configuration,
+the commands, the parameter files, the tokens and the TLS certificate.
+Parameter files, token files and the certificate are reloaded when they
+change. /healthz and /readyz answer on the listen address, /metrics too unless
+a metrics address is set.
+
+On SIGTERM /readyz fails for shutdownDelay while requests are still served,
+then in-flight requests get shutdownGrace to finish.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadGeneratorConfig(config, listen, metricsListen)
+			if err != nil {
+				return err
+			}
+			log, err := g.logger()
+			if err != nil {
+				return err
+			}
+			srv, err := generator.New(cfg, log)
+			if err != nil {
+				return err
+			}
+			return srv.Run(cmd.Context())
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&config, "config", "", "the GeneratorConfig file")
+	fs.StringVar(&listen, "listen", "", "address of the plugin API, host:port or unix:PATH (overrides listen; default "+generator.DefaultListen+")")
+	fs.StringVar(&metricsListen, "metrics-listen", "", "address of /metrics (overrides metricsListen; default: served on the listen address)")
+	return cmd
+}
+
+func newGeneratorCheckCmd(g *globals) *cobra.Command {
+	var config string
+	cmd := &cobra.Command{
+		Use:   "check --config FILE",
+		Short: "Check a GeneratorConfig as serve would, without serving",
+		Long: `Check the configuration, look up the commands, load the parameter files,
+read the tokens and the TLS certificate, as serve does before it listens, and
+print the plugins with the base URL path to put in each plugin's ConfigMap.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadGeneratorConfig(config, "", "")
+			if err != nil {
+				return err
+			}
+			if _, err := generator.New(cfg, nil); err != nil {
+				return err
+			}
+			dir := "."
+			if abs, err := filepath.Abs(config); err == nil {
+				dir = filepath.Dir(abs)
+			}
+			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "PLUGIN\tPATH\tBACKEND\tAUTH\tCACHE TTL\tCONCURRENCY")
+			for _, p := range cfg.Plugins {
+				backend := "custom"
+				switch b := p.Backend.(type) {
+				case *generator.CommandBackend:
+					backend = "command " + strings.Join(b.Argv, " ")
+				case *generator.StaticBackend:
+					backend = "static " + strings.Join(b.Files, " ")
+				}
+				auth := "none"
+				switch {
+				case p.Token != nil && p.Token.File != "":
+					auth = "token from file " + relTo(dir, p.Token.File)
+				case p.Token != nil:
+					auth = "token from " + p.Token.String()
+				}
+				conc := "unbounded"
+				if p.Concurrency > 0 {
+					conc = fmt.Sprint(p.Concurrency)
+				}
+				path := p.Path
+				if path == "" {
+					path = "/"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, path, backend, auth, p.Cache.TTL, conc)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&config, "config", "", "the GeneratorConfig file")
+	return cmd
+}
+
+func newGeneratorCallCmd(g *globals) *cobra.Command {
+	var (
+		c          generator.Client
+		tokenFile  string
+		tokenEnv   string
+		appSet     string
+		inputFile  string
+		output     string
+		maxRespond int64
+	)
+	cmd := &cobra.Command{
+		Use:   "call BASEURL [--input FILE] [--token-file FILE | --token-env NAME] [--appset NAME]",
+		Short: "Call a plugin as the ApplicationSet controller does and print the parameter sets",
+		Long: `POST <BASEURL>/api/v1/getparams.execute with the headers, body and timeout the
+ApplicationSet controller uses, and print the parameter sets the plugin
+returned (YAML, or JSON with -o json). --input is a YAML or JSON file holding
+the generator's input.parameters ("-" for stdin).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := values.ParseFormat(output)
+			if err != nil {
+				return err
+			}
+			c.BaseURL = args[0]
+			c.MaxResponseBytes = maxRespond
+			switch {
+			case tokenFile != "" && tokenEnv != "":
+				return errors.New("use --token-file or --token-env, not both")
+			case tokenFile != "":
+				data, err := os.ReadFile(tokenFile)
+				if err != nil {
+					return fmt.Errorf("--token-file: %w", err)
+				}
+				c.Token = strings.TrimRight(string(data), "\r\n")
+			case tokenEnv != "":
+				v, ok := os.LookupEnv(tokenEnv)
+				if !ok {
+					return fmt.Errorf("--token-env: %s is not set", tokenEnv)
+				}
+				c.Token = v
+			}
+			var input map[string]any
+			if inputFile != "" {
+				var data []byte
+				if inputFile == "-" {
+					data, err = io.ReadAll(io.LimitReader(g.stdin, generator.DefaultMaxRequestBytes+1))
+					if err == nil && len(data) > generator.DefaultMaxRequestBytes {
+						err = fmt.Errorf("stdin holds more than %d bytes", generator.DefaultMaxRequestBytes)
+					}
+				} else {
+					data, err = os.ReadFile(inputFile)
+				}
+				if err != nil {
+					return fmt.Errorf("--input: %w", err)
+				}
+				if input, err = values.Parse(data, inputFile); err != nil {
+					return err
+				}
+			}
+			sets, err := c.GetParams(cmd.Context(), appSet, input)
+			if err != nil {
+				return err
+			}
+			list := make([]any, len(sets))
+			for i, s := range sets {
+				list[i] = s
+			}
+			return values.Encode(g.stdout, list, f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&tokenFile, "token-file", "", "file holding the bearer token")
+	fs.StringVar(&tokenEnv, "token-env", "", "environment variable holding the bearer token")
+	fs.StringVar(&appSet, "appset", "", "the applicationSetName to send")
+	fs.StringVar(&inputFile, "input", "", "YAML or JSON file with the input parameters (- for stdin)")
+	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "request timeout, as the plugin ConfigMap's requestTimeout")
+	fs.Int64Var(&maxRespond, "max-response-bytes", generator.DefaultMaxResponseBytes, "bound on the size of the answer")
+	fs.StringVarP(&output, "output", "o", "yaml", "output format: yaml or json")
+	return cmd
+}
+
+// relTo shows path relative to dir when it lies inside it.
+func relTo(dir, path string) string {
+	if rel, err := filepath.Rel(dir, path); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	return path
+}

@@ -1,0 +1,180 @@
+package appset_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/tools/txtar"
+
+	"github.com/strata-dev/strata/internal/generator/appset"
+	"github.com/strata-dev/strata/internal/values"
+)
+
+var update = flag.Bool("update", false, "rewrite the want, calls and warnings sections of testdata/render/*.txtar")
+
+// TestRender runs each testdata/render/*.txtar: it renders appset.yaml,
+// answering plugin generators from plugins.yaml (plugin name -> list of
+// {input, output} or {input, error}; an entry without input answers any
+// call), and compares the Applications (or "error: ..."), the plugin calls
+// made and the warnings with the want, calls and warnings sections.
+func TestRender(t *testing.T) {
+	files, err := filepath.Glob("testdata/render/*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no cases")
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := map[string][]byte{}
+			for _, f := range ar.Files {
+				in[f.Name] = f.Data
+			}
+			got := renderCase(t, in)
+			if *update {
+				var out []txtar.File
+				for _, f := range ar.Files {
+					if _, gen := got[f.Name]; !gen {
+						out = append(out, f)
+					}
+				}
+				for _, name := range []string{"want", "calls", "warnings"} {
+					if got[name] != "" {
+						out = append(out, txtar.File{Name: name, Data: []byte(got[name])})
+					}
+				}
+				ar.Files = out
+				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			for _, name := range []string{"want", "calls", "warnings"} {
+				if diff := cmp.Diff(string(in[name]), got[name]); diff != "" {
+					t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
+				}
+			}
+		})
+	}
+}
+
+// renderCase renders one case and returns its want, calls and warnings
+// sections.
+func renderCase(t *testing.T, in map[string][]byte) map[string]string {
+	t.Helper()
+	fake := &fakePlugins{}
+	if data, ok := in["plugins.yaml"]; ok {
+		tree, err := values.Parse(data, "plugins.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fake.canned = tree
+	}
+	out := map[string]string{"want": "", "calls": "", "warnings": ""}
+	a, err := appset.Parse(in["appset.yaml"], "appset.yaml")
+	if err == nil {
+		r := appset.Renderer{Plugins: fake.resolve}
+		var res *appset.Result
+		res, err = r.Render(context.Background(), a)
+		if err == nil {
+			var b bytes.Buffer
+			for i, app := range res.Applications {
+				if i > 0 {
+					b.WriteString("---\n")
+				}
+				if err := values.Encode(&b, app, values.YAML); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out["want"] = b.String()
+			if len(res.Warnings) > 0 {
+				out["warnings"] = strings.Join(res.Warnings, "\n") + "\n"
+			}
+		}
+	}
+	if err != nil {
+		out["want"] = "error: " + err.Error() + "\n"
+	}
+	if len(fake.calls) > 0 {
+		var b bytes.Buffer
+		if err := values.Encode(&b, fake.calls, values.YAML); err != nil {
+			t.Fatal(err)
+		}
+		out["calls"] = b.String()
+	}
+	return out
+}
+
+// fakePlugins answers plugin calls from canned responses and records them.
+type fakePlugins struct {
+	canned map[string]any
+	mu     sync.Mutex
+	calls  []any
+}
+
+func (f *fakePlugins) resolve(_ context.Context, name string) (appset.ParamsGetter, error) {
+	if _, ok := f.canned[name]; !ok {
+		return nil, fmt.Errorf("no plugin ConfigMap named %q in this test", name)
+	}
+	return &fakeGetter{f: f, name: name}, nil
+}
+
+type fakeGetter struct {
+	f    *fakePlugins
+	name string
+}
+
+func (g *fakeGetter) GetParams(_ context.Context, appSetName string, input map[string]any) ([]map[string]any, error) {
+	g.f.mu.Lock()
+	defer g.f.mu.Unlock()
+	call := map[string]any{"plugin": g.name, "applicationSetName": appSetName}
+	if len(input) > 0 {
+		call["input"] = input
+	}
+	g.f.calls = append(g.f.calls, call)
+	entries, _ := g.f.canned[g.name].([]any)
+	for _, e := range entries {
+		m, _ := e.(map[string]any)
+		want, has := m["input"]
+		if has && !reflect.DeepEqual(values.FromJSON(jsonRoundTrip(want)), values.FromJSON(jsonRoundTrip(input))) {
+			continue
+		}
+		if msg, ok := m["error"].(string); ok {
+			return nil, fmt.Errorf("%s", msg)
+		}
+		list, _ := m["output"].([]any)
+		var sets []map[string]any
+		for _, s := range list {
+			sets = append(sets, s.(map[string]any))
+		}
+		return sets, nil
+	}
+	return nil, fmt.Errorf("no canned answer for input %v", input)
+}
+
+// jsonRoundTrip normalizes numbers so canned inputs compare with real ones.
+func jsonRoundTrip(v any) any {
+	var b bytes.Buffer
+	if err := values.EncodeJSONValue(&b, v); err != nil {
+		return v
+	}
+	out, _, err := values.Loader{JSON: true}.ParseAny(b.Bytes(), "json")
+	if err != nil {
+		return v
+	}
+	return out
+}

@@ -1,0 +1,180 @@
+package appset
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"dario.cat/mergo"
+)
+
+// jsonValue converts a tree value to the types the controller holds after
+// decoding JSON: maps, lists, strings, bools, nil and float64 numbers. The
+// result shares nothing with v.
+func jsonValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = jsonValue(e)
+		}
+		return out
+	case map[string]string:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = e
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = jsonValue(e)
+		}
+		return out
+	case []map[string]any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = jsonValue(e)
+		}
+		return out
+	case int64:
+		return float64(v)
+	case int:
+		return float64(v)
+	case int32:
+		return float64(v)
+	case uint64:
+		return float64(v)
+	case float32:
+		return float64(v)
+	case json.Number:
+		if f, err := strconv.ParseFloat(string(v), 64); err == nil {
+			return f
+		}
+		return string(v)
+	}
+	return v
+}
+
+// jsonMap is jsonValue for a map.
+func jsonMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	return jsonValue(m).(map[string]any)
+}
+
+// flatten flattens a parameter set the way the controller does for plain
+// mode and for selectors: nested maps and lists become dotted keys ("a.b",
+// "list.0"), empty maps and lists vanish, and every leaf is formatted with
+// Go's %v.
+func flatten(m map[string]any) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		flattenInto(out, k, v)
+	}
+	return out
+}
+
+func flattenInto(out map[string]string, key string, v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			flattenInto(out, key+"."+k, e)
+		}
+	case []any:
+		for i, e := range v {
+			flattenInto(out, key+"."+strconv.Itoa(i), e)
+		}
+	default:
+		out[key] = formatValue(v)
+	}
+}
+
+// formatValue formats a leaf as the controller's fmt.Sprintf("%v") does.
+func formatValue(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return fmt.Sprintf("%v", v)
+}
+
+// stringMap formats every value of m with %v, as the controller's plain
+// mode matrix and merge do.
+func stringMap(m map[string]any) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = formatValue(v)
+	}
+	return out
+}
+
+// combineMatrix combines one set of each matrix child. In goTemplate mode
+// the sets are deep-merged and the first child wins; in plain mode both are
+// formatted as strings and a key with two different values is an error.
+func combineMatrix(first, second map[string]any, goTemplate bool) (map[string]any, error) {
+	if goTemplate {
+		out := map[string]any{}
+		if err := mergo.Merge(&out, copyMap(second), mergo.WithOverride); err != nil {
+			return nil, fmt.Errorf("merging the parameter sets: %w", err)
+		}
+		if err := mergo.Merge(&out, copyMap(first), mergo.WithOverride); err != nil {
+			return nil, fmt.Errorf("merging the parameter sets: %w", err)
+		}
+		return out, nil
+	}
+	a, b := stringMap(first), stringMap(second)
+	out := make(map[string]any, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		if cur, ok := a[k]; ok && cur != v {
+			return nil, fmt.Errorf("both children set the parameter %q, to %q and %q; in plain mode (goTemplate: false) a matrix cannot combine different values of one key: rename one of them", k, cur, v)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// overrideSet merges an override set of a merge generator into a base set:
+// goTemplate mode deep-merges with the override winning; plain mode
+// formats both as strings and lets the override win.
+func overrideSet(base, override map[string]any, goTemplate bool) (map[string]any, error) {
+	if goTemplate {
+		out := copyMap(base)
+		if err := mergo.Merge(&out, copyMap(override), mergo.WithOverride); err != nil {
+			return nil, fmt.Errorf("merging the parameter sets: %w", err)
+		}
+		return out, nil
+	}
+	out := map[string]any{}
+	for k, v := range stringMap(base) {
+		out[k] = v
+	}
+	for k, v := range stringMap(override) {
+		out[k] = v
+	}
+	return out, nil
+}
+
+// mergeKey is the identity of a parameter set under merge keys: the JSON of
+// the values of the keys, as the controller computes it.
+func mergeKey(set map[string]any, keys []string) (string, error) {
+	k := make(map[string]any, len(keys))
+	for _, key := range keys {
+		k[key] = set[key]
+	}
+	data, err := json.Marshal(k)
+	if err != nil {
+		return "", fmt.Errorf("encoding the merge key: %w", err)
+	}
+	return string(data), nil
+}
+
+func copyMap(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return jsonValue(m).(map[string]any)
+}

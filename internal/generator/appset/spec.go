@@ -1,0 +1,494 @@
+package appset
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/strata-dev/strata/internal/values"
+)
+
+// MaxFileBytes bounds the size of an ApplicationSet file.
+const MaxFileBytes = 8 << 20
+
+// fileLimits bound what an ApplicationSet or manifest file may expand to:
+// far beyond any real one, far below what would take the machine down.
+var fileLimits = values.Limits{MaxBytes: MaxFileBytes, MaxDepth: 256, MaxNodes: 1 << 20}
+
+// Errors wrapped by Parse and Render, for errors.Is.
+var (
+	// ErrInvalid marks an ApplicationSet the controller would reject or
+	// that cannot be rendered as written.
+	ErrInvalid = errors.New("invalid ApplicationSet")
+	// ErrUnsupported marks a generator that needs a cluster or a network
+	// service other than a plugin.
+	ErrUnsupported = errors.New("generator not supported locally")
+)
+
+// ApplicationSet is a parsed argoproj.io/v1alpha1 ApplicationSet, ready to
+// render.
+type ApplicationSet struct {
+	Name      string
+	Namespace string
+	Source    string // the file it was read from, for errors
+
+	// GoTemplate and GoTemplateOptions are spec.goTemplate and
+	// spec.goTemplateOptions.
+	GoTemplate        bool
+	GoTemplateOptions []string
+
+	pos                *values.Pos
+	entries            [][]*generator // one list per spec.generators entry: one generator per kind set in it
+	template           map[string]any // spec.template, nil when absent
+	templatePatch      *string
+	preserveOnDeletion bool
+	applyNested        bool
+	warnings           []string
+}
+
+// Warnings lists what Parse found suspicious but the controller accepts,
+// such as a template on a nested generator, which it ignores.
+func (a *ApplicationSet) Warnings() []string { return a.warnings }
+
+// The documents below mirror the ApplicationSet CRD: values.Decode checks
+// a file against them strictly, so a misspelt field is an error with its
+// line. Fields rendering does not evaluate are typed `any`.
+
+type appSetDoc struct {
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	Metadata   map[string]any `json:"metadata"`
+	Spec       *specDoc       `json:"spec"`
+	Status     any            `json:"status"`
+}
+
+type specDoc struct {
+	GoTemplate                   bool           `json:"goTemplate"`
+	GoTemplateOptions            []string       `json:"goTemplateOptions"`
+	Generators                   []generatorDoc `json:"generators"`
+	Template                     *templateDoc   `json:"template"`
+	TemplatePatch                *string        `json:"templatePatch"`
+	SyncPolicy                   *syncPolicyDoc `json:"syncPolicy"`
+	ApplyNestedSelectors         bool           `json:"applyNestedSelectors"`
+	Strategy                     any            `json:"strategy"`
+	PreservedFields              any            `json:"preservedFields"`
+	IgnoreApplicationDifferences any            `json:"ignoreApplicationDifferences"`
+}
+
+type syncPolicyDoc struct {
+	PreserveResourcesOnDeletion bool `json:"preserveResourcesOnDeletion"`
+	ApplicationsSync            any  `json:"applicationsSync"`
+}
+
+type templateDoc struct {
+	Metadata *templateMetaDoc `json:"metadata"`
+	Spec     map[string]any   `json:"spec"`
+}
+
+type templateMetaDoc struct {
+	Name        string            `json:"name"`
+	Namespace   string            `json:"namespace"`
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	Finalizers  []string          `json:"finalizers"`
+}
+
+// generatorDoc is one entry of spec.generators, or of a matrix or merge
+// generator's generators.
+type generatorDoc struct {
+	List                    *listDoc          `json:"list"`
+	Clusters                any               `json:"clusters"`
+	Git                     any               `json:"git"`
+	SCMProvider             any               `json:"scmProvider"`
+	ClusterDecisionResource any               `json:"clusterDecisionResource"`
+	PullRequest             any               `json:"pullRequest"`
+	Plugin                  *pluginDoc        `json:"plugin"`
+	Matrix                  *matrixDoc        `json:"matrix"`
+	Merge                   *mergeDoc         `json:"merge"`
+	Selector                *labelSelectorDoc `json:"selector"`
+}
+
+type listDoc struct {
+	Elements     []any        `json:"elements"`
+	ElementsYaml string       `json:"elementsYaml"`
+	Template     *templateDoc `json:"template"`
+}
+
+type pluginDoc struct {
+	ConfigMapRef        configMapRefDoc   `json:"configMapRef"`
+	Input               pluginInputDoc    `json:"input"`
+	Values              map[string]string `json:"values"`
+	RequeueAfterSeconds *int64            `json:"requeueAfterSeconds"`
+	Template            *templateDoc      `json:"template"`
+}
+
+type configMapRefDoc struct {
+	Name string `json:"name"`
+}
+
+type pluginInputDoc struct {
+	Parameters map[string]any `json:"parameters"`
+}
+
+type matrixDoc struct {
+	Generators []generatorDoc `json:"generators"`
+	Template   *templateDoc   `json:"template"`
+}
+
+type mergeDoc struct {
+	Generators []generatorDoc `json:"generators"`
+	MergeKeys  []string       `json:"mergeKeys"`
+	Template   *templateDoc   `json:"template"`
+}
+
+type labelSelectorDoc struct {
+	MatchLabels      map[string]string        `json:"matchLabels"`
+	MatchExpressions []selectorRequirementDoc `json:"matchExpressions"`
+}
+
+type selectorRequirementDoc struct {
+	Key      string   `json:"key"`
+	Operator string   `json:"operator"`
+	Values   []string `json:"values"`
+}
+
+// generator is one generator ready to evaluate.
+type generator struct {
+	path      string // spec.generators[1].matrix.generators[0].plugin
+	entryPath string // spec.generators[1].matrix.generators[0]
+	kind      string // list, plugin, matrix or merge
+	depth     int    // 0 for spec.generators, 1 for their children, 2 below
+
+	list      *listDoc
+	plugin    *pluginDoc
+	children  []*generator
+	mergeKeys []string
+	selector  *selector
+
+	template     map[string]any // the generator's own template, nil when absent
+	templatePath string
+
+	raw map[string]any // the entry as written, for matrix interpolation
+	pos *values.Pos    // of the entry
+}
+
+// Parse decodes an ApplicationSet from YAML or JSON. source names the file
+// in errors.
+func Parse(data []byte, source string) (*ApplicationSet, error) {
+	loader := values.Loader{Positions: true, Limits: fileLimits}
+	tree, pos, err := loader.ParseAny(data, source)
+	if err != nil {
+		return nil, err
+	}
+	root, ok := tree.(map[string]any)
+	if !ok {
+		return nil, invalidf(source, pos, "the file must hold one ApplicationSet manifest (a map), but it holds %s", values.Describe(tree))
+	}
+	var doc appSetDoc
+	if err := values.Decode(root, pos, source, &doc); err != nil {
+		return nil, err
+	}
+	if doc.APIVersion != "argoproj.io/v1alpha1" || doc.Kind != "ApplicationSet" {
+		return nil, invalidf(source, pos, "apiVersion %q, kind %q: expected an argoproj.io/v1alpha1 ApplicationSet", doc.APIVersion, doc.Kind)
+	}
+	if doc.Spec == nil {
+		return nil, invalidf(source, pos, "spec is missing")
+	}
+	a := &ApplicationSet{
+		Source:            source,
+		GoTemplate:        doc.Spec.GoTemplate,
+		GoTemplateOptions: doc.Spec.GoTemplateOptions,
+		pos:               pos,
+		templatePatch:     doc.Spec.TemplatePatch,
+		applyNested:       doc.Spec.ApplyNestedSelectors,
+	}
+	if doc.Spec.SyncPolicy != nil {
+		a.preserveOnDeletion = doc.Spec.SyncPolicy.PreserveResourcesOnDeletion
+	}
+	if a.Name, err = metaString(doc.Metadata, "name", source, pos); err != nil {
+		return nil, err
+	}
+	if a.Namespace, err = metaString(doc.Metadata, "namespace", source, pos); err != nil {
+		return nil, err
+	}
+	for i, opt := range a.GoTemplateOptions {
+		if !validOption(opt) {
+			return nil, invalidf(source, pos.Lookup(values.Path{values.Key("spec"), values.Key("goTemplateOptions"), values.Index(i)}),
+				"spec.goTemplateOptions[%d]: unknown option %q; use missingkey=default, missingkey=invalid, missingkey=zero or missingkey=error", i, opt)
+		}
+	}
+	spec := root["spec"].(map[string]any)
+	specPos := pos.Key("spec")
+	if t, ok := spec["template"].(map[string]any); ok {
+		if err := checkTemplate(t, specPos.Key("template"), source, "spec.template"); err != nil {
+			return nil, err
+		}
+		a.template = t
+	}
+	if a.template == nil && a.templatePatch == nil {
+		return nil, invalidf(source, specPos, "spec.template is missing")
+	}
+	rawGens, _ := spec["generators"].([]any)
+	if len(rawGens) == 0 {
+		return nil, invalidf(source, specPos, "spec.generators is empty: give at least one generator")
+	}
+	for i, g := range rawGens {
+		path := fmt.Sprintf("spec.generators[%d]", i)
+		gens, err := a.decodeEntry(g, specPos.Key("generators").Item(i), path, 0)
+		if err != nil {
+			return nil, err
+		}
+		a.entries = append(a.entries, gens)
+	}
+	return a, nil
+}
+
+// metaString reads a string field of metadata.
+func metaString(meta map[string]any, key, source string, pos *values.Pos) (string, error) {
+	v, ok := meta[key]
+	if !ok || v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", invalidf(source, pos.Lookup(values.Path{values.Key("metadata"), values.Key(key)}), "metadata.%s must be a string, not %s", key, values.Describe(v))
+	}
+	return s, nil
+}
+
+func validOption(opt string) bool {
+	switch opt {
+	case "missingkey=default", "missingkey=invalid", "missingkey=zero", "missingkey=error":
+		return true
+	}
+	return false
+}
+
+// unsupportedKinds are generators that need a cluster or a network service.
+var unsupportedKinds = map[string]string{
+	"clusters":                "reads cluster Secrets from the cluster",
+	"git":                     "reads a Git repository through the repo-server",
+	"scmProvider":             "queries an SCM provider's API",
+	"clusterDecisionResource": "reads a duck-typed resource from the cluster",
+	"pullRequest":             "queries an SCM provider's pull requests",
+}
+
+// decodeEntry decodes one entry of a generators list at path; depth is 0
+// for spec.generators. An entry may set several generators only at the top
+// level, as in Argo CD.
+func (a *ApplicationSet) decodeEntry(tree any, pos *values.Pos, path string, depth int) ([]*generator, error) {
+	m, ok := tree.(map[string]any)
+	if !ok {
+		return nil, invalidf(a.Source, pos, "%s: a generator must be a map, not %s", path, values.Describe(tree))
+	}
+	var doc generatorDoc
+	if err := values.Decode(m, pos, a.Source, &doc); err != nil {
+		var le *values.LoadError
+		if errors.As(err, &le) {
+			cp := *le
+			cp.Msg = path + ": " + le.Msg
+			return nil, &cp
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	// Argo CD's field order: list, clusters, git, scmProvider,
+	// clusterDecisionResource, pullRequest, plugin, matrix, merge.
+	var kinds []string
+	for _, k := range []string{"list", "clusters", "git", "scmProvider", "clusterDecisionResource", "pullRequest", "plugin", "matrix", "merge"} {
+		if v, ok := m[k]; ok && v != nil {
+			kinds = append(kinds, k)
+		}
+	}
+	for _, k := range kinds {
+		if why, bad := unsupportedKinds[k]; bad {
+			return nil, errorAt(a.Source, pos.Key(k), ErrUnsupported,
+				"%s.%s: the %s generator %s, which needs a cluster or network access that local rendering does not have; render this ApplicationSet in the cluster, or stand in a list generator with sample elements for local runs", path, k, k, why)
+		}
+	}
+	switch {
+	case len(kinds) == 0:
+		return nil, invalidf(a.Source, pos, "%s: no generator given; use one of list, plugin, matrix or merge", path)
+	case len(kinds) > 1 && depth > 0:
+		return nil, invalidf(a.Source, pos, "%s sets %s: a nested generator holds exactly one generator", path, strings.Join(kinds, " and "))
+	}
+	sel, err := a.decodeSelector(doc.Selector, pos.Key("selector"), path+".selector")
+	if err != nil {
+		return nil, err
+	}
+	var out []*generator
+	for _, k := range kinds {
+		g := &generator{
+			path: path + "." + k, entryPath: path, kind: k, depth: depth,
+			selector: sel, raw: m, pos: pos,
+		}
+		kpos := pos.Key(k)
+		body, _ := m[k].(map[string]any)
+		if t, ok := body["template"].(map[string]any); ok {
+			tpath := g.path + ".template"
+			if err := checkTemplate(t, kpos.Key("template"), a.Source, tpath); err != nil {
+				return nil, err
+			}
+			if depth > 0 {
+				a.warnf("%s is ignored: Argo CD applies only the template of a top-level generator", tpath)
+			} else {
+				g.template, g.templatePath = t, tpath
+			}
+		}
+		switch k {
+		case "list":
+			g.list = doc.List
+		case "plugin":
+			g.plugin = doc.Plugin
+			if g.plugin.ConfigMapRef.Name == "" {
+				return nil, invalidf(a.Source, kpos, "%s.configMapRef.name is empty: name the ConfigMap that configures the plugin", g.path)
+			}
+		case "matrix", "merge":
+			if depth >= 2 {
+				return nil, invalidf(a.Source, kpos, "%s: matrix and merge generators nest one level deep, and this one is nested two levels", g.path)
+			}
+			rawChildren, _ := body["generators"].([]any)
+			switch {
+			case k == "matrix" && len(rawChildren) != 2:
+				return nil, invalidf(a.Source, kpos, "%s has %d generators: a matrix combines exactly 2", g.path, len(rawChildren))
+			case k == "merge" && len(rawChildren) < 2:
+				return nil, invalidf(a.Source, kpos, "%s has %d generators: a merge needs 2 or more", g.path, len(rawChildren))
+			case k == "merge" && len(doc.Merge.MergeKeys) == 0:
+				return nil, invalidf(a.Source, kpos, "%s.mergeKeys is empty: a merge needs at least one merge key", g.path)
+			}
+			if k == "merge" {
+				g.mergeKeys = doc.Merge.MergeKeys
+			}
+			for i, rc := range rawChildren {
+				cpath := fmt.Sprintf("%s.generators[%d]", g.path, i)
+				children, err := a.decodeEntry(rc, kpos.Key("generators").Item(i), cpath, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				g.children = append(g.children, children[0])
+			}
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+func (a *ApplicationSet) warnf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	for _, w := range a.warnings {
+		if w == msg {
+			return
+		}
+	}
+	a.warnings = append(a.warnings, msg)
+}
+
+// Known fields of the parts of an Application template rendering checks:
+// a misspelt key here would silently produce a broken Application.
+var (
+	templateKeys    = []string{"metadata", "spec"}
+	templateMetaKey = []string{"annotations", "finalizers", "labels", "name", "namespace"}
+	appSpecKeys     = []string{"destination", "ignoreDifferences", "info", "project", "revisionHistoryLimit", "source", "sourceHydrator", "sources", "syncPolicy"}
+	destinationKeys = []string{"name", "namespace", "server"}
+	sourceKeys      = []string{"chart", "directory", "helm", "kustomize", "name", "path", "plugin", "ref", "repoURL", "targetRevision"}
+)
+
+// checkTemplate checks an Application template (spec.template, a
+// generator's template, or a patched Application) for misspelt keys.
+func checkTemplate(t map[string]any, pos *values.Pos, source, path string) error {
+	if err := checkKeys(t, templateKeys, pos, source, path); err != nil {
+		return err
+	}
+	if md, ok := t["metadata"]; ok && md != nil {
+		var meta templateMetaDoc
+		if err := values.Decode(md, pos.Key("metadata"), source, &meta); err != nil {
+			var le *values.LoadError
+			if errors.As(err, &le) {
+				cp := *le
+				cp.Msg = path + ".metadata: " + le.Msg
+				return &cp
+			}
+			return err
+		}
+	}
+	spec, ok := t["spec"].(map[string]any)
+	if !ok {
+		if s, set := t["spec"]; set && s != nil {
+			return invalidf(source, pos.Key("spec"), "%s.spec must be a map, not %s", path, values.Describe(s))
+		}
+		return nil
+	}
+	sp := pos.Key("spec")
+	if err := checkKeys(spec, appSpecKeys, sp, source, path+".spec"); err != nil {
+		return err
+	}
+	if d, ok := spec["destination"].(map[string]any); ok {
+		if err := checkKeys(d, destinationKeys, sp.Key("destination"), source, path+".spec.destination"); err != nil {
+			return err
+		}
+	}
+	if s, ok := spec["source"].(map[string]any); ok {
+		if err := checkKeys(s, sourceKeys, sp.Key("source"), source, path+".spec.source"); err != nil {
+			return err
+		}
+	}
+	if list, ok := spec["sources"].([]any); ok {
+		for i, e := range list {
+			if s, ok := e.(map[string]any); ok {
+				if err := checkKeys(s, sourceKeys, sp.Key("sources").Item(i), source, fmt.Sprintf("%s.spec.sources[%d]", path, i)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkKeys reports the first key of m, in sorted order, not among known.
+func checkKeys(m map[string]any, known []string, pos *values.Pos, source, path string) error {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !contains(known, k) {
+			return &values.LoadError{Source: source, Line: lineOf(pos.Key(k)), Column: colOf(pos.Key(k)), Err: values.ErrUnknownField,
+				Msg: fmt.Sprintf("%s: unknown field %q; known fields here: %s", path, k, strings.Join(known, ", "))}
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// invalidf makes an ErrInvalid error at pos of source.
+func invalidf(source string, pos *values.Pos, format string, args ...any) error {
+	return errorAt(source, pos, ErrInvalid, format, args...)
+}
+
+// errorAt makes an error wrapping sentinel at pos of source.
+func errorAt(source string, pos *values.Pos, sentinel error, format string, args ...any) error {
+	return &values.LoadError{Source: source, Line: lineOf(pos), Column: colOf(pos), Err: sentinel, Msg: fmt.Sprintf(format, args...)}
+}
+
+func lineOf(p *values.Pos) int {
+	if p == nil {
+		return 0
+	}
+	return p.Line
+}
+
+func colOf(p *values.Pos) int {
+	if p == nil {
+		return 0
+	}
+	return p.Column
+}

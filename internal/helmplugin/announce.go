@@ -1,0 +1,165 @@
+package helmplugin
+
+import (
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+
+	"github.com/strata-dev/strata/internal/params"
+	"github.com/strata-dev/strata/internal/values"
+)
+
+// maxListedValuesFiles bounds the values files the values-files tooltip
+// names.
+const maxListedValuesFiles = 50
+
+// announce builds the announcement: every parameter of specs, with its
+// current value.
+func (j *job) announce(vs *valueSet) ([]params.Announcement, error) {
+	e := j.effective()
+	s := j.s
+	out := make([]params.Announcement, 0, len(specs))
+	for _, sp := range specs {
+		a := params.Announcement{Name: sp.name, Title: sp.title, Tooltip: sp.tooltip, ItemType: sp.item, CollectionType: sp.collection}
+		switch sp.name {
+		case ParamValuesFiles:
+			a.Array = cloneList(s.valuesFiles)
+			if found := j.valuesFileCandidates(); len(found) > 0 {
+				a.Tooltip += " Values files in the chart's directory: " + strings.Join(found, ", ") + "."
+			}
+		case ParamValues:
+			a.String = s.values
+		case ParamHelmParameters:
+			a.Map = j.flatValues(vs)
+		case ParamHelmStringParameters:
+			a.Map = cloneMap(s.setString)
+		case ParamFileParameters:
+			a.Map = cloneMap(s.setFile)
+		case ParamReleaseName:
+			a.String = e.releaseName
+		case ParamNamespace:
+			a.String = e.namespace
+		case ParamKubeVersion:
+			a.String = e.kubeVersion
+		case ParamAPIVersions:
+			a.Array = cloneList(e.apiVersions)
+		case ParamSkipCRDs:
+			a.String = strconv.FormatBool(s.skipCRDs)
+		case ParamSkipTests:
+			a.String = strconv.FormatBool(s.skipTests)
+		case ParamSkipSchemaValidation:
+			a.String = strconv.FormatBool(s.skipSchema)
+		case ParamIgnoreMissingValueFiles:
+			a.String = strconv.FormatBool(s.ignoreMissing)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// flatValues lists the chart's values (values.yaml merged with the user's
+// values, as Helm merges them) flattened to --set keys, each with its
+// value as display prints it. Past Limits.MaxAnnouncedValues, the first
+// keys in order are listed.
+func (j *job) flatValues(vs *valueSet) map[string]string {
+	merged := loader.MergeMaps(vs.chart, vs.user)
+	m := map[string]string{}
+	n := flatten(merged, "", true, m)
+	if n <= j.lim.MaxAnnouncedValues {
+		return m
+	}
+	j.p.log.Warn("the chart has more values than the announcement may list; the first ones in key order are listed",
+		"app", j.req.AppName, "values", n, "listed", j.lim.MaxAnnouncedValues)
+	leaves := values.Flatten(plain(merged).(map[string]any))
+	m = make(map[string]string, j.lim.MaxAnnouncedValues)
+	for _, l := range leaves[:j.lim.MaxAnnouncedValues] {
+		m[l.Path.String()], _ = display(l.Value)
+	}
+	return m
+}
+
+// flatten adds the leaves of v under prefix (a path in --set notation,
+// keys escaped as values.EscapeKey does) to m, and returns how many there
+// are; it stops adding past len(m) of 4 × params.MaxItems. Empty maps and
+// lists are leaves.
+func flatten(v any, prefix string, top bool, m map[string]string) int {
+	switch v := v.(type) {
+	case map[string]any:
+		if len(v) == 0 && !top {
+			break
+		}
+		n := 0
+		for k, e := range v {
+			key := values.EscapeKey(k)
+			if !top {
+				key = prefix + "." + key
+			}
+			n += flatten(e, key, false, m)
+		}
+		return n
+	case common.Values:
+		return flatten(map[string]any(v), prefix, top, m)
+	case []any:
+		if len(v) == 0 {
+			break
+		}
+		n := 0
+		for i, e := range v {
+			n += flatten(e, prefix+"["+strconv.Itoa(i)+"]", false, m)
+		}
+		return n
+	}
+	if len(m) < 4*params.MaxItems {
+		m[prefix], _ = display(v)
+	}
+	return 1
+}
+
+// valuesFileCandidates lists the files of the application's directory
+// whose name holds "values" and ends in .yaml or .yml, as Argo CD offers
+// them for a Helm source; symbolic links are not followed.
+func (j *job) valuesFileCandidates() []string {
+	var found []string
+	seen := 0
+	_ = filepath.WalkDir(j.req.AppPath, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if seen++; seen > j.lim.MaxChartFiles || len(found) >= maxListedValuesFiles {
+			return filepath.SkipAll
+		}
+		if d.Type().IsRegular() && strings.Contains(d.Name(), "values") {
+			if ext := filepath.Ext(d.Name()); ext == ".yaml" || ext == ".yml" {
+				if rel, err := filepath.Rel(j.req.AppPath, p); err == nil {
+					found = append(found, filepath.ToSlash(rel))
+				}
+			}
+		}
+		return nil
+	})
+	return found
+}
+
+// cloneList copies a list; an empty one is nil (not announced).
+func cloneList(l []string) []string {
+	if len(l) == 0 {
+		return nil
+	}
+	return slices.Clone(l)
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,38 @@
+// Package helmplugin is strata's built-in Helm plugin: a config management
+// plugin that renders a Helm chart in-process, on the Helm SDK, the way Argo
+// CD's native Helm source renders it with `helm template`.
+//
+// A Plugin matches an application directory holding a Chart.yaml,
+// announces the parameters a Helm source offers (values files, inline
+// values, --set style parameters, release name, namespace, kube version, API
+// versions, and the skip-* switches) with titles, tooltips and item types,
+// and generates the chart's manifests, document for document what
+//
+//	helm template CHARTDIR --name-template RELEASE --namespace NS --include-crds ...
+//
+// prints for the same inputs: CRDs, manifests in Helm's install order, then
+// hooks (test hooks unless skip-tests), NOTES.txt left out, empty documents
+// dropped.
+//
+// The helm-parameters announcement lists the chart's values, flattened to
+// keys in --set notation (a\.b for a dot inside a key, key[i] for list
+// items), with their current values: values.yaml, then the selected values
+// files, the inline values and the parameters already set. It round-trips:
+// setting every announced entry to its announced value renders the same
+// manifests. An entry set to the value the key already has is left out of
+// the --set assignments, so a UI that saves every announced entry cannot
+// turn a string "true" into a boolean or a float into an integer.
+//
+// Everything runs without a network and without a cluster: the release is
+// rendered client-only, lookup returns nothing, getHostByName returns "", and
+// dependencies must be vendored under charts/ (helm dependency build).
+// Values files and file-parameters are read through an os.Root of the
+// repository: a path or symbolic link leading outside it is refused.
+//
+// Every input is bounded (see Limits), and a render is bounded in time by
+// the request's context and Options.Timeout. Errors read like Helm's (the
+// template file and line) and name the parameter at fault when a parameter
+// caused them.
+//
+// Only this package imports the Helm SDK (helm.sh/helm/v4).
+package helmplugin

@@ -1,0 +1,267 @@
+package helmplugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/strata-dev/strata/internal/params"
+)
+
+// Limits bound what one request may cost. Zero fields take the defaults of
+// DefaultLimits.
+type Limits struct {
+	// MaxParameters bounds the parameters of a request.
+	MaxParameters int
+	// MaxItems bounds the items of an array parameter and the entries of a
+	// map parameter.
+	MaxItems int
+	// MaxParameterBytes bounds the length of all parameter values and map
+	// keys together.
+	MaxParameterBytes int
+	// MaxValuesFiles bounds the values-files parameter.
+	MaxValuesFiles int
+	// MaxValuesBytes bounds one values file, the inline values, and one
+	// file named by file-parameters; MaxTotalValuesBytes all of them
+	// together.
+	MaxValuesBytes, MaxTotalValuesBytes int64
+	// MaxChartFiles and MaxChartBytes bound the chart directory, its
+	// subcharts included.
+	MaxChartFiles int
+	MaxChartBytes int64
+	// MaxManifests and MaxManifestBytes bound the rendered output: Argo CD
+	// receives it in one gRPC message of at most 100 MiB.
+	MaxManifests     int
+	MaxManifestBytes int
+	// MaxAnnouncedValues bounds the entries of the helm-parameters
+	// announcement; past it the first ones in key order are announced.
+	MaxAnnouncedValues int
+}
+
+// DefaultLimits returns the limits a zero Limits field takes.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxParameters:       params.MaxEntries,
+		MaxItems:            params.MaxItems,
+		MaxParameterBytes:   4 << 20,
+		MaxValuesFiles:      100,
+		MaxValuesBytes:      16 << 20,
+		MaxTotalValuesBytes: 64 << 20,
+		MaxChartFiles:       20000,
+		MaxChartBytes:       100 << 20,
+		MaxManifests:        100_000,
+		MaxManifestBytes:    96 << 20,
+		MaxAnnouncedValues:  params.MaxItems,
+	}
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	set := func(v *int, def int) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	set64 := func(v *int64, def int64) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	set(&l.MaxParameters, d.MaxParameters)
+	set(&l.MaxItems, d.MaxItems)
+	set(&l.MaxParameterBytes, d.MaxParameterBytes)
+	set(&l.MaxValuesFiles, d.MaxValuesFiles)
+	set64(&l.MaxValuesBytes, d.MaxValuesBytes)
+	set64(&l.MaxTotalValuesBytes, d.MaxTotalValuesBytes)
+	set(&l.MaxChartFiles, d.MaxChartFiles)
+	set64(&l.MaxChartBytes, d.MaxChartBytes)
+	set(&l.MaxManifests, d.MaxManifests)
+	set(&l.MaxManifestBytes, d.MaxManifestBytes)
+	set(&l.MaxAnnouncedValues, d.MaxAnnouncedValues)
+	return l
+}
+
+// Options tune a Plugin.
+type Options struct {
+	Limits Limits
+	// Timeout bounds one render, on top of the request's context; 0 is no
+	// bound but the context's.
+	Timeout time.Duration
+	// MaxConcurrent bounds the renders running at once; 0 is GOMAXPROCS.
+	// Go templates cannot be interrupted: a render past its deadline is
+	// abandoned, but keeps its slot until it ends, so runaway templates
+	// cannot pile up.
+	MaxConcurrent int
+	// Logger receives a line per render and the warnings about
+	// parameters; nil discards them.
+	Logger *slog.Logger
+	// CacheEntries bounds the parsed values documents kept for
+	// announcements, by the SHA-256 of their text (see Announce); 0 is
+	// 256, a negative number keeps none.
+	CacheEntries int
+}
+
+// A Plugin is the built-in Helm plugin. Its methods are those of a
+// config management plugin (cmpserver.Plugin, less Info) and may be called
+// concurrently.
+type Plugin struct {
+	opts  Options
+	lim   Limits
+	log   *slog.Logger
+	sem   chan struct{}
+	cache *valuesCache
+}
+
+// Name is the plugin's name: Argo CD finds it on the socket helm.sock.
+const Name = "helm"
+
+// New returns a plugin with the given options.
+func New(opts Options) *Plugin {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	n := opts.MaxConcurrent
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	entries := opts.CacheEntries
+	if entries == 0 {
+		entries = 256
+	}
+	lim := opts.Limits.withDefaults()
+	return &Plugin{opts: opts, lim: lim, log: log.With("plugin", Name), sem: make(chan struct{}, n),
+		cache: newValuesCache(entries, lim.MaxTotalValuesBytes)}
+}
+
+// ErrNotChart is returned when the application's directory holds no
+// Chart.yaml.
+var ErrNotChart = errors.New("not a Helm chart")
+
+// Match reports whether the application's directory holds a Chart.yaml (a
+// regular file), as Argo CD detects a Helm source.
+func (p *Plugin) Match(_ context.Context, req *params.Request) (bool, error) {
+	fi, err := os.Lstat(filepath.Join(req.AppPath, "Chart.yaml"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("discovery: %w", err)
+	}
+	return fi.Mode().IsRegular(), nil
+}
+
+// Announce returns the parameters the plugin accepts, each with its current
+// value: what is set, else the default. helm-parameters lists the chart's
+// values flattened, with the values files, inline values and parameters
+// set (see the package documentation). Only Chart.yaml, values.yaml and
+// the values files are read; the parsed documents are cached by content
+// (Options.CacheEntries).
+func (p *Plugin) Announce(ctx context.Context, req *params.Request) ([]params.Announcement, error) {
+	j, err := p.newJob(req)
+	if err != nil {
+		return nil, err
+	}
+	defer j.close()
+	chartVals, err := j.chartValues()
+	if err != nil {
+		return nil, err
+	}
+	vals, err := j.userValues(chartVals)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return j.announce(vals)
+}
+
+// Generate renders the chart and returns its manifests, each a JSON object.
+func (p *Plugin) Generate(ctx context.Context, req *params.Request) ([]string, error) {
+	start := time.Now()
+	j, err := p.newJob(req)
+	if err != nil {
+		return nil, err
+	}
+	defer j.close()
+	ch, err := j.loadChart()
+	if err != nil {
+		return nil, err
+	}
+	vals, err := j.userValues(ch.Values)
+	if err != nil {
+		return nil, err
+	}
+	out, err := j.render(ctx, ch, vals.user)
+	if err != nil {
+		return nil, err
+	}
+	p.log.Debug("rendered chart", "app", req.AppName, "chart", ch.Name(), "manifests", len(out), "duration", time.Since(start))
+	return out, nil
+}
+
+// A job is one request being served.
+type job struct {
+	p   *Plugin
+	lim Limits
+	req *params.Request
+	s   *settings
+	// root is the repository; appRel the application's directory inside
+	// it, slash-separated ("." for the root).
+	root   *os.Root
+	appRel string
+	// env holds the build environment variables that values and paths
+	// may refer to.
+	env map[string]string
+	// read counts the bytes of values read so far.
+	read int64
+}
+
+func (p *Plugin) newJob(req *params.Request) (*job, error) {
+	s, warnings, err := decodeSettings(req.Parameters, p.lim)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		p.log.Warn("parameters", "app", req.AppName, "warning", w)
+	}
+	if len(s.valuesFiles) > p.lim.MaxValuesFiles {
+		return nil, &paramError{name: ParamValuesFiles, msg: fmt.Sprintf("%d values files, more than the limit of %d", len(s.valuesFiles), p.lim.MaxValuesFiles)}
+	}
+	if req.RepoRoot == "" || req.AppPath == "" {
+		return nil, errors.New("the request names no repository or application directory")
+	}
+	rel, err := filepath.Rel(req.RepoRoot, req.AppPath)
+	if err != nil || (rel != "." && !filepath.IsLocal(rel)) {
+		return nil, fmt.Errorf("the application directory %s is not inside the repository %s", req.AppPath, req.RepoRoot)
+	}
+	root, err := os.OpenRoot(req.RepoRoot)
+	if err != nil {
+		return nil, fmt.Errorf("opening the repository: %w", err)
+	}
+	j := &job{p: p, lim: p.lim, req: req, s: s, root: root, appRel: filepath.ToSlash(rel), env: buildEnv(req.Env)}
+	return j, nil
+}
+
+func (j *job) close() { j.root.Close() }
+
+// buildEnv picks the variables of Argo CD's build environment from the
+// request's environment: ARGOCD_APP_*, KUBE_VERSION and KUBE_API_VERSIONS.
+func buildEnv(env []string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range env {
+		name, value, ok := strings.Cut(kv, "=")
+		if ok && (strings.HasPrefix(name, "ARGOCD_APP_") || name == "KUBE_VERSION" || name == "KUBE_API_VERSIONS") {
+			m[name] = value
+		}
+	}
+	return m
+}

@@ -1,0 +1,377 @@
+package helmplugin
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	commonutil "helm.sh/helm/v4/pkg/chart/common/util"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/engine"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// DefaultKubeVersion is the Kubernetes version templates see when neither
+// the kube-version parameter nor KUBE_VERSION gives one: the version the
+// helm v4.3.1 CLI assumes (one major version above its k8s.io/client-go,
+// v0.37). It is fixed here because Helm's own default depends on how the
+// binary was built (and is v1.20.0 in test binaries).
+const DefaultKubeVersion = "v1.37.0"
+
+// HelmVersion is the version of the Helm SDK strata links (go.mod), which
+// templates see in .Capabilities.HelmVersion as they would under the helm
+// CLI of that version.
+const HelmVersion = "v4.3.1"
+
+// effective are the render settings after defaults.
+type effective struct {
+	releaseName, namespace string
+	kubeVersion            string
+	apiVersions            []string
+	// Where the release name and kube version came from, for errors.
+	releaseFrom, kubeFrom string
+}
+
+// effective applies the defaults Argo CD applies: the release name is the
+// Application's name (the part after "<namespace>_" when Argo CD qualifies
+// it), the namespace is the destination namespace (ARGOCD_APP_NAMESPACE),
+// the kube version and API versions are the destination cluster's
+// (KUBE_VERSION, KUBE_API_VERSIONS), else Helm's defaults.
+func (j *job) effective() effective {
+	s := j.s
+	var e effective
+	switch {
+	case s.hasRelease && s.releaseName != "":
+		e.releaseName, e.releaseFrom = s.releaseName, "param"
+	default:
+		name := j.req.AppName
+		if name == "" {
+			name = j.env["ARGOCD_APP_NAME"]
+		}
+		if i := strings.LastIndexByte(name, '_'); i >= 0 {
+			name = name[i+1:]
+		}
+		if name == "" {
+			name = "release-name" // helm template's own default
+		}
+		e.releaseName, e.releaseFrom = name, "app"
+	}
+	switch {
+	case s.hasNamespace && s.namespace != "":
+		e.namespace = s.namespace
+	case j.env["ARGOCD_APP_NAMESPACE"] != "":
+		e.namespace = j.env["ARGOCD_APP_NAMESPACE"]
+	default:
+		e.namespace = "default"
+	}
+	switch {
+	case s.hasKube && s.kubeVersion != "":
+		e.kubeVersion, e.kubeFrom = s.kubeVersion, "param"
+	case strings.TrimSpace(j.env["KUBE_VERSION"]) != "":
+		e.kubeVersion, e.kubeFrom = strings.TrimSpace(j.env["KUBE_VERSION"]), "env"
+	default:
+		e.kubeVersion, e.kubeFrom = DefaultKubeVersion, "default"
+	}
+	if s.hasAPIVersions {
+		e.apiVersions = s.apiVersions
+	} else {
+		e.apiVersions = splitAPIVersions([]string{j.env["KUBE_API_VERSIONS"]})
+	}
+	return e
+}
+
+// render runs Helm's install action client-only, as `helm template` does,
+// and returns the manifests as JSON objects.
+func (j *job) render(ctx context.Context, ch *chart.Chart, vals map[string]any) ([]string, error) {
+	e := j.effective()
+	if err := chartutil.ValidateReleaseName(e.releaseName); err != nil {
+		if e.releaseFrom == "param" {
+			return nil, &paramError{name: ParamReleaseName, msg: fmt.Sprintf("release name %q", e.releaseName), err: err}
+		}
+		return nil, fmt.Errorf("the release name defaults to the Application's name %q, which Helm does not accept: %w; set the %s parameter", e.releaseName, err, ParamReleaseName)
+	}
+	kv, err := common.ParseKubeVersion(e.kubeVersion)
+	if err != nil {
+		switch e.kubeFrom {
+		case "param":
+			return nil, &paramError{name: ParamKubeVersion, msg: fmt.Sprintf("invalid kube version %q", e.kubeVersion), err: err}
+		default:
+			return nil, fmt.Errorf("invalid kube version %q in KUBE_VERSION (the destination cluster's); set the %s parameter: %w", e.kubeVersion, ParamKubeVersion, err)
+		}
+	}
+	if ch.Metadata.Type != "" && ch.Metadata.Type != "application" {
+		return nil, fmt.Errorf("chart %q in %s: %s charts are not installable; point the Application at a chart of type application", ch.Name(), j.appRel, ch.Metadata.Type)
+	}
+	if missing := missingDependencies(ch); len(missing) > 0 {
+		return nil, fmt.Errorf("chart %q in %s: dependencies found in Chart.yaml, but missing in charts/ directory: %s. strata renders without network access: run `helm dependency build` in the chart's directory and commit the charts/ directory (or its .tgz archives)",
+			ch.Name(), j.appRel, strings.Join(missing, ", "))
+	}
+
+	if j.p.opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, j.p.opts.Timeout)
+		defer cancel()
+	}
+	start := time.Now()
+	select {
+	case j.p.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting to render chart %q: %w", ch.Name(), context.Cause(ctx))
+	}
+	type result struct {
+		out []string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() { <-j.p.sem }()
+		defer func() {
+			if r := recover(); r != nil {
+				done <- result{err: fmt.Errorf("rendering failed: %v", r)}
+			}
+		}()
+		out, err := j.template(ctx, ch, vals, e, kv)
+		done <- result{out, err}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("rendering chart %q did not finish in %s: %w", ch.Name(), time.Since(start).Round(time.Millisecond), context.Cause(ctx))
+	}
+	if res.err != nil {
+		return nil, fmt.Errorf("rendering chart %q: %w", ch.Name(), res.err)
+	}
+	return res.out, nil
+}
+
+// template renders the chart as `helm template` does: Helm's install
+// action, client-only (action.Install.RunWithContext with DryRunStrategy
+// client, and the output of helm's template command), written out here on
+// the same SDK calls so that only the rendering parts of Helm are linked
+// in. It returns the documents helm template prints, in its order (CRDs,
+// manifests in install order, hooks), as JSON objects.
+func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any, e effective, kv *common.KubeVersion) ([]string, error) {
+	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
+		return nil, fmt.Errorf("chart dependencies processing failed: %w", err)
+	}
+	caps := common.DefaultCapabilities.Copy()
+	caps.KubeVersion = *kv
+	// A new slice: Copy shares the defaults' backing array between requests.
+	caps.APIVersions = slices.Concat(caps.APIVersions, common.VersionSet(e.apiVersions))
+	// What a release build of helm reports (its ldflags stamp these);
+	// linked as a library, Helm reports only its minor version.
+	caps.HelmVersion.Version, caps.HelmVersion.GitTreeState = HelmVersion, "clean"
+	opts := common.ReleaseOptions{Name: e.releaseName, Namespace: e.namespace, Revision: 1, IsInstall: true}
+	renderVals, err := commonutil.ToRenderValuesWithSchemaValidation(ch, vals, opts, caps, j.s.skipSchema)
+	if err != nil {
+		return nil, err
+	}
+	if ch.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(ch.Metadata.KubeVersion, caps.KubeVersion.String()) {
+		return nil, fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", ch.Metadata.KubeVersion, caps.KubeVersion.Version)
+	}
+	var eng engine.Engine // no client: lookup returns nothing, no DNS
+	files, err := eng.RenderWithContext(ctx, ch, renderVals)
+	if err != nil {
+		return nil, err
+	}
+	for name := range files {
+		if strings.HasSuffix(name, "NOTES.txt") {
+			delete(files, name)
+		}
+	}
+	hooks, manifests, err := sortRendered(files)
+	if err != nil {
+		return nil, err
+	}
+	out := &output{lim: j.lim}
+	if !j.s.skipCRDs {
+		for _, crd := range ch.CRDObjects() {
+			if err := out.addStream(crd.File.Data, crd.Filename); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, d := range manifests {
+		if err := out.addJSON(d.json, &d.head, d.source); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range hooks {
+		if j.s.skipTests && d.isTest() {
+			continue
+		}
+		if err := out.addJSON(d.json, &d.head, d.source); err != nil {
+			return nil, err
+		}
+	}
+	if out.docs == nil {
+		return []string{}, nil
+	}
+	return out.docs, nil
+}
+
+// missingDependencies lists the dependencies of Chart.yaml that are not
+// vendored under charts/, as helm template checks them.
+func missingDependencies(ch *chart.Chart) []string {
+	var missing []string
+	for _, d := range ch.Metadata.Dependencies {
+		if d == nil {
+			continue
+		}
+		found := slices.ContainsFunc(ch.Dependencies(), func(c *chart.Chart) bool { return c.Name() == d.Name })
+		if !found {
+			missing = append(missing, d.Name)
+		}
+	}
+	return missing
+}
+
+// maxListNesting bounds how deep Lists inside Lists are unpacked.
+const maxListNesting = 8
+
+// output collects the manifests, within the limits.
+type output struct {
+	lim   Limits
+	docs  []string
+	total int
+}
+
+// addStream splits a YAML stream into documents the way Kubernetes tools do
+// (lines of "---"), and adds each (see addJSON). A "# Source: " comment at
+// the start of a document names its source.
+func (o *output) addStream(stream []byte, source string) error {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(stream)))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: splitting the YAML documents: %w", where(source), err)
+		}
+		if s := sourceOf(doc); s != "" {
+			source = s
+		}
+		js, err := sigsyaml.YAMLToJSON(doc)
+		if err != nil {
+			return fmt.Errorf("%s: the document is not valid YAML: %w", where(source), err)
+		}
+		if err := o.addJSON(js, nil, source); err != nil {
+			return err
+		}
+	}
+}
+
+// addJSON adds a document (in JSON, read with Kubernetes' YAML rules as
+// Argo CD reads it): an empty one is dropped, a List is unpacked, and
+// anything else must be an object with apiVersion and kind.
+func (o *output) addJSON(js []byte, head *releaseutil.SimpleHead, source string) error {
+	if emptyJSON(js) {
+		return nil
+	}
+	if head == nil {
+		head = &releaseutil.SimpleHead{}
+		if js[0] != '{' || json.Unmarshal(js, head) != nil {
+			return unpack(js, source, 0, o.add) // says what is wrong
+		}
+	}
+	if strings.HasSuffix(head.Kind, "List") {
+		return unpack(js, source, 0, o.add)
+	}
+	if head.Kind == "" || head.Version == "" {
+		return fmt.Errorf("%s: a rendered document has no apiVersion or kind: %s", where(source), clip(string(js), 120))
+	}
+	return o.add(js, source)
+}
+
+func (o *output) add(m []byte, source string) error {
+	o.total += len(m)
+	if o.total > o.lim.MaxManifestBytes {
+		return fmt.Errorf("the rendered manifests are larger than %d bytes (at %s)", o.lim.MaxManifestBytes, where(source))
+	}
+	if len(o.docs) >= o.lim.MaxManifests {
+		return fmt.Errorf("the chart renders more than %d manifests", o.lim.MaxManifests)
+	}
+	o.docs = append(o.docs, string(bytes.TrimSpace(m)))
+	return nil
+}
+
+func where(source string) string {
+	if source == "" {
+		return "the chart"
+	}
+	return source
+}
+
+// unpack checks one JSON document and adds it, or the items of a List.
+func unpack(js []byte, source string, depth int, add func([]byte, string) error) error {
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	var obj any
+	if err := dec.Decode(&obj); err != nil {
+		return fmt.Errorf("%s: %w", where(source), err)
+	}
+	m, ok := obj.(map[string]any)
+	if !ok {
+		return fmt.Errorf("%s: a rendered document is not a Kubernetes object (a map with apiVersion and kind): %s", where(source), clip(string(js), 120))
+	}
+	kind, _ := m["kind"].(string)
+	apiVersion, _ := m["apiVersion"].(string)
+	if kind == "" || apiVersion == "" {
+		return fmt.Errorf("%s: a rendered document has no apiVersion or kind: %s", where(source), clip(string(js), 120))
+	}
+	items, isList := m["items"].([]any)
+	if !strings.HasSuffix(kind, "List") || !isList {
+		return add(js, source)
+	}
+	if depth >= maxListNesting {
+		return fmt.Errorf("%s: Lists nested more than %d deep", where(source), maxListNesting)
+	}
+	for _, it := range items {
+		b, err := json.Marshal(it)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where(source), err)
+		}
+		if err := unpack(b, source, depth+1, add); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sourceOf returns the template named by a "# Source: " comment at the
+// start of a document.
+func sourceOf(doc []byte) string {
+	for _, line := range bytes.SplitN(doc, []byte("\n"), 4) {
+		line = bytes.TrimSpace(line)
+		if s, ok := bytes.CutPrefix(line, []byte("# Source: ")); ok {
+			return string(s)
+		}
+		if len(line) > 0 && line[0] != '#' && string(line) != "---" {
+			break
+		}
+	}
+	return ""
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,194 @@
+package helmplugin
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	release "helm.sh/helm/v4/pkg/release/v1"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// A doc is one rendered document: where it came from, its text, and its
+// JSON form (sigs.k8s.io/yaml, Kubernetes' YAML rules).
+type doc struct {
+	source string // the template, e.g. mychart/templates/deployment.yaml
+	text   string
+	json   []byte
+	head   releaseutil.SimpleHead
+	hook   bool
+	events []release.HookEvent
+	err    error
+}
+
+// sortRendered does what Helm's releaseutil.SortManifests does with the
+// rendered templates (split each file into documents, read each document's
+// head, separate hooks from manifests, drop unknown hooks, sort both by
+// kind in install order), with the same results and errors, but parses each
+// document once, in parallel, and keeps its JSON form for the output:
+// Helm's own sorter parses every document into its head and throws the
+// rest away.
+func sortRendered(files map[string]string) (hooks, manifests []*doc, err error) {
+	var docs []*doc
+	for _, name := range slices.Sorted(mapKeys(files)) {
+		content := files[name]
+		if strings.HasPrefix(path.Base(name), "_") || strings.TrimSpace(content) == "" {
+			continue
+		}
+		entries := releaseutil.SplitManifests(content)
+		keys := slices.Collect(mapKeys(entries))
+		sort.Sort(releaseutil.BySplitManifestsOrder(keys))
+		for _, k := range keys {
+			docs = append(docs, &doc{source: name, text: entries[k]})
+		}
+	}
+	parallel(len(docs), func(i int) { docs[i].parse() })
+	for _, d := range docs {
+		if d.err != nil {
+			return nil, nil, d.err // the first in Helm's order, as Helm reports it
+		}
+		if !d.hook {
+			manifests = append(manifests, d)
+		} else if d.events != nil {
+			hooks = append(hooks, d)
+		}
+	}
+	sortByKind(manifests)
+	sortByKind(hooks)
+	return hooks, manifests, nil
+}
+
+// parse reads the document's JSON form and head, as Helm reads the head:
+// sigs.k8s.io/yaml.Unmarshal into releaseutil.SimpleHead.
+func (d *doc) parse() {
+	js, err := sigsyaml.YAMLToJSON([]byte(d.text))
+	if err != nil {
+		d.err = fmt.Errorf("YAML parse error on %s: error converting YAML to JSON: %w", d.source, err)
+		return
+	}
+	d.json = js
+	if err := json.Unmarshal(js, &d.head); err != nil {
+		// Unmarshal with a target converts scalars to the strings the
+		// head wants (an annotation `helm.sh/hook-weight: 5`); that, or
+		// Helm's own error, is what Helm's slower path gives.
+		d.head = releaseutil.SimpleHead{}
+		if err := sigsyaml.Unmarshal([]byte(d.text), &d.head); err != nil {
+			d.err = fmt.Errorf("YAML parse error on %s: %w", d.source, err)
+			return
+		}
+	}
+	m := d.head.Metadata
+	if m == nil || len(m.Annotations) == 0 {
+		return
+	}
+	hookTypes, ok := m.Annotations[release.HookAnnotation]
+	if !ok {
+		return
+	}
+	d.hook = true
+	events := []release.HookEvent{}
+	for t := range strings.SplitSeq(hookTypes, ",") {
+		e, ok := hookEvents[strings.ToLower(strings.TrimSpace(t))]
+		if !ok {
+			return // an unknown hook: Helm skips the document
+		}
+		events = append(events, e)
+	}
+	d.events = events
+}
+
+var hookEvents = map[string]release.HookEvent{
+	string(release.HookPreInstall):   release.HookPreInstall,
+	string(release.HookPostInstall):  release.HookPostInstall,
+	string(release.HookPreDelete):    release.HookPreDelete,
+	string(release.HookPostDelete):   release.HookPostDelete,
+	string(release.HookPreUpgrade):   release.HookPreUpgrade,
+	string(release.HookPostUpgrade):  release.HookPostUpgrade,
+	string(release.HookPreRollback):  release.HookPreRollback,
+	string(release.HookPostRollback): release.HookPostRollback,
+	string(release.HookTest):         release.HookTest,
+	"test-success":                   release.HookTest,
+}
+
+// installOrder ranks kinds as Helm's releaseutil.InstallOrder does.
+var installOrder = func() map[string]int {
+	m := make(map[string]int, len(releaseutil.InstallOrder))
+	for i, k := range releaseutil.InstallOrder {
+		m[k] = i
+	}
+	return m
+}()
+
+// sortByKind sorts stably by kind in install order; unknown kinds go last,
+// alphabetically (Helm's lessByKind).
+func sortByKind(docs []*doc) {
+	sort.SliceStable(docs, func(i, j int) bool {
+		a, b := docs[i].head.Kind, docs[j].head.Kind
+		first, aok := installOrder[a]
+		second, bok := installOrder[b]
+		switch {
+		case !aok && !bok:
+			return a < b
+		case !aok:
+			return false
+		case !bok:
+			return true
+		}
+		return first < second
+	})
+}
+
+// parallel runs fn(0..n-1) on up to GOMAXPROCS goroutines.
+func parallel(n int, fn func(int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	next := 0
+	for range workers {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// isTest reports whether a hook runs on `helm test`.
+func (d *doc) isTest() bool { return slices.Contains(d.events, release.HookTest) }
+
+// emptyJSON reports whether a JSON document is empty (null).
+func emptyJSON(js []byte) bool {
+	js = bytes.TrimSpace(js)
+	return len(js) == 0 || string(js) == "null"
+}

@@ -1,0 +1,226 @@
+package kubetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+)
+
+// Limits on the CRD files InstallCRDs reads.
+const (
+	maxCRDFileSize = 16 << 20
+	maxCRDs        = 1000
+)
+
+var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// CRD is one CustomResourceDefinition read from a file.
+type CRD struct {
+	File   string // where it was read
+	Line   int    // first line of its YAML document
+	Object *unstructured.Unstructured
+}
+
+// InstallCRDs applies the CustomResourceDefinitions in paths (YAML files,
+// or directories searched for .yaml, .yml and .json files) with server-side
+// apply, and waits until each is established.
+func (c *Cluster) InstallCRDs(ctx context.Context, paths ...string) error {
+	crds, err := ReadCRDs(paths...)
+	if err != nil {
+		return err
+	}
+	for _, crd := range crds {
+		_, err := c.Dynamic.Resource(crdResource).Apply(ctx, crd.Object.GetName(), crd.Object,
+			metav1.ApplyOptions{FieldManager: "kubetest", Force: true})
+		if err != nil {
+			return fmt.Errorf("%s:%d: installing CRD %s: %w", crd.File, crd.Line, crd.Object.GetName(), err)
+		}
+	}
+	for _, crd := range crds {
+		if err := c.waitEstablished(ctx, crd); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitEstablished polls a CRD until its Established condition is True,
+// failing at once when the API server refuses its names.
+func (c *Cluster) waitEstablished(ctx context.Context, crd CRD) error {
+	name := crd.Object.GetName()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		obj, err := c.Dynamic.Resource(crdResource).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("%s:%d: waiting for CRD %s: %w", crd.File, crd.Line, name, err)
+		}
+		conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+		established := false
+		for _, cond := range conds {
+			m, _ := cond.(map[string]any)
+			switch {
+			case m["type"] == "Established" && m["status"] == "True":
+				established = true
+			case m["type"] == "NamesAccepted" && m["status"] == "False":
+				return fmt.Errorf("%s:%d: CRD %s: names not accepted: %v", crd.File, crd.Line, name, m["message"])
+			}
+		}
+		if established {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s:%d: CRD %s not established: %w", crd.File, crd.Line, name, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// ReadCRDs reads the CustomResourceDefinitions in paths: YAML files, or
+// directories searched (recursively, in lexical order) for .yaml, .yml and
+// .json files. Every document must be an apiextensions.k8s.io/v1
+// CustomResourceDefinition with a name; empty documents are skipped.
+func ReadCRDs(paths ...string) ([]CRD, error) {
+	var files []string
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("reading CRDs: %w", err)
+		}
+		if !info.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		before := len(files)
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			switch strings.ToLower(filepath.Ext(path)) {
+			case ".yaml", ".yml", ".json":
+				if d.Type().IsRegular() {
+					files = append(files, path)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("reading CRDs: %w", err)
+		}
+		if len(files) == before {
+			return nil, fmt.Errorf("reading CRDs: no .yaml, .yml or .json file in %s", p)
+		}
+	}
+	var crds []CRD
+	for _, file := range files {
+		data, err := readLimited(file, maxCRDFileSize)
+		if err != nil {
+			return nil, fmt.Errorf("reading CRDs: %w", err)
+		}
+		got, err := ParseCRDs(file, data)
+		if err != nil {
+			return nil, err
+		}
+		crds = append(crds, got...)
+		if len(crds) > maxCRDs {
+			return nil, fmt.Errorf("reading CRDs: more than %d in %s", maxCRDs, strings.Join(paths, ", "))
+		}
+	}
+	return crds, nil
+}
+
+// ParseCRDs parses the CustomResourceDefinitions in the YAML stream data,
+// read from file (named in errors).
+func ParseCRDs(file string, data []byte) ([]CRD, error) {
+	var crds []CRD
+	for _, doc := range splitDocuments(data) {
+		js, err := yaml.YAMLToJSON(doc.body)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: parsing YAML: %w", file, doc.line, err)
+		}
+		js = bytes.TrimSpace(js)
+		if len(js) == 0 || string(js) == "null" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(js, &m); err != nil {
+			return nil, fmt.Errorf("%s:%d: want a YAML mapping (a CustomResourceDefinition): %w", file, doc.line, err)
+		}
+		obj := &unstructured.Unstructured{Object: m}
+		if obj.GetAPIVersion() != "apiextensions.k8s.io/v1" || obj.GetKind() != "CustomResourceDefinition" {
+			return nil, fmt.Errorf("%s:%d: apiVersion %q kind %q: want apiextensions.k8s.io/v1 CustomResourceDefinition",
+				file, doc.line, obj.GetAPIVersion(), obj.GetKind())
+		}
+		if obj.GetName() == "" {
+			return nil, fmt.Errorf("%s:%d: CustomResourceDefinition without metadata.name", file, doc.line)
+		}
+		if len(crds) == maxCRDs {
+			return nil, fmt.Errorf("%s:%d: more than %d CustomResourceDefinitions", file, doc.line, maxCRDs)
+		}
+		crds = append(crds, CRD{File: file, Line: doc.line, Object: obj})
+	}
+	return crds, nil
+}
+
+type document struct {
+	line    int // 1-based line of the document's first content line
+	body    []byte
+	content bool // line is set to a content line (not blank, not a comment)
+}
+
+// splitDocuments splits a YAML stream at its "---" lines. Text after "---"
+// on the same line belongs to the next document.
+func splitDocuments(data []byte) []document {
+	var docs []document
+	cur := document{line: 1}
+	n := 0
+	for line := range bytes.Lines(data) {
+		n++
+		trimmed := bytes.TrimRight(line, "\r\n")
+		if bytes.Equal(trimmed, []byte("---")) || bytes.HasPrefix(trimmed, []byte("--- ")) || bytes.HasPrefix(trimmed, []byte("---\t")) {
+			docs = append(docs, cur)
+			cur = document{line: n + 1}
+			line = trimmed[3:]
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			cur.line = n
+			line = append(bytes.Clone(line), '\n')
+		}
+		if text := bytes.TrimSpace(line); !cur.content && len(text) > 0 && text[0] != '#' {
+			cur.line, cur.content = n, true
+		}
+		cur.body = append(cur.body, line...)
+	}
+	return append(docs, cur)
+}
+
+// readLimited reads a file of at most limit bytes.
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: larger than %d MiB", path, limit>>20)
+	}
+	return data, nil
+}

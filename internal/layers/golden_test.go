@@ -1,0 +1,179 @@
+package layers_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/tools/txtar"
+
+	"github.com/strata-dev/strata/internal/layers"
+	"github.com/strata-dev/strata/internal/values"
+)
+
+var update = flag.Bool("update", false, "rewrite the output sections of testdata/render/*.txtar")
+
+// outputs are the sections of a golden file the test writes.
+var outputs = map[string]bool{"plan": true, "values": true, "explain": true, "error": true}
+
+// TestRenderGolden renders each testdata/render/*.txtar: its files (an
+// app.yaml and the objects) are written to a directory that is read with
+// ReadDir; the App in app.yaml is rendered with provenance. The comment may
+// hold "no-catalog", "show-secrets" and "explain: PATH". The sections plan
+// (the layers in merge order), values (the three results) and explain (the
+// text explanation), or error, hold the expected output.
+func TestRenderGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/render/*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no golden files")
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			runGolden(t, file)
+		})
+	}
+}
+
+func runGolden(t *testing.T, file string) {
+	file, err := filepath.Abs(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ar, err := txtar.ParseFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r layers.Renderer
+	r.Provenance = true
+	var explainPath values.Path
+	showSecrets := false
+	for _, line := range strings.Split(string(ar.Comment), "\n") {
+		key, val, _ := strings.Cut(line, ":")
+		switch strings.TrimSpace(key) {
+		case "no-catalog":
+			r.SkipCatalog = true
+		case "show-secrets":
+			showSecrets = true
+		case "explain":
+			if explainPath, err = values.ParsePath(strings.TrimSpace(val)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	dir := t.TempDir()
+	want := map[string]string{}
+	for _, f := range ar.Files {
+		if outputs[f.Name] {
+			want[f.Name] = string(f.Data)
+			continue
+		}
+		p := filepath.Join(dir, f.Name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	got := render(t, &r, explainPath, showSecrets)
+
+	if *update {
+		var out []txtar.File
+		for _, f := range ar.Files {
+			if !outputs[f.Name] {
+				out = append(out, f)
+			}
+		}
+		for _, name := range []string{"plan", "values", "explain", "error"} {
+			if got[name] != "" {
+				out = append(out, txtar.File{Name: name, Data: []byte(got[name])})
+			}
+		}
+		ar.Files = out
+		if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	for _, name := range []string{"plan", "values", "explain", "error"} {
+		if diff := cmp.Diff(want[name], got[name]); diff != "" {
+			t.Errorf("%s differs (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+func render(t *testing.T, r *layers.Renderer, explainPath values.Path, showSecrets bool) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	fail := func(err error) map[string]string { return map[string]string{"error": err.Error() + "\n"} }
+	src, err := layers.ReadDir(ctx, ".", layers.Limits{})
+	if err != nil {
+		return fail(err)
+	}
+	data, err := os.ReadFile("app.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	apps, err := layers.ReadApps(data, "app.yaml")
+	if err != nil {
+		return fail(err)
+	}
+	if len(apps) != 1 {
+		t.Fatalf("app.yaml holds %d Apps, want 1", len(apps))
+	}
+	r.Source = src
+	res, err := r.Render(ctx, apps[0].App, apps[0].Location)
+	if err != nil {
+		return fail(err)
+	}
+	out := map[string]string{"plan": planText(res)}
+	var b bytes.Buffer
+	if err := values.EncodeOrdered(&b, []string{"configMapValues", "secretValues", "values"},
+		[]any{res.ConfigMapValues, res.SecretValues, res.Values}, values.YAML); err != nil {
+		t.Fatal(err)
+	}
+	out["values"] = b.String()
+	exps, err := res.Explain(explainPath, values.ExplainOptions{ShowSensitive: showSecrets})
+	if err != nil {
+		out["explain"] = "error: " + err.Error() + "\n"
+		return out
+	}
+	b.Reset()
+	if err := values.WriteExplanations(&b, exps, "text"); err != nil {
+		t.Fatal(err)
+	}
+	out["explain"] = b.String()
+	return out
+}
+
+// planText lists the layers in merge order, one a line.
+func planText(res *layers.Rendered) string {
+	var b strings.Builder
+	missing := map[string]bool{}
+	for _, m := range res.Missing {
+		missing[m.Field+" "+m.Kind] = true
+	}
+	for _, chain := range [][]layers.Ref{res.Plan.ConfigMaps, res.Plan.Secrets} {
+		for _, r := range chain {
+			fmt.Fprintf(&b, "%s priority=%d role=%s field=%s", r, r.Priority, r.Role, r.Field)
+			if missing[r.Field+" "+r.Kind] {
+				b.WriteString(" missing")
+			}
+			b.WriteString("\n")
+		}
+	}
+	if b.Len() == 0 {
+		return "(no layers)\n"
+	}
+	return b.String()
+}

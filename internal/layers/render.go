@@ -1,0 +1,398 @@
+package layers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/strata-dev/strata/internal/layers/v1alpha1"
+	"github.com/strata-dev/strata/internal/values"
+)
+
+// The data keys a layer's values may be under. A ConfigMap holds them under
+// "values"; a Secret under "values" or "secrets", not both.
+var (
+	ConfigMapValuesKeys = []string{"values"}
+	SecretValuesKeys    = []string{"values", "secrets"}
+)
+
+// ErrCatalogNotFound is wrapped, beside ErrNotFound, by the error for an
+// App whose Catalog does not exist.
+var ErrCatalogNotFound = errors.New("catalog not found")
+
+// fetchConcurrency bounds the objects fetched at once.
+const fetchConcurrency = 8
+
+// Renderer merges the values of Apps from the objects of a Source.
+type Renderer struct {
+	Source Source
+	// Provenance records which layer set each key, for Rendered.Explain.
+	Provenance bool
+	// SkipCatalog leaves the Catalog's layers out.
+	SkipCatalog bool
+	// Limits bound each layer's values document; zero fields take
+	// values.DefaultLimits.
+	Limits values.Limits
+}
+
+// Rendered is the merged values of an App.
+type Rendered struct {
+	Plan *Plan
+	// Missing lists the optional layers left out: their object or its
+	// values key does not exist.
+	Missing []Ref
+	// ConfigMapValues is the merged ConfigMap chain, SecretValues the
+	// merged Secret chain, Values the Secret chain merged over the
+	// ConfigMap chain.
+	ConfigMapValues map[string]any
+	SecretValues    map[string]any
+	Values          map[string]any
+
+	cm, sec *values.Result
+	cmCount int // layers merged in the ConfigMap chain
+}
+
+// Render validates app, orders its layers, fetches them and merges them.
+// loc, when set, gives errors in the App their file and line.
+func (r *Renderer) Render(ctx context.Context, app *v1alpha1.App, loc *Location) (*Rendered, error) {
+	if r.Source == nil {
+		return nil, errors.New("layers: Renderer.Source is nil")
+	}
+	if err := ValidateApp(app, loc); err != nil {
+		return nil, err
+	}
+	var cat *v1alpha1.Catalog
+	var catLoc *Location
+	if !r.SkipCatalog {
+		var err error
+		if cat, catLoc, err = r.catalog(ctx, app, loc); err != nil {
+			return nil, err
+		}
+	}
+	plan, err := NewPlan(app, loc, cat, catLoc)
+	if err != nil {
+		return nil, err
+	}
+	out := &Rendered{Plan: plan}
+	cmLayers, err := r.fetch(ctx, plan, plan.ConfigMaps, out)
+	if err != nil {
+		return nil, err
+	}
+	secLayers, err := r.fetch(ctx, plan, plan.Secrets, out)
+	if err != nil {
+		return nil, err
+	}
+	opts := values.MergeOptions{Provenance: r.Provenance}
+	out.cmCount = len(cmLayers)
+	if out.cm, err = values.Merge(cmLayers, opts); err != nil {
+		return nil, err
+	}
+	if out.sec, err = values.Merge(secLayers, opts); err != nil {
+		return nil, err
+	}
+	both, err := values.Merge([]*values.Layer{
+		{Name: "ConfigMaps", Values: out.cm.Values},
+		{Name: "Secrets", Values: out.sec.Values},
+	}, values.MergeOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out.ConfigMapValues, out.SecretValues, out.Values = out.cm.Values, out.sec.Values, both.Values
+	return out, nil
+}
+
+func (r *Renderer) catalog(ctx context.Context, app *v1alpha1.App, loc *Location) (*v1alpha1.Catalog, *Location, error) {
+	if app.Spec.Catalog == "" {
+		c := &checker{object: "App " + AppName(app), loc: loc}
+		c.errorf(path("spec", "catalog"), "the catalog is empty: name the Catalog whose config is the bottom layer")
+		return nil, nil, c.err()
+	}
+	ns := app.Spec.CatalogNamespace
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	cat, err := r.Source.Catalog(ctx, ns, app.Spec.Catalog)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			ce := &catalogError{app: AppName(app), err: err}
+			if w := loc.where(path("spec", "catalog")); w != "" {
+				ce.where = w + ": "
+			}
+			return nil, nil, ce
+		}
+		return nil, nil, fmt.Errorf("App %s: reading its Catalog: %w", AppName(app), err)
+	}
+	var catLoc *Location
+	if l, ok := r.Source.(Locator); ok {
+		catLoc = l.Locate(KindCatalog, ns, app.Spec.Catalog)
+	}
+	return cat, catLoc, nil
+}
+
+type catalogError struct {
+	where string // "file:line: ", when known
+	app   string
+	err   error
+}
+
+func (e *catalogError) Error() string {
+	return fmt.Sprintf("%sApp %s: spec.catalog: %v", e.where, e.app, e.err)
+}
+
+func (e *catalogError) Unwrap() []error { return []error{e.err, ErrCatalogNotFound} }
+
+// fetched is one layer's object, read: its values text and where it is.
+type fetched struct {
+	layer   *values.Layer
+	missing bool
+	err     error
+}
+
+// fetch reads the layers of one chain, a few at a time, in order.
+func (r *Renderer) fetch(ctx context.Context, plan *Plan, refs []Ref, out *Rendered) ([]*values.Layer, error) {
+	res := make([]fetched, len(refs))
+	sem := make(chan struct{}, fetchConcurrency)
+	var wg sync.WaitGroup
+	for i := range refs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			res[i] = r.layer(ctx, plan, refs[i])
+		}()
+	}
+	wg.Wait()
+	var layers []*values.Layer
+	for i, f := range res {
+		switch {
+		case f.err != nil:
+			return nil, f.err
+		case f.missing:
+			out.Missing = append(out.Missing, refs[i])
+		default:
+			layers = append(layers, f.layer)
+		}
+	}
+	return layers, nil
+}
+
+// layer fetches one layer's object and parses its values.
+func (r *Renderer) layer(ctx context.Context, plan *Plan, ref Ref) fetched {
+	listed := "listed at App " + plan.App + " " + ref.Field
+	if ref.Role == RoleCatalog {
+		listed = "listed at " + ref.Field
+	}
+	var data map[string][]byte
+	var keys []string
+	switch ref.Kind {
+	case KindConfigMap:
+		cm, err := r.Source.ConfigMap(ctx, ref.Namespace, ref.Name)
+		if err != nil {
+			return r.fetchError(ref, listed, err)
+		}
+		data = make(map[string][]byte, len(cm.Data))
+		for k, v := range cm.Data {
+			data[k] = []byte(v)
+		}
+		keys = ConfigMapValuesKeys
+	case KindSecret:
+		s, err := r.Source.Secret(ctx, ref.Namespace, ref.Name)
+		if err != nil {
+			return r.fetchError(ref, listed, err)
+		}
+		data, keys = s.Data, SecretValuesKeys
+	default:
+		return fetched{err: fmt.Errorf("%s: unknown kind %q", listed, ref.Kind)}
+	}
+	var loc *Location
+	if l, ok := r.Source.(Locator); ok {
+		loc = l.Locate(ref.Kind, ref.Namespace, ref.Name)
+	}
+	key, err := valuesKey(ref, data, keys)
+	if err != nil {
+		if errors.Is(err, ErrNoValuesKey) && ref.Optional {
+			return fetched{missing: true}
+		}
+		if w := loc.where(nil); w != "" {
+			return fetched{err: fmt.Errorf("%s: %w (%s)", w, err, listed)}
+		}
+		return fetched{err: fmt.Errorf("%w (%s)", err, listed)}
+	}
+	l, err := r.parse(ref, key, data[key], loc, listed)
+	if err != nil {
+		return fetched{err: err}
+	}
+	return fetched{layer: l}
+}
+
+func (r *Renderer) fetchError(ref Ref, listed string, err error) fetched {
+	if errors.Is(err, ErrNotFound) {
+		if ref.Optional {
+			return fetched{missing: true}
+		}
+		return fetched{err: fmt.Errorf("%w (%s; mark it optional: true if it may be absent)", err, listed)}
+	}
+	var le *values.LoadError
+	if errors.As(err, &le) {
+		c := *le
+		c.Msg += " (" + listed + ")"
+		return fetched{err: &c}
+	}
+	// Sources name the object in their errors.
+	return fetched{err: fmt.Errorf("%w (%s)", err, listed)}
+}
+
+// ErrNoValuesKey is wrapped by the error for a ConfigMap or Secret without
+// a values key.
+var ErrNoValuesKey = errors.New("no values key")
+
+// ErrAmbiguousValuesKey is wrapped by the error for a Secret with both
+// values keys.
+var ErrAmbiguousValuesKey = errors.New("more than one values key")
+
+// valuesKey picks the data key holding ref's values.
+func valuesKey(ref Ref, data map[string][]byte, candidates []string) (string, error) {
+	var found []string
+	for _, k := range candidates {
+		if _, ok := data[k]; ok {
+			found = append(found, k)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		have := "it has no data"
+		if len(data) > 0 {
+			have = "it has " + strings.Join(sortedKeys(data), ", ")
+		}
+		return "", fmt.Errorf("%s: %w: strata reads the values from the data key %s; %s",
+			ref, ErrNoValuesKey, quoteOr(candidates), have)
+	}
+	return "", fmt.Errorf("%s: %w: it has both %s; keep one", ref, ErrAmbiguousValuesKey, strings.Join(found, " and "))
+}
+
+func quoteOr(keys []string) string {
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		q[i] = fmt.Sprintf("%q", k)
+	}
+	return strings.Join(q, " or ")
+}
+
+// parse parses a layer's values; lines in errors and explanations point
+// into the object's file when the values are a literal block there.
+func (r *Renderer) parse(ref Ref, key string, text []byte, loc *Location, listed string) (*values.Layer, error) {
+	field := "data." + key
+	var block *Block
+	if loc != nil {
+		if b, ok := loc.Blocks["stringData."+key]; ok && ref.Kind == KindSecret {
+			field, block = "stringData."+key, &b
+		} else if b, ok := loc.Blocks["data."+key]; ok && ref.Kind == KindConfigMap {
+			block = &b
+		}
+	}
+	name := ref.String() + " " + field
+	m, pos, err := values.Loader{Positions: r.Provenance, Limits: r.Limits}.Parse(text, name)
+	if err != nil {
+		var le *values.LoadError
+		if !errors.As(err, &le) {
+			return nil, fmt.Errorf("%s: %w (%s)", name, err, listed)
+		}
+		if ref.Kind == KindSecret {
+			redactLoadError(le)
+		}
+		switch {
+		case block != nil:
+			if le.Line > 0 {
+				le.Line += block.Line
+				if le.Column > 0 {
+					le.Column += block.Indent
+				}
+			}
+			// Lines the message mentions are the block's too.
+			msg := lineRef.ReplaceAllStringFunc(le.Msg, func(m string) string {
+				n, _ := strconv.Atoi(strings.TrimPrefix(m, "line "))
+				return "line " + strconv.Itoa(n+block.Line)
+			})
+			le.Source, le.Msg = loc.File, name+": "+msg+" ("+listed+")"
+		case loc != nil:
+			le.Msg += " (" + listed + "; the object is at " + loc.where(nil) + ")"
+		default:
+			le.Msg += " (" + listed + ")"
+		}
+		return nil, le
+	}
+	prio := ref.Priority
+	l := &values.Layer{Name: ref.LayerName(), Source: field, Priority: &prio,
+		Sensitive: ref.Kind == KindSecret, Values: m, Pos: pos}
+	if block != nil {
+		shiftLines(pos, block.Line, block.Indent)
+		l.Source = loc.File
+	}
+	return l, nil
+}
+
+var lineRef = regexp.MustCompile(`line [0-9]+`)
+
+// redactLoadError keeps a Secret's content out of an error message: the
+// messages of these sentinels may quote values.
+func redactLoadError(le *values.LoadError) {
+	switch {
+	case errors.Is(le, values.ErrNotMap):
+		le.Msg = "the values must be a map of keys to values"
+	case errors.Is(le, values.ErrSyntax) && strings.ContainsAny(le.Msg, `"'`):
+		le.Msg = "invalid YAML (the parser's message is withheld: it quotes the Secret's content)"
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Redacted returns SecretValues and Values with every value a Secret set
+// replaced by values.Redacted, for output that must not show secrets.
+func (r *Rendered) Redacted() (secretValues, merged map[string]any, err error) {
+	secretValues, _ = redactTree(r.SecretValues).(map[string]any)
+	if secretValues == nil {
+		secretValues = map[string]any{}
+	}
+	// Redacting keeps every map a map and every list as long: merging the
+	// redacted tree places the same keys as merging the real one.
+	res, err := values.Merge([]*values.Layer{
+		{Name: "ConfigMaps", Values: r.ConfigMapValues},
+		{Name: "Secrets", Values: secretValues},
+	}, values.MergeOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return secretValues, res.Values, nil
+}
+
+func redactTree(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = redactTree(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = redactTree(e)
+		}
+		return out
+	}
+	return values.Redacted
+}
