@@ -104,6 +104,12 @@ func (t *tokenChecker) check(r *http.Request) (int, string) {
 	got := sha256.Sum256([]byte(token))
 	want := t.digest.Load()
 	if want == nil || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		if strings.HasPrefix(token, "$") {
+			// Argo CD sends the ConfigMap's reference itself when it
+			// cannot resolve it.
+			return http.StatusForbidden, "wrong token: it starts with $, so the ApplicationSet controller sent the plugin ConfigMap's token reference unresolved; " +
+				"check that the Secret it names exists in the controller's namespace, holds the key, and is labelled app.kubernetes.io/part-of: argocd"
+		}
 		return http.StatusForbidden, "wrong token"
 	}
 	return 0, ""

@@ -290,6 +290,7 @@ func TestServerAuth(t *testing.T) {
 		{"wrong", "/file", "Bearer second", 403, "wrong token"},
 		{"prefix of the token", "/file", "Bearer firs", 403, "wrong token"},
 		{"token plus more", "/file", "Bearer firstt", 403, "wrong token"},
+		{"unresolved reference", "/file", "Bearer $plugin-secret:token", 403, "sent the plugin ConfigMap's token reference unresolved"},
 		{"right", "/file", "Bearer first", 200, ""},
 		{"scheme case", "/file", "bearer first", 200, ""},
 		{"env right", "/env", "Bearer from-env", 200, ""},

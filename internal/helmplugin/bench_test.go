@@ -25,7 +25,8 @@ import (
 //     `subchart` test chart, strata's plugin in-process and warm, against
 //     a `helm template` process (what Argo CD's repo-server runs).
 //   - Render200 / HelmTemplate200: the same for a generated chart of 200
-//     templates.
+//     templates; Render200Cold with the plugin's chart and document caches
+//     off.
 //   - Announce5000 (cache warm), Announce5000Cold / YqJqAnnounce5000: the
 //     parameters announcement for a values.yaml of 5,000 leaves, against
 //     the proposal's `yq e -o=p values.yaml | jq ...` pipeline (two
@@ -43,8 +44,8 @@ func benchRequest(b *testing.B, root, app string) *params.Request {
 		Env: []string{"ARGOCD_APP_NAME=bench", "ARGOCD_APP_NAMESPACE=default"}}
 }
 
-func benchRender(b *testing.B, req *params.Request) {
-	p := helmplugin.New(helmplugin.Options{})
+func benchRender(b *testing.B, req *params.Request, opts helmplugin.Options) {
+	p := helmplugin.New(opts)
 	ctx := context.Background()
 	if _, err := p.Generate(ctx, req); err != nil { // warm
 		b.Fatal(err)
@@ -89,7 +90,7 @@ func benchHelm(b *testing.B, req *params.Request) {
 }
 
 func BenchmarkRenderSubchart(b *testing.B) {
-	benchRender(b, benchRequest(b, "testdata/bench", "subchart"))
+	benchRender(b, benchRequest(b, "testdata/bench", "subchart"), helmplugin.Options{})
 }
 
 func BenchmarkHelmTemplateSubchart(b *testing.B) {
@@ -183,8 +184,17 @@ data:
 	return dir
 }
 
+// BenchmarkRender200 renders warm: the chart and the documents it renders
+// were seen before and come from the plugin's caches (keyed by SHA-256),
+// as when the sidecar renders a chart again. The templates run every time.
 func BenchmarkRender200(b *testing.B) {
-	benchRender(b, benchRequest(b, chart200(b), "big"))
+	benchRender(b, benchRequest(b, chart200(b), "big"), helmplugin.Options{})
+}
+
+// BenchmarkRender200Cold renders with the chart and document caches off:
+// every render loads the chart and reads every rendered document.
+func BenchmarkRender200Cold(b *testing.B) {
+	benchRender(b, benchRequest(b, chart200(b), "big"), helmplugin.Options{ChartCacheEntries: -1, DocumentCacheBytes: -1})
 }
 
 func BenchmarkHelmTemplate200(b *testing.B) {

@@ -1,75 +1,120 @@
 package helmplugin
 
 import (
-	"bytes"
 	"container/list"
 	"crypto/sha256"
 	"sync"
 
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 )
+
+// A lru keeps values by a SHA-256, bounded by entries and by the bytes
+// each entry stands for. It stores and returns what it is given: the
+// caches built on it copy on the way in and on the way out.
+type lru[V any] struct {
+	mu       sync.Mutex
+	maxItems int
+	maxBytes int64
+	bytes    int64
+	order    *list.List // of *lruEntry[V], most recent first
+	byKey    map[[32]byte]*list.Element
+}
+
+type lruEntry[V any] struct {
+	key  [32]byte
+	size int64
+	v    V
+}
+
+// newLRU returns a cache of at most maxItems entries and maxBytes bytes,
+// or nil (which keeps nothing) when maxItems is not positive.
+func newLRU[V any](maxItems int, maxBytes int64) *lru[V] {
+	if maxItems <= 0 || maxBytes <= 0 {
+		return nil
+	}
+	return &lru[V]{maxItems: maxItems, maxBytes: maxBytes, order: list.New(), byKey: map[[32]byte]*list.Element{}}
+}
+
+func (c *lru[V]) get(key [32]byte) (V, bool) {
+	var zero V
+	if c == nil {
+		return zero, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.byKey[key]
+	if !ok {
+		return zero, false
+	}
+	c.order.MoveToFront(el)
+	return el.Value.(*lruEntry[V]).v, true
+}
+
+// add keeps v unless the key is there already or v alone is larger than
+// the cache; it evicts the least recently used entries past the bounds.
+func (c *lru[V]) add(key [32]byte, size int64, v V) {
+	if c == nil || size > c.maxBytes {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byKey[key]; ok {
+		return
+	}
+	c.byKey[key] = c.order.PushFront(&lruEntry[V]{key: key, size: size, v: v})
+	c.bytes += size
+	for c.order.Len() > c.maxItems || c.bytes > c.maxBytes {
+		last := c.order.Back()
+		e := last.Value.(*lruEntry[V])
+		c.order.Remove(last)
+		delete(c.byKey, e.key)
+		c.bytes -= e.size
+	}
+}
 
 // A valuesCache keeps parsed values documents by the SHA-256 of their
 // text, so that announcing parameters for a chart whose values.yaml (or
-// values file) was seen before does not parse it again: parsing with
-// Kubernetes' YAML rules, as Helm does, is the costliest part of an
-// announcement. Entries are never handed out: get returns a deep copy.
-// The cache is bounded by entries and by the bytes of the documents.
-type valuesCache struct {
-	mu       sync.Mutex
-	maxBytes int64
-	maxItems int
-	bytes    int64
-	order    *list.List // of *cacheEntry, most recent first
-	byHash   map[[32]byte]*list.Element
-}
-
-type cacheEntry struct {
-	hash [32]byte
-	size int64
-	vals map[string]any
-}
-
-func newValuesCache(maxItems int, maxBytes int64) *valuesCache {
-	return &valuesCache{maxItems: maxItems, maxBytes: maxBytes, order: list.New(), byHash: map[[32]byte]*list.Element{}}
-}
+// values file) was seen before does not parse it again. Entries are never
+// handed out: parse returns a deep copy.
+type valuesCache struct{ lru *lru[map[string]any] }
 
 // parse returns the values in data as Helm's loader.LoadValues reads them,
 // from the cache when the same text was parsed before.
-func (c *valuesCache) parse(data []byte) (map[string]any, error) {
-	if c == nil || c.maxItems <= 0 {
-		return loader.LoadValues(bytes.NewReader(data))
+func (c valuesCache) parse(data []byte) (map[string]any, error) {
+	if c.lru == nil {
+		return loadValues(data)
 	}
 	h := sha256.Sum256(data)
-	c.mu.Lock()
-	if el, ok := c.byHash[h]; ok {
-		c.order.MoveToFront(el)
-		vals := el.Value.(*cacheEntry).vals
-		c.mu.Unlock()
-		return plain(vals).(map[string]any), nil
+	if vals, ok := c.lru.get(h); ok {
+		return copyValues(vals), nil
 	}
-	c.mu.Unlock()
-	vals, err := loader.LoadValues(bytes.NewReader(data))
+	vals, err := loadValues(data)
 	if err != nil {
 		return nil, err
 	}
-	size := int64(len(data))
-	if size > c.maxBytes {
-		return vals, nil
-	}
-	kept := plain(vals).(map[string]any)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.byHash[h]; !ok {
-		c.byHash[h] = c.order.PushFront(&cacheEntry{hash: h, size: size, vals: kept})
-		c.bytes += size
-		for c.order.Len() > c.maxItems || c.bytes > c.maxBytes {
-			last := c.order.Back()
-			e := last.Value.(*cacheEntry)
-			c.order.Remove(last)
-			delete(c.byHash, e.hash)
-			c.bytes -= e.size
-		}
-	}
+	c.lru.add(h, int64(len(data)), copyValues(vals))
 	return vals, nil
+}
+
+// A chartCache keeps loaded charts by the SHA-256 of the chart's files
+// (see chartDigest), so that rendering a chart seen before does not read
+// and parse its files again: the sidecar serves the same charts over and
+// over, at every revision of a repository. Helm's rendering changes the
+// chart it is given (dependencies enabled or removed, values imported,
+// and templates may change the maps they are handed), so entries are
+// never handed out: get and add copy the whole chart (cloneChart).
+type chartCache struct{ lru *lru[*chart.Chart] }
+
+func (c chartCache) get(digest [32]byte) (*chart.Chart, bool) {
+	ch, ok := c.lru.get(digest)
+	if !ok {
+		return nil, false
+	}
+	return cloneChart(ch), true
+}
+
+func (c chartCache) add(digest [32]byte, size int64, ch *chart.Chart) {
+	if c.lru != nil {
+		c.lru.add(digest, size, cloneChart(ch))
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+
 	"github.com/strata-dev/strata/internal/params"
 )
 
@@ -106,17 +108,29 @@ type Options struct {
 	// announcements, by the SHA-256 of their text (see Announce); 0 is
 	// 256, a negative number keeps none.
 	CacheEntries int
+	// ChartCacheEntries bounds the loaded charts kept for rendering, by
+	// the SHA-256 of the chart's files (see Generate); 0 is 64, a
+	// negative number keeps none. ChartCacheBytes bounds the size of
+	// their files together; 0 is 256 MiB, a negative number keeps none.
+	ChartCacheEntries int
+	ChartCacheBytes   int64
+	// DocumentCacheBytes bounds what is kept of the rendered documents
+	// read before (their text and JSON form, by the SHA-256 of the text);
+	// 0 is 64 MiB, a negative number keeps none.
+	DocumentCacheBytes int64
 }
 
 // A Plugin is the built-in Helm plugin. Its methods are those of a
 // config management plugin (cmpserver.Plugin, less Info) and may be called
 // concurrently.
 type Plugin struct {
-	opts  Options
-	lim   Limits
-	log   *slog.Logger
-	sem   chan struct{}
-	cache *valuesCache
+	opts   Options
+	lim    Limits
+	log    *slog.Logger
+	sem    chan struct{}
+	values valuesCache
+	charts chartCache
+	docs   docCache
 }
 
 // Name is the plugin's name: Argo CD finds it on the socket helm.sock.
@@ -132,13 +146,26 @@ func New(opts Options) *Plugin {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	entries := opts.CacheEntries
-	if entries == 0 {
-		entries = 256
+	orDefault := func(v, def int) int {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	chartBytes := opts.ChartCacheBytes
+	if chartBytes == 0 {
+		chartBytes = 256 << 20
+	}
+	docBytes := opts.DocumentCacheBytes
+	if docBytes == 0 {
+		docBytes = 64 << 20
 	}
 	lim := opts.Limits.withDefaults()
 	return &Plugin{opts: opts, lim: lim, log: log.With("plugin", Name), sem: make(chan struct{}, n),
-		cache: newValuesCache(entries, lim.MaxTotalValuesBytes)}
+		values: valuesCache{newLRU[map[string]any](orDefault(opts.CacheEntries, 256), lim.MaxTotalValuesBytes)},
+		charts: chartCache{newLRU[*chart.Chart](orDefault(opts.ChartCacheEntries, 64), chartBytes)},
+		docs:   docCache{newLRU[parsed](1<<20, docBytes)},
+	}
 }
 
 // ErrNotChart is returned when the application's directory holds no
@@ -185,6 +212,10 @@ func (p *Plugin) Announce(ctx context.Context, req *params.Request) ([]params.An
 }
 
 // Generate renders the chart and returns its manifests, each a JSON object.
+// The chart is loaded once per content: a chart whose files are the same
+// as those of a chart rendered before is taken from a cache (by the
+// SHA-256 of its files, Options.ChartCacheEntries), as a copy that shares
+// nothing with the cached one.
 func (p *Plugin) Generate(ctx context.Context, req *params.Request) ([]string, error) {
 	start := time.Now()
 	j, err := p.newJob(req)

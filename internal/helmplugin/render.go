@@ -191,7 +191,7 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 			delete(files, name)
 		}
 	}
-	hooks, manifests, err := sortRendered(files)
+	hooks, manifests, err := sortRendered(files, j.p.docs)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 		}
 	}
 	for _, d := range manifests {
-		if err := out.addJSON(d.json, &d.head, d.source); err != nil {
+		if err := out.addJSON(d.json, &d.parsed, d.source); err != nil {
 			return nil, err
 		}
 	}
@@ -212,7 +212,7 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 		if j.s.skipTests && d.isTest() {
 			continue
 		}
-		if err := out.addJSON(d.json, &d.head, d.source); err != nil {
+		if err := out.addJSON(d.json, &d.parsed, d.source); err != nil {
 			return nil, err
 		}
 	}
@@ -268,7 +268,7 @@ func (o *output) addStream(stream []byte, source string) error {
 		if err != nil {
 			return fmt.Errorf("%s: the document is not valid YAML: %w", where(source), err)
 		}
-		if err := o.addJSON(js, nil, source); err != nil {
+		if err := o.addJSON(string(js), nil, source); err != nil {
 			return err
 		}
 	}
@@ -277,26 +277,30 @@ func (o *output) addStream(stream []byte, source string) error {
 // addJSON adds a document (in JSON, read with Kubernetes' YAML rules as
 // Argo CD reads it): an empty one is dropped, a List is unpacked, and
 // anything else must be an object with apiVersion and kind.
-func (o *output) addJSON(js []byte, head *releaseutil.SimpleHead, source string) error {
+func (o *output) addJSON(js string, p *parsed, source string) error {
 	if emptyJSON(js) {
 		return nil
 	}
-	if head == nil {
-		head = &releaseutil.SimpleHead{}
-		if js[0] != '{' || json.Unmarshal(js, head) != nil {
-			return unpack(js, source, 0, o.add) // says what is wrong
+	kind, version := "", ""
+	if p != nil {
+		kind, version = p.kind, p.version
+	} else {
+		var head releaseutil.SimpleHead
+		if js[0] != '{' || json.Unmarshal([]byte(js), &head) != nil {
+			return unpack([]byte(js), source, 0, o.add) // says what is wrong
 		}
+		kind, version = head.Kind, head.Version
 	}
-	if strings.HasSuffix(head.Kind, "List") {
-		return unpack(js, source, 0, o.add)
+	if strings.HasSuffix(kind, "List") {
+		return unpack([]byte(js), source, 0, o.add)
 	}
-	if head.Kind == "" || head.Version == "" {
-		return fmt.Errorf("%s: a rendered document has no apiVersion or kind: %s", where(source), clip(string(js), 120))
+	if kind == "" || version == "" {
+		return fmt.Errorf("%s: a rendered document has no apiVersion or kind: %s", where(source), clip(js, 120))
 	}
 	return o.add(js, source)
 }
 
-func (o *output) add(m []byte, source string) error {
+func (o *output) add(m string, source string) error {
 	o.total += len(m)
 	if o.total > o.lim.MaxManifestBytes {
 		return fmt.Errorf("the rendered manifests are larger than %d bytes (at %s)", o.lim.MaxManifestBytes, where(source))
@@ -304,7 +308,7 @@ func (o *output) add(m []byte, source string) error {
 	if len(o.docs) >= o.lim.MaxManifests {
 		return fmt.Errorf("the chart renders more than %d manifests", o.lim.MaxManifests)
 	}
-	o.docs = append(o.docs, string(bytes.TrimSpace(m)))
+	o.docs = append(o.docs, strings.TrimSpace(m))
 	return nil
 }
 
@@ -316,7 +320,7 @@ func where(source string) string {
 }
 
 // unpack checks one JSON document and adds it, or the items of a List.
-func unpack(js []byte, source string, depth int, add func([]byte, string) error) error {
+func unpack(js []byte, source string, depth int, add func(string, string) error) error {
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.UseNumber()
 	var obj any
@@ -334,7 +338,7 @@ func unpack(js []byte, source string, depth int, add func([]byte, string) error)
 	}
 	items, isList := m["items"].([]any)
 	if !strings.HasSuffix(kind, "List") || !isList {
-		return add(js, source)
+		return add(string(js), source)
 	}
 	if depth >= maxListNesting {
 		return fmt.Errorf("%s: Lists nested more than %d deep", where(source), maxListNesting)

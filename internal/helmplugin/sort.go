@@ -1,8 +1,7 @@
 package helmplugin
 
 import (
-	"bytes"
-	"encoding/json"
+	"crypto/sha256"
 	"fmt"
 	"path"
 	"runtime"
@@ -13,20 +12,38 @@ import (
 
 	release "helm.sh/helm/v4/pkg/release/v1"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
-	sigsyaml "sigs.k8s.io/yaml"
 )
 
-// A doc is one rendered document: where it came from, its text, and its
-// JSON form (sigs.k8s.io/yaml, Kubernetes' YAML rules).
+// A doc is one rendered document: where it came from, its text, and what
+// reading it gave.
 type doc struct {
 	source string // the template, e.g. mychart/templates/deployment.yaml
 	text   string
-	json   []byte
-	head   releaseutil.SimpleHead
-	hook   bool
-	events []release.HookEvent
-	err    error
+	parsed
+	err error
 }
+
+// parsed is what reading a rendered document gives: its JSON form
+// (sigs.k8s.io/yaml, Kubernetes' YAML rules) and what Helm's sorter reads
+// from its head. It holds values only (no maps, slices or pointers), so the
+// document cache can hand it out as it is.
+type parsed struct {
+	json          string
+	kind, version string
+	hook          bool // it has a helm.sh/hook annotation,
+	known         bool // every hook it names is one Helm knows,
+	test          bool // and one of them is test
+}
+
+// A docCache keeps what reading a rendered document gave, by the SHA-256
+// of its text: rendering the same chart again (another revision of the
+// repository, another Application with the same values) mostly renders
+// the same documents, and reading YAML is the costliest part of a render
+// after running the templates. Only successes are kept.
+type docCache struct{ lru *lru[parsed] }
+
+// docOverhead is what a cache entry costs besides its text and JSON.
+const docOverhead = 256
 
 // sortRendered does what Helm's releaseutil.SortManifests does with the
 // rendered templates (split each file into documents, read each document's
@@ -35,7 +52,7 @@ type doc struct {
 // document once, in parallel, and keeps its JSON form for the output:
 // Helm's own sorter parses every document into its head and throws the
 // rest away.
-func sortRendered(files map[string]string) (hooks, manifests []*doc, err error) {
+func sortRendered(files map[string]string, cache docCache) (hooks, manifests []*doc, err error) {
 	var docs []*doc
 	for _, name := range slices.Sorted(mapKeys(files)) {
 		content := files[name]
@@ -49,14 +66,14 @@ func sortRendered(files map[string]string) (hooks, manifests []*doc, err error) 
 			docs = append(docs, &doc{source: name, text: entries[k]})
 		}
 	}
-	parallel(len(docs), func(i int) { docs[i].parse() })
+	parallel(len(docs), func(i int) { docs[i].parse(cache) })
 	for _, d := range docs {
 		if d.err != nil {
 			return nil, nil, d.err // the first in Helm's order, as Helm reports it
 		}
 		if !d.hook {
 			manifests = append(manifests, d)
-		} else if d.events != nil {
+		} else if d.known {
 			hooks = append(hooks, d)
 		}
 	}
@@ -66,25 +83,34 @@ func sortRendered(files map[string]string) (hooks, manifests []*doc, err error) 
 }
 
 // parse reads the document's JSON form and head, as Helm reads the head:
-// sigs.k8s.io/yaml.Unmarshal into releaseutil.SimpleHead.
-func (d *doc) parse() {
-	js, err := sigsyaml.YAMLToJSON([]byte(d.text))
-	if err != nil {
-		d.err = fmt.Errorf("YAML parse error on %s: error converting YAML to JSON: %w", d.source, err)
-		return
-	}
-	d.json = js
-	if err := json.Unmarshal(js, &d.head); err != nil {
-		// Unmarshal with a target converts scalars to the strings the
-		// head wants (an annotation `helm.sh/hook-weight: 5`); that, or
-		// Helm's own error, is what Helm's slower path gives.
-		d.head = releaseutil.SimpleHead{}
-		if err := sigsyaml.Unmarshal([]byte(d.text), &d.head); err != nil {
-			d.err = fmt.Errorf("YAML parse error on %s: %w", d.source, err)
+// sigs.k8s.io/yaml.Unmarshal into releaseutil.SimpleHead (see yamlToJSON).
+func (d *doc) parse(cache docCache) {
+	text := []byte(d.text)
+	var key [32]byte
+	if cache.lru != nil {
+		key = sha256.Sum256(text)
+		if p, ok := cache.lru.get(key); ok {
+			d.parsed = p
 			return
 		}
 	}
-	m := d.head.Metadata
+	js, head, err := yamlToJSON(text)
+	if err != nil {
+		if js == nil {
+			d.err = fmt.Errorf("YAML parse error on %s: error converting YAML to JSON: %w", d.source, err)
+		} else {
+			d.err = fmt.Errorf("YAML parse error on %s: %w", d.source, err)
+		}
+		return
+	}
+	d.parsed = parsed{json: string(js), kind: head.Kind, version: head.Version}
+	d.readHooks(head)
+	cache.lru.add(key, int64(len(text)+len(js)+docOverhead), d.parsed)
+}
+
+// readHooks reads the hooks a document names, as Helm's sorter does.
+func (d *doc) readHooks(head releaseutil.SimpleHead) {
+	m := head.Metadata
 	if m == nil || len(m.Annotations) == 0 {
 		return
 	}
@@ -93,15 +119,15 @@ func (d *doc) parse() {
 		return
 	}
 	d.hook = true
-	events := []release.HookEvent{}
+	test := false
 	for t := range strings.SplitSeq(hookTypes, ",") {
 		e, ok := hookEvents[strings.ToLower(strings.TrimSpace(t))]
 		if !ok {
 			return // an unknown hook: Helm skips the document
 		}
-		events = append(events, e)
+		test = test || e == release.HookTest
 	}
-	d.events = events
+	d.known, d.test = true, test
 }
 
 var hookEvents = map[string]release.HookEvent{
@@ -130,7 +156,7 @@ var installOrder = func() map[string]int {
 // alphabetically (Helm's lessByKind).
 func sortByKind(docs []*doc) {
 	sort.SliceStable(docs, func(i, j int) bool {
-		a, b := docs[i].head.Kind, docs[j].head.Kind
+		a, b := docs[i].kind, docs[j].kind
 		first, aok := installOrder[a]
 		second, bok := installOrder[b]
 		switch {
@@ -185,10 +211,10 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 }
 
 // isTest reports whether a hook runs on `helm test`.
-func (d *doc) isTest() bool { return slices.Contains(d.events, release.HookTest) }
+func (d *doc) isTest() bool { return d.test }
 
 // emptyJSON reports whether a JSON document is empty (null).
-func emptyJSON(js []byte) bool {
-	js = bytes.TrimSpace(js)
+func emptyJSON(js string) bool {
+	js = strings.TrimSpace(js)
 	return len(js) == 0 || string(js) == "null"
 }

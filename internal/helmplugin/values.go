@@ -2,6 +2,8 @@ package helmplugin
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,10 +24,15 @@ import (
 )
 
 // loadChart checks the chart's directory (size, symbolic links) and loads
-// it with Helm's loader, .helmignore applied.
+// it with Helm's loader, .helmignore applied, or takes a copy of the chart
+// loaded before from the same files (see chartCache).
 func (j *job) loadChart() (*chart.Chart, error) {
-	if err := j.checkChartTree(); err != nil {
+	digest, size, err := j.checkChartTree(j.p.charts.lru != nil)
+	if err != nil {
 		return nil, err
+	}
+	if ch, ok := j.p.charts.get(digest); ok {
+		return ch, nil
 	}
 	ch, err := loader.LoadDir(j.req.AppPath)
 	if err != nil {
@@ -34,18 +41,44 @@ func (j *job) loadChart() (*chart.Chart, error) {
 		}
 		return nil, fmt.Errorf("loading the chart in %s: %w", j.appRel, err)
 	}
+	j.p.charts.add(digest, size, ch)
 	return ch, nil
 }
 
 // checkChartTree walks the chart's directory as Helm's loader does
 // (following symbolic links) and refuses a link that leads outside the
 // repository, a link that cannot be resolved, and a tree past the limits.
-func (j *job) checkChartTree() error {
+//
+// With digest, it also reads every regular file and returns the SHA-256 of
+// the tree and the bytes read: each entry's path and kind (directory,
+// file with its contents, symbolic link with its target, anything else),
+// in the walk's order (names sorted). That is everything Helm's loader
+// can read from the directory, and more (files .helmignore leaves out), so
+// two trees with the same digest load the same chart.
+func (j *job) checkChartTree(digest bool) (sum [32]byte, size int64, err error) {
 	realRoot, err := filepath.EvalSymlinks(j.req.RepoRoot)
 	if err != nil {
-		return fmt.Errorf("opening the repository: %w", err)
+		return sum, 0, fmt.Errorf("opening the repository: %w", err)
 	}
-	files, size := 0, int64(0)
+	h := sha256.New()
+	entry := func(kind byte, parts ...[]byte) {
+		if !digest {
+			return
+		}
+		var n [8]byte
+		h.Write([]byte{kind})
+		for _, p := range parts {
+			binary.BigEndian.PutUint64(n[:], uint64(len(p)))
+			h.Write(n[:])
+			h.Write(p)
+		}
+	}
+	var buf []byte
+	fileHash := sha256.New()
+	if digest {
+		buf = make([]byte, 32<<10)
+	}
+	files := 0
 	visited := map[string]bool{}
 	var walk func(dir, shown string) error
 	walk = func(dir, shown string) error {
@@ -67,7 +100,9 @@ func (j *job) checkChartTree() error {
 			}
 			p := filepath.Join(dir, e.Name())
 			name := path.Join(shown, e.Name())
-			if e.Type()&fs.ModeSymlink != 0 {
+			var fi fs.FileInfo
+			switch {
+			case e.Type()&fs.ModeSymlink != 0:
 				target, err := filepath.EvalSymlinks(p)
 				if err != nil {
 					return fmt.Errorf("chart file %s is a symbolic link that cannot be resolved: %w", name, err)
@@ -75,23 +110,39 @@ func (j *job) checkChartTree() error {
 				if rel, err := filepath.Rel(realRoot, target); err != nil || (rel != "." && !filepath.IsLocal(rel)) {
 					return fmt.Errorf("chart file %s is a symbolic link leading outside the repository; charts may only link to files inside it", name)
 				}
-				fi, err := os.Stat(target)
+				link, err := os.Readlink(p)
 				if err != nil {
 					return fmt.Errorf("reading the chart: %w", err)
 				}
-				if fi.IsDir() {
-					if err := walk(p, name); err != nil {
-						return err
-					}
-					continue
+				entry('L', []byte(name), []byte(link))
+				if fi, err = os.Stat(target); err != nil {
+					return fmt.Errorf("reading the chart: %w", err)
 				}
-				size += fi.Size()
-			} else if e.IsDir() {
+			case e.Type().IsRegular() && digest:
+				// Read below; its size is what is read.
+			default:
+				if fi, err = e.Info(); err != nil {
+					return fmt.Errorf("reading the chart: %w", err)
+				}
+			}
+			switch {
+			case fi != nil && fi.IsDir():
+				entry('D', []byte(name))
 				if err := walk(p, name); err != nil {
 					return err
 				}
 				continue
-			} else if fi, err := e.Info(); err == nil {
+			case fi != nil && !fi.Mode().IsRegular():
+				entry('O', []byte(name)) // Helm's loader refuses it, unless ignored
+			case digest:
+				fileHash.Reset()
+				n, err := copyFile(fileHash, p, j.lim.MaxChartBytes-size, buf)
+				if err != nil {
+					return fmt.Errorf("reading chart file %s: %w", name, err)
+				}
+				entry('F', []byte(name), fileHash.Sum(nil))
+				size += n
+			default:
 				size += fi.Size()
 			}
 			if size > j.lim.MaxChartBytes {
@@ -100,14 +151,30 @@ func (j *job) checkChartTree() error {
 		}
 		return nil
 	}
-	return walk(j.req.AppPath, j.appRel)
+	if err := walk(j.req.AppPath, j.appRel); err != nil {
+		return sum, 0, err
+	}
+	h.Sum(sum[:0])
+	return sum, size, nil
+}
+
+// copyFile writes the contents of a chart file (through symbolic links,
+// checked by the caller) to w, at most max bytes and one more (to tell
+// that the chart is too large), and returns the bytes read.
+func copyFile(w io.Writer, p string, max int64, buf []byte) (int64, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return io.CopyBuffer(w, io.LimitReader(f, max+1), buf)
 }
 
 // chartValues reads the chart's Chart.yaml (it must exist) and
 // values.yaml (it may not), the latter as Helm's loader reads it, through
 // the cache, without loading the rest of the chart.
 func (j *job) chartValues() (map[string]any, error) {
-	if err := j.checkChartTree(); err != nil {
+	if _, _, err := j.checkChartTree(false); err != nil {
 		return nil, err
 	}
 	dir := j.appRel
@@ -124,7 +191,7 @@ func (j *job) chartValues() (map[string]any, error) {
 	case err != nil:
 		return nil, err
 	}
-	vals, err := j.p.cache.parse(bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF")))
+	vals, err := j.p.values.parse(bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF")))
 	if err != nil {
 		return nil, fmt.Errorf("cannot load values.yaml: %w", err)
 	}
@@ -242,7 +309,7 @@ func (j *job) userValues(chartValues map[string]any) (*valueSet, error) {
 		if err != nil {
 			return nil, &paramError{name: ParamValuesFiles, field: field, err: err}
 		}
-		m, err := j.p.cache.parse(data)
+		m, err := j.p.values.parse(data)
 		if err != nil {
 			return nil, &paramError{name: ParamValuesFiles, field: field, msg: fmt.Sprintf("failed to parse %s", rel), err: err}
 		}
@@ -255,7 +322,7 @@ func (j *job) userValues(chartValues map[string]any) (*valueSet, error) {
 		if err := j.count(int64(len(s.values))); err != nil {
 			return nil, &paramError{name: ParamValues, err: err}
 		}
-		m, err := loader.LoadValues(strings.NewReader(s.values))
+		m, err := loadValues([]byte(s.values))
 		if err != nil {
 			return nil, &paramError{name: ParamValues, msg: "failed to parse the values as YAML", err: err}
 		}

@@ -199,7 +199,7 @@ func Path(t testing.TB, name string) string {
 	o := v.(*outcome)
 	o.once.Do(func() {
 		t.Logf("testbin: looking up %s (building it from the Go module proxy if missing; kube-apiserver takes several minutes)", name)
-		o.path, o.err = Build(ctx, name, nil)
+		o.path, o.err = Build(ctx, name, os.Stderr) // progress only when it builds
 	})
 	if o.err != nil {
 		t.Fatalf("%v\n(to skip the tests that need %s on this machine, set %s=1; CI refuses it)", o.err, name, SkipEnv)

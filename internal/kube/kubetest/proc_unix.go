@@ -30,8 +30,3 @@ func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
 	}
 	return err
 }
-
-// groupAlive reports whether any process of the group pgid is left.
-func groupAlive(pgid int) bool {
-	return syscall.Kill(-pgid, 0) == nil
-}

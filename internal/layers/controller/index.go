@@ -27,11 +27,16 @@ func refKey(kind, namespace, name string) string {
 	return kind + "/" + namespace + "/" + name
 }
 
-// appRefs are the index keys of the objects an App's values come from:
-// its ConfigMaps and Secrets, and its Catalog. An App whose layers are
-// listed wrongly refers to nothing: only editing it can fix it.
+// appRefs are the index keys of the objects an App's values come from —
+// its ConfigMaps and Secrets, and its Catalog — and of its outputs, so
+// that deleting an object squatting an output's name retries the App. An
+// App whose layers are listed wrongly refers to no layer: only editing it
+// can fix it.
 func appRefs(app *v1alpha1.App) []string {
-	var keys []string
+	keys := []string{
+		refKey(layers.KindConfigMap, app.Namespace, app.Name+ValuesSuffix),
+		refKey(layers.KindSecret, app.Namespace, app.Name+SecretsSuffix),
+	}
 	if plan, err := layers.NewPlan(app, nil, nil, nil); err == nil {
 		for _, chain := range [][]layers.Ref{plan.ConfigMaps, plan.Secrets} {
 			for _, r := range chain {
@@ -113,25 +118,27 @@ func (m mapper) appsUsing(ctx context.Context, kind, namespace, name string) ([]
 		return nil
 	}
 	key := refKey(kind, namespace, name)
-	if kind == layers.KindCatalog {
-		if m.skipCatalog {
-			return nil, nil
-		}
-		return out, add(key)
-	}
-	if err := add(key); err != nil {
-		return nil, err
-	}
-	if m.skipCatalog {
-		return out, nil
-	}
-	var cats v1alpha1.CatalogList
-	if err := m.reader.List(ctx, &cats, client.MatchingFields{refsIndex: key}); err != nil {
-		return nil, err
-	}
-	for _, c := range cats.Items {
-		if err := add(refKey(layers.KindCatalog, c.Namespace, c.Name)); err != nil {
+	switch {
+	case kind == layers.KindCatalog && m.skipCatalog:
+		return nil, nil
+	case kind == layers.KindCatalog:
+		if err := add(key); err != nil {
 			return nil, err
+		}
+	default:
+		if err := add(key); err != nil {
+			return nil, err
+		}
+		if !m.skipCatalog {
+			var cats v1alpha1.CatalogList
+			if err := m.reader.List(ctx, &cats, client.MatchingFields{refsIndex: key}); err != nil {
+				return nil, err
+			}
+			for _, c := range cats.Items {
+				if err := add(refKey(layers.KindCatalog, c.Namespace, c.Name)); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	slices.SortFunc(out, func(a, b reconcile.Request) int {

@@ -100,13 +100,10 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	suffix := fmt.Sprintf(" … (%d more bytes)", len(s)-n)
-	cut := n - len(suffix)
-	if cut < 0 {
-		cut = 0
-	}
+	// The suffix for len(s) is at least as long as the one written.
+	cut := max(n-len(fmt.Sprintf(" … (%d more bytes)", len(s))), 0)
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut] + suffix
+	return s[:cut] + fmt.Sprintf(" … (%d more bytes)", len(s)-cut)
 }

@@ -1,0 +1,442 @@
+package helmplugin
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// Helm reads YAML with sigs.k8s.io/yaml: yaml.v2 decodes the text into
+// maps keyed by interface{}, the maps are converted to JSON-able ones, the
+// result is written as JSON and, for values, read back with encoding/json
+// (numbers become float64). The functions here give the same results for
+// the same text, faster: yaml.v2 decodes into ordered MapSlices (no
+// hashing of interface keys), and the tree is turned directly into what
+// the JSON round trip would give. Whatever they are not sure to reproduce
+// exactly (merge keys, non-string keys that could collide, invalid UTF-8,
+// NaN and infinities, anything that is an error) goes the reference way,
+// through Helm's own functions, so errors read as Helm's. The differential
+// tests and fuzzers in yamlconv_test.go hold the two ways equal.
+
+// errReference marks a document the fast path leaves to the reference
+// functions.
+var errReference = errors.New("left to the reference decoder")
+
+// loadValues reads a values document as Helm's loader.LoadValues does (a
+// stream of YAML documents merged in order), with the same result and the
+// same errors.
+func loadValues(data []byte) (map[string]any, error) {
+	if vals, err := loadValuesFast(data); err == nil {
+		return vals, nil
+	}
+	return loader.LoadValues(bytes.NewReader(data))
+}
+
+func loadValuesFast(data []byte) (map[string]any, error) {
+	if bytes.Contains(data, []byte("<<")) {
+		// yaml.v2 drops merge keys when it decodes into a MapSlice.
+		return nil, errReference
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		// As LoadValues does (helm/helm#32506), on a copy: data may be the
+		// cache's or the caller's.
+		data = append(data[:len(data):len(data)], '\n')
+	}
+	vals := map[string]any{}
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		raw, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return vals, nil
+		}
+		if err != nil {
+			return nil, errReference
+		}
+		var root rootMapping
+		if err := yaml.Unmarshal(raw, &root); err != nil {
+			return nil, errReference // a sequence or scalar, or a syntax error
+		}
+		m, err := valuesMap(root.ms)
+		if err != nil {
+			return nil, err
+		}
+		vals = loader.MergeMaps(vals, m)
+	}
+}
+
+// rootMapping decodes a document that must be a mapping (or null) into a
+// MapSlice. Decoded straight into a MapSlice, which is a slice of structs,
+// a sequence of {key, value} mappings would pass for a mapping.
+type rootMapping struct {
+	ms    yaml.MapSlice
+	isMap bool // false for a null document
+}
+
+func (r *rootMapping) UnmarshalYAML(unmarshal func(any) error) error {
+	// A mapping decodes into an empty struct (its keys are read, its
+	// values skipped); a sequence or a scalar does not.
+	var probe struct{}
+	if err := unmarshal(&probe); err != nil {
+		return err
+	}
+	r.isMap = true
+	return unmarshal(&r.ms)
+}
+
+// valuesMap converts a decoded mapping as the JSON round trip would.
+func valuesMap(ms yaml.MapSlice) (map[string]any, error) {
+	m := make(map[string]any, len(ms))
+	var converted map[string]bool // keys that were not strings in YAML
+	for _, it := range ms {
+		k, isString, err := jsonKey(it.Key)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := m[k]; dup && (!isString || converted[k]) {
+			// 1 and "1", or true and "true": which one sigs.k8s.io/yaml
+			// keeps depends on map iteration order.
+			return nil, errReference
+		}
+		if !isString {
+			if converted == nil {
+				converted = map[string]bool{}
+			}
+			converted[k] = true
+		}
+		v, err := valuesValue(it.Value)
+		if err != nil {
+			return nil, err
+		}
+		m[k] = v // a repeated key: the last one wins, as in yaml.v2
+	}
+	return m, nil
+}
+
+func valuesValue(v any) (any, error) {
+	switch v := v.(type) {
+	case nil, bool:
+		return v, nil
+	case string:
+		if !utf8.ValidString(v) {
+			return nil, errReference // encoding/json would replace bytes
+		}
+		return v, nil
+	case int:
+		return float64(v), nil
+	case int64:
+		return float64(v), nil
+	case uint64:
+		return float64(v), nil
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, errReference // encoding/json refuses them
+		}
+		return v, nil
+	case yaml.MapSlice:
+		return valuesMap(v)
+	case []any:
+		l := make([]any, len(v))
+		for i, e := range v {
+			c, err := valuesValue(e)
+			if err != nil {
+				return nil, err
+			}
+			l[i] = c
+		}
+		return l, nil
+	}
+	return nil, errReference
+}
+
+// jsonKey converts a mapping key as sigs.k8s.io/yaml does; isString says
+// whether it was a string in YAML.
+func jsonKey(k any) (s string, isString bool, err error) {
+	switch k := k.(type) {
+	case string:
+		if !utf8.ValidString(k) {
+			return "", false, errReference
+		}
+		return k, true, nil
+	case int:
+		return strconv.Itoa(k), false, nil
+	case int64:
+		return strconv.FormatInt(k, 10), false, nil
+	case bool:
+		return strconv.FormatBool(k), false, nil
+	}
+	// Float keys (formatted at 32 bits), null, and map or list keys:
+	// rare, and the reference path says what happens to them.
+	return "", false, errReference
+}
+
+// yamlToJSON converts one rendered document as sigs.k8s.io/yaml.YAMLToJSON
+// does, and reads its head as Helm's manifest sorter reads it
+// (releaseutil.SimpleHead from the JSON, with encoding/json's rules).
+func yamlToJSON(doc []byte) (js []byte, head releaseutil.SimpleHead, err error) {
+	js, head, err = yamlToJSONFast(doc)
+	if err == nil {
+		return js, head, nil
+	}
+	js, err = sigsyaml.YAMLToJSON(doc)
+	if err != nil {
+		return nil, head, err
+	}
+	head, err = jsonHead(js, doc)
+	return js, head, err
+}
+
+// jsonHead reads the head of a document from its JSON form: encoding/json
+// into SimpleHead, which is what Helm's sorter gets from
+// sigs.k8s.io/yaml.Unmarshal of the document, unless a field has the
+// wrong type. Then the document itself goes through sigs.k8s.io/yaml, which
+// turns scalars into the strings the head wants (an annotation
+// `helm.sh/hook-weight: 5`); that, or its error, is what Helm's sorter
+// gets.
+func jsonHead(js, doc []byte) (releaseutil.SimpleHead, error) {
+	var head releaseutil.SimpleHead
+	if len(js) > 0 && js[0] == '{' && json.Unmarshal(js, &head) == nil {
+		return head, nil
+	}
+	head = releaseutil.SimpleHead{}
+	err := sigsyaml.Unmarshal(doc, &head)
+	return head, err
+}
+
+func yamlToJSONFast(doc []byte) ([]byte, releaseutil.SimpleHead, error) {
+	var head releaseutil.SimpleHead
+	if bytes.Contains(doc, []byte("<<")) {
+		return nil, head, errReference
+	}
+	var root rootMapping
+	if err := yaml.Unmarshal(doc, &root); err != nil || !root.isMap {
+		// Not a mapping, nothing, or an error.
+		return nil, head, errReference
+	}
+	ms := root.ms
+	var w jsonWriter
+	if err := w.mapping(ms); err != nil {
+		return nil, head, err
+	}
+	head, ok := treeHead(ms)
+	if !ok {
+		var err error
+		if head, err = jsonHead(w.buf, doc); err != nil {
+			return nil, head, err
+		}
+	}
+	return w.buf, head, nil
+}
+
+// treeHead reads the head from the decoded document when its fields are
+// plainly there: apiVersion, kind and metadata.annotations spelt exactly,
+// with string values. Anything else (a field spelt in another case, which
+// encoding/json would match; a number where a string is wanted) is left
+// to jsonHead.
+func treeHead(ms yaml.MapSlice) (releaseutil.SimpleHead, bool) {
+	var head releaseutil.SimpleHead
+	fields := map[string]any{}
+	if !plainFields(ms, fields, "apiVersion", "kind", "metadata") {
+		return head, false
+	}
+	var ok bool
+	if head.Version, ok = optString(fields["apiVersion"]); !ok {
+		return head, false
+	}
+	if head.Kind, ok = optString(fields["kind"]); !ok {
+		return head, false
+	}
+	md, present := fields["metadata"]
+	if !present || md == nil {
+		return head, true
+	}
+	mds, isMap := md.(yaml.MapSlice)
+	if !isMap {
+		return head, false
+	}
+	meta := map[string]any{}
+	if !plainFields(mds, meta, "name", "annotations") {
+		return head, false
+	}
+	head.Metadata = &struct {
+		Name        string            `json:"name"`
+		Annotations map[string]string `json:"annotations"`
+	}{}
+	if head.Metadata.Name, ok = optString(meta["name"]); !ok {
+		return head, false
+	}
+	anns, present := meta["annotations"]
+	if !present || anns == nil {
+		return head, true
+	}
+	as, isMap := anns.(yaml.MapSlice)
+	if !isMap {
+		return head, false
+	}
+	head.Metadata.Annotations = make(map[string]string, len(as))
+	for _, it := range as {
+		k, isString := it.Key.(string)
+		v, isValue := it.Value.(string)
+		if !isString || !isValue || !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return head, false
+		}
+		head.Metadata.Annotations[k] = v
+	}
+	return head, true
+}
+
+// plainFields collects the entries of ms named exactly by names (the last
+// of repeated ones, as the JSON has it); it fails when a key is not a
+// string or matches one of names only case-insensitively.
+func plainFields(ms yaml.MapSlice, into map[string]any, names ...string) bool {
+	for _, it := range ms {
+		k, ok := it.Key.(string)
+		if !ok {
+			return false
+		}
+		if slices.Contains(names, k) {
+			into[k] = it.Value
+			continue
+		}
+		for _, n := range names {
+			if strings.EqualFold(k, n) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// optString is a string field of the head: a string (valid UTF-8, which
+// the JSON holds unchanged), or nothing.
+func optString(v any) (string, bool) {
+	switch v := v.(type) {
+	case nil:
+		return "", true
+	case string:
+		return v, utf8.ValidString(v)
+	}
+	return "", false
+}
+
+// jsonWriter writes a decoded document as encoding/json.Marshal writes
+// its conversion to JSON-able maps: keys sorted, HTML characters escaped.
+type jsonWriter struct{ buf []byte }
+
+type jsonEntry struct {
+	key   string
+	value any
+}
+
+func (w *jsonWriter) mapping(ms yaml.MapSlice) error {
+	entries := make([]jsonEntry, 0, len(ms))
+	index := map[string]int{}
+	var converted map[string]bool
+	for _, it := range ms {
+		k, isString, err := jsonKey(it.Key)
+		if err != nil {
+			return err
+		}
+		if i, dup := index[k]; dup {
+			if !isString || converted[k] {
+				return errReference
+			}
+			entries[i].value = it.Value // the last one wins
+			continue
+		}
+		if !isString {
+			if converted == nil {
+				converted = map[string]bool{}
+			}
+			converted[k] = true
+		}
+		index[k] = len(entries)
+		entries = append(entries, jsonEntry{k, it.Value})
+	}
+	slices.SortFunc(entries, func(a, b jsonEntry) int { return strings.Compare(a.key, b.key) })
+	w.buf = append(w.buf, '{')
+	for i, e := range entries {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		if err := w.string(e.key); err != nil {
+			return err
+		}
+		w.buf = append(w.buf, ':')
+		if err := w.value(e.value); err != nil {
+			return err
+		}
+	}
+	w.buf = append(w.buf, '}')
+	return nil
+}
+
+func (w *jsonWriter) value(v any) error {
+	switch v := v.(type) {
+	case nil:
+		w.buf = append(w.buf, "null"...)
+	case bool:
+		w.buf = strconv.AppendBool(w.buf, v)
+	case string:
+		return w.string(v)
+	case int:
+		w.buf = strconv.AppendInt(w.buf, int64(v), 10)
+	case int64:
+		w.buf = strconv.AppendInt(w.buf, v, 10)
+	case uint64:
+		w.buf = strconv.AppendUint(w.buf, v, 10)
+	case float64:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return errReference
+		}
+		w.buf = append(w.buf, b...)
+	case yaml.MapSlice:
+		return w.mapping(v)
+	case []any:
+		w.buf = append(w.buf, '[')
+		for i, e := range v {
+			if i > 0 {
+				w.buf = append(w.buf, ',')
+			}
+			if err := w.value(e); err != nil {
+				return err
+			}
+		}
+		w.buf = append(w.buf, ']')
+	default:
+		return errReference
+	}
+	return nil
+}
+
+// string writes s as encoding/json does: plain printable ASCII as it is,
+// anything else through encoding/json itself.
+func (w *jsonWriter) string(s string) error {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, err := json.Marshal(s)
+			if err != nil {
+				return errReference
+			}
+			w.buf = append(w.buf, b...)
+			return nil
+		}
+	}
+	w.buf = append(w.buf, '"')
+	w.buf = append(w.buf, s...)
+	w.buf = append(w.buf, '"')
+	return nil
+}

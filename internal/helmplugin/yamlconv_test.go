@@ -1,0 +1,239 @@
+package helmplugin
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// yamlCases are YAML texts on which the fast decoders must do exactly what
+// Helm's functions do: as values (loader.LoadValues) and as rendered
+// documents (sigs.k8s.io/yaml.YAMLToJSON, and Unmarshal into the head).
+var yamlCases = []string{
+	"",
+	"# only a comment\n",
+	"null\n",
+	"~\n",
+	"{}\n",
+	"[]\n",
+	"- a\n- b\n",
+	"just a string\n",
+	"a: 1\n",
+	"a: 1", // no final newline
+	"a: b\nc: [1, 2.5, true, null, x]\nd: {e: f}\n",
+	"int: 42\nneg: -7\nhex: 0x1F\noct: 0o17\nold_oct: 017\nbin: 0b101\nunder: 1_000\n",
+	"big: 9007199254740993\nhuge: 18446744073709551615\nhuger: 123456789012345678901234567890\nmin: -9223372036854775808\n",
+	"f: 1.5\ng: 1e3\nh: -0.0\ni: 6.02e+23\nj: 1.0\nk: 0.1\nl: 1e-7\nm: 1e21\n",
+	"inf: .inf\n",
+	"nan: .nan\n",
+	"yes: yes\nno: no\non: on\noff: off\ny: y\nn: n\nTrue: True\nFALSE: FALSE\n",
+	"1: one\n2: two\n",
+	"1: one\n\"1\": string one\n",
+	"true: t\n\"true\": s\n",
+	"1.5: float key\n",
+	"~: null key\n",
+	"? [a, b]\n: list key\n",
+	"? {a: b}\n: map key\n",
+	"18446744073709551615: uint key\n",
+	"a: 1\na: 2\n",
+	"a: {x: 1}\na: {y: 2}\n",
+	"base: &b {x: 1, y: 2}\nderived:\n  <<: *b\n  y: 3\n",
+	"a: &x [1, 2]\nb: *x\nc: &m {k: v}\nd: *m\n",
+	"bin: !!binary aGVsbG8=\n",
+	"bad: !!binary \"/w==\"\n",
+	"esc: \"\\xff\\xfe\"\n",
+	"\"\\xff\": key\n",
+	"html: \"<b>&amp;</b>\"\nquote: 'a\"b\\\\c'\nctl: \"\\x01\\t\\n\\r\\b\\f\"\nsep: \"\\u2028\\u2029\"\nuni: \"héllo ☃ 😀\"\n",
+	"ts: 2001-12-14t21:59:43.10-05:00\ndate: 2002-12-14\n",
+	"str: !!str 123\nint: !!int \"7\"\nfloat: !!float 3\n",
+	"multi: |\n  line one\n  line two\nfolded: >\n  a\n  b\n",
+	"a: 1\n---\nb: 2\n---\na: 3\n",
+	"a: {x: 1, y: 2}\n---\na: {y: 3}\n",
+	"a: 1\n---\n- list\n",
+	"a: 1\n---\n",
+	"---\n---\na: 1\n",
+	"a: [unterminated\n",
+	"a: b: c\n",
+	"\ta: tab\n",
+	"a:\n  - b: 1\n    c: [x, {d: e}]\n  - []\n  - {}\n",
+	"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    helm.sh/hook: pre-install,test\n    helm.sh/hook-weight: \"5\"\ndata:\n  a: b\n",
+	"apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n  annotations:\n    helm.sh/hook-weight: 5\n",
+	"apiVersion: v1\nKind: Pod\nmetadata: {name: x}\n",
+	"APIVERSION: v1\nkind: Pod\n",
+	"apiVersion: v1\nkind: Pod\nMetadata: {Name: x, ANNOTATIONS: {a: b}}\n",
+	"apiVersion: v1\nkind: 5\n",
+	"apiVersion: 1.0\nkind: Pod\n",
+	"apiVersion: v1\nkind: Pod\nmetadata: null\n",
+	"apiVersion: v1\nkind: Pod\nmetadata: {annotations: null, name: null}\n",
+	"apiVersion: v1\nkind: Pod\nmetadata: {annotations: {}}\n",
+	"apiVersion: v1\nkind: Pod\nmetadata: []\n",
+	"apiVersion: v1\nkind: Pod\nmetadata: {annotations: {1: x, b: [c]}}\n",
+	"apiVersion: v1\nkind: Pod\nkind: Service\n",
+	"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n",
+	"apiVersion: v1\nkind: Pod\nmetadata: {name: \"\\xff\"}\n",
+	"apiVersion: v1\nkind: ConfigMap\ndata:\n  script: |\n    cat <<EOF\n    hi\n    EOF\n",
+	"\xEF\xBB\xBFa: bom\n",
+	"a: \xff\n",
+}
+
+// TestLoadValuesMatchesHelm: loadValues gives what loader.LoadValues gives,
+// value for value and type for type, or the same error.
+func TestLoadValuesMatchesHelm(t *testing.T) {
+	for i, text := range yamlCases {
+		t.Run(fmt.Sprint(i), func(t *testing.T) { checkLoadValues(t, []byte(text)) })
+	}
+}
+
+// checkLoadValues compares the fast path with Helm's. Where the fast path
+// declines, loadValues calls loader.LoadValues itself: its result is
+// Helm's by construction (and may not even be deterministic: Helm keeps
+// one of the keys 1 and "1" depending on map iteration order).
+func checkLoadValues(t *testing.T, data []byte) {
+	t.Helper()
+	orig := bytes.Clone(data)
+	want, wantErr := loader.LoadValues(bytes.NewReader(data))
+	got, gotErr := loadValuesFast(data)
+	if !bytes.Equal(data, orig) {
+		t.Fatalf("loadValuesFast(%q) changed its input", orig)
+	}
+	switch {
+	case gotErr != nil && gotErr != errReference:
+		t.Fatalf("loadValuesFast(%q) error = %v, want errReference", data, gotErr)
+	case gotErr != nil:
+		return
+	case wantErr != nil:
+		t.Fatalf("loadValuesFast(%q) read it; Helm fails: %v", data, wantErr)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("loadValuesFast(%q) differs from loader.LoadValues (-helm +fast):\n%s", data, diff)
+	}
+}
+
+// TestYAMLToJSONMatchesHelm: yamlToJSON gives the JSON
+// sigs.k8s.io/yaml.YAMLToJSON gives, byte for byte, and the head Helm's
+// sorter reads (sigs.k8s.io/yaml.Unmarshal into SimpleHead), or fails when
+// either fails.
+func TestYAMLToJSONMatchesHelm(t *testing.T) {
+	for i, text := range yamlCases {
+		t.Run(fmt.Sprint(i), func(t *testing.T) { checkYAMLToJSON(t, []byte(text)) })
+	}
+}
+
+// checkYAMLToJSON compares yamlToJSON with Helm's functions, and, where
+// the fast path reads the document, the fast path with them too.
+func checkYAMLToJSON(t *testing.T, doc []byte) {
+	t.Helper()
+	wantJS, wantErr := sigsyaml.YAMLToJSON(doc)
+	var wantHead releaseutil.SimpleHead
+	headErr := sigsyaml.Unmarshal(doc, &wantHead)
+	if js, head, err := yamlToJSONFast(doc); err == nil {
+		if wantErr != nil || headErr != nil {
+			t.Fatalf("yamlToJSONFast(%q) read it; Helm fails: %v %v", doc, wantErr, headErr)
+		}
+		if !bytes.Equal(js, wantJS) {
+			t.Fatalf("yamlToJSONFast(%q) JSON =\n%s\nwant\n%s", doc, js, wantJS)
+		}
+		if diff := cmp.Diff(wantHead, head); diff != "" {
+			t.Fatalf("yamlToJSONFast(%q) head differs (-helm +fast):\n%s", doc, diff)
+		}
+	} else if err != errReference && (wantErr == nil && headErr == nil) {
+		t.Fatalf("yamlToJSONFast(%q) error = %v; Helm reads it", doc, err)
+	}
+	if ambiguousKeys(doc) {
+		return // Helm's result depends on map iteration order
+	}
+	js, head, err := yamlToJSON(doc)
+	switch {
+	case wantErr != nil:
+		if err == nil || js != nil || err.Error() != wantErr.Error() {
+			t.Fatalf("yamlToJSON(%q) = %s, %v; want no JSON and the error %v", doc, js, err, wantErr)
+		}
+		return
+	case headErr != nil:
+		if err == nil || err.Error() != headErr.Error() {
+			t.Fatalf("yamlToJSON(%q) error = %v, want the head's error %v", doc, err, headErr)
+		}
+		return
+	case err != nil:
+		t.Fatalf("yamlToJSON(%q) failed: %v; Helm reads it", doc, err)
+	}
+	if !bytes.Equal(js, wantJS) {
+		t.Fatalf("yamlToJSON(%q) JSON =\n%s\nwant\n%s", doc, js, wantJS)
+	}
+	if diff := cmp.Diff(wantHead, head); diff != "" {
+		t.Fatalf("yamlToJSON(%q) head differs (-helm +fast):\n%s", doc, diff)
+	}
+}
+
+// TestFastPathTaken guards the point of the fast decoders: plain values
+// files and manifests do not go the reference way.
+func TestFastPathTaken(t *testing.T) {
+	values := "image:\n  repository: nginx\n  tag: \"1.27\"\nreplicas: 3\nratio: 0.5\nenabled: yes\nlist: [a, {b: c}]\n"
+	if _, err := loadValuesFast([]byte(values)); err != nil {
+		t.Errorf("loadValuesFast(%q) = %v, want the fast path", values, err)
+	}
+	manifest := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  annotations:\n    helm.sh/hook: test\nspec:\n  replicas: 3\n  template:\n    spec:\n      containers:\n        - name: web\n          image: \"nginx:1.27\"\n          args: [\"--a=<b>\"]\n"
+	if _, _, err := yamlToJSONFast([]byte(manifest)); err != nil {
+		t.Errorf("yamlToJSONFast(%q) = %v, want the fast path", manifest, err)
+	}
+}
+
+// ambiguousKeys reports whether a mapping of doc has two different keys
+// that sigs.k8s.io/yaml turns into the same string (1 and "1"): which one
+// it keeps depends on map iteration order.
+func ambiguousKeys(doc []byte) bool {
+	var v any
+	if yaml.Unmarshal(doc, &v) != nil {
+		return false
+	}
+	var walk func(any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case map[any]any:
+			seen := map[string]bool{}
+			for k, e := range v {
+				var s string
+				switch k := k.(type) {
+				case float64:
+					s = strconv.FormatFloat(k, 'g', -1, 32)
+				default:
+					s = fmt.Sprint(k)
+				}
+				if seen[s] || walk(e) {
+					return true
+				}
+				seen[s] = true
+			}
+		case []any:
+			for _, e := range v {
+				if walk(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
+}
+
+// FuzzYAMLConv holds the fast decoders equal to Helm's on any text.
+func FuzzYAMLConv(f *testing.F) {
+	for _, c := range yamlCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 4096 || strings.Count(string(data), "*") > 16 {
+			return // aliases multiply the work; both sides bound them alike
+		}
+		checkLoadValues(t, data)
+		checkYAMLToJSON(t, data)
+	})
+}
