@@ -134,6 +134,9 @@ for name in "${names[@]}"; do
       flock "$lockfd"
     fi
   fi
+  # Holding the lock, no other build of NAME runs: temporary files left
+  # here were abandoned by a killed build.
+  find "$cache" -maxdepth 1 -type f -name ".$name.??????" ! -name ".$name.lock" -delete
   if [ "$force" = 1 ] || [ ! -x "$out" ]; then
     case "$name" in
       kube-apiserver) took="several minutes (about 6 on 2 cores) the first time" ;;

@@ -136,6 +136,7 @@ func script(ctx context.Context, name string, progress io.Writer, flags ...strin
 	cmd := exec.CommandContext(ctx, "bash", args...)
 	cmd.Dir = root
 	cmd.WaitDelay = 10 * time.Second
+	killGroupOnCancel(cmd)
 	var stdout bytes.Buffer
 	tail := &tailBuffer{max: 16 << 10}
 	cmd.Stdout = &limitedWriter{w: &stdout, n: 64 << 10}

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/strata-dev/strata/internal/kustomize"
 	"github.com/strata-dev/strata/internal/layers/controller"
@@ -103,7 +104,7 @@ func TestDeploy(t *testing.T) {
 		Config:         impersonate(e.c.Config, saUser),
 		LeaderElection: true, LeaderElectionNamespace: "strata-system",
 		MetricsBindAddress: metricsAddr, HealthProbeBindAddress: probeAddr,
-		Registry: nil, // controller-runtime's, served at /metrics
+		Registry: ctrlmetrics.Registry, // served at /metrics
 	})
 	e.create(configMap(ns, "catalog-values", "a: 1\n"), catalog(ns, "giantswarm", "catalog-values"),
 		secret(ns, "creds", "secrets", "password: s3cret\n"))

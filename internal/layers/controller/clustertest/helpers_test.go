@@ -34,7 +34,12 @@ import (
 	"github.com/strata-dev/strata/internal/values"
 )
 
-func TestMain(m *testing.M) { os.Exit(kubetest.Main(m)) }
+func TestMain(m *testing.M) {
+	// controller-runtime's and client-go's package-level loggers: only
+	// their warnings, on stderr. Each Manager logs to its test.
+	controller.SetProcessLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	os.Exit(kubetest.Main(m))
+}
 
 const crds = "../../../../deploy/crds"
 
@@ -43,7 +48,7 @@ const crds = "../../../../deploy/crds"
 const deadline = 90 * time.Second
 
 type env struct {
-	t  *testing.T
+	t  testing.TB
 	c  *kubetest.Cluster
 	cl client.Client
 	ns string
@@ -51,7 +56,7 @@ type env struct {
 
 // setup returns the shared control plane with the CRDs, a client, and a
 // fresh namespace ns.
-func setup(t *testing.T, ns string) *env {
+func setup(t testing.TB, ns string) *env {
 	t.Helper()
 	c := kubetest.Shared(t)
 	if err := c.InstallCRDs(t.Context(), crds); err != nil {
@@ -165,7 +170,7 @@ func (e *env) start(m controller.Manager) *running {
 // controller-runtime's goroutines log after the Manager has returned.
 type testWriter struct {
 	mu     sync.Mutex
-	t      *testing.T
+	t      testing.TB
 	closed bool
 }
 
@@ -185,7 +190,7 @@ func (w *testWriter) close() {
 }
 
 // stop ends the Manager and checks that it stopped cleanly.
-func (r *running) stop(t *testing.T) {
+func (r *running) stop(t testing.TB) {
 	t.Helper()
 	if r.done == nil {
 		return
@@ -203,7 +208,7 @@ func (r *running) stop(t *testing.T) {
 }
 
 // counter sums the series of a metric family in reg.
-func counter(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+func counter(t testing.TB, reg *prometheus.Registry, name string, labels map[string]string) float64 {
 	t.Helper()
 	fams, err := reg.Gather()
 	if err != nil {
@@ -240,7 +245,7 @@ func counter(t *testing.T, reg *prometheus.Registry, name string, labels map[str
 
 // eventually polls f until it holds; f returns the state it saw, for the
 // failure message.
-func eventually(t *testing.T, what string, f func() (bool, string)) {
+func eventually(t testing.TB, what string, f func() (bool, string)) {
 	t.Helper()
 	end := time.Now().Add(deadline)
 	for {
@@ -276,7 +281,7 @@ func (e *env) output(appName string) (*corev1.ConfigMap, *corev1.Secret) {
 	return cm, sec
 }
 
-func parse(t *testing.T, text, what string) map[string]any {
+func parse(t testing.TB, text, what string) map[string]any {
 	t.Helper()
 	m, err := values.Parse([]byte(text), what)
 	if err != nil {
