@@ -97,7 +97,9 @@ func newCmpServeCmd(g *globals) *cobra.Command {
 The built-in Helm plugin (--builtin helm) listens on helm.sock.
 The socket directory defaults to $ARGOCD_PLUGINSOCKFILEPATH, else
 /home/argocd/cmp-server/plugins. Repositories are cached by checksum, so a
-repeated request does not unpack the same tarball again.
+repeated request does not unpack the same tarball again. The built-in Helm
+plugin also keeps the charts it loaded and the documents it read, by the
+SHA-256 of their contents, handing each render a private copy.
 
 On SIGTERM the server stops accepting requests, lets in-flight requests finish
 (up to --shutdown-grace) and removes its socket.`,

@@ -34,5 +34,14 @@
 // template file and line) and name the parameter at fault when a parameter
 // caused them.
 //
+// The sidecar renders the same charts again and again, so loaded charts,
+// rendered documents read before and parsed values documents are cached by
+// the SHA-256 of their content (see Options). A cached chart is never
+// handed out: Helm changes the chart it renders, so each render gets a
+// complete copy. YAML is read with Helm's rules (sigs.k8s.io/yaml) by
+// faster paths that give the same results, and fall back to Helm's own
+// functions for anything they are not sure to reproduce (yamlconv.go,
+// blockyaml.go).
+//
 // Only this package imports the Helm SDK (helm.sh/helm/v4).
 package helmplugin

@@ -50,21 +50,28 @@ func (j *job) loadChart() (*chart.Chart, error) {
 // repository, a link that cannot be resolved, and a tree past the limits.
 //
 // With digest, it also reads every regular file and returns the SHA-256 of
-// the tree and the bytes read: each entry's path and kind (directory,
-// file with its contents, symbolic link with its target, anything else),
-// in the walk's order (names sorted). That is everything Helm's loader
-// can read from the directory, and more (files .helmignore leaves out), so
-// two trees with the same digest load the same chart.
+// the tree and the bytes read: each entry's path in the chart and kind
+// (directory, file with its contents, symbolic link with the place in the
+// repository it leads to, anything else), in the walk's order (names
+// sorted). That is everything Helm's loader can read from the directory,
+// and more (files .helmignore leaves out), so two trees with the same
+// digest load the same chart.
 func (j *job) checkChartTree(digest bool) (sum [32]byte, size int64, err error) {
 	realRoot, err := filepath.EvalSymlinks(j.req.RepoRoot)
 	if err != nil {
 		return sum, 0, fmt.Errorf("opening the repository: %w", err)
 	}
 	h := sha256.New()
-	entry := func(kind byte, parts ...[]byte) {
+	// Entries are named relative to the chart's directory, so that the
+	// same chart elsewhere in a repository has the same digest.
+	entry := func(kind byte, name string, parts ...[]byte) {
 		if !digest {
 			return
 		}
+		if j.appRel != "." {
+			name = strings.TrimPrefix(name, j.appRel)
+		}
+		parts = append([][]byte{[]byte(name)}, parts...)
 		var n [8]byte
 		h.Write([]byte{kind})
 		for _, p := range parts {
@@ -107,14 +114,14 @@ func (j *job) checkChartTree(digest bool) (sum [32]byte, size int64, err error) 
 				if err != nil {
 					return fmt.Errorf("chart file %s is a symbolic link that cannot be resolved: %w", name, err)
 				}
-				if rel, err := filepath.Rel(realRoot, target); err != nil || (rel != "." && !filepath.IsLocal(rel)) {
+				rel, err := filepath.Rel(realRoot, target)
+				if err != nil || (rel != "." && !filepath.IsLocal(rel)) {
 					return fmt.Errorf("chart file %s is a symbolic link leading outside the repository; charts may only link to files inside it", name)
 				}
-				link, err := os.Readlink(p)
-				if err != nil {
-					return fmt.Errorf("reading the chart: %w", err)
-				}
-				entry('L', []byte(name), []byte(link))
+				// Where it leads, in the repository: links to the same
+				// place are walked once, so which ones alias which is
+				// part of the tree.
+				entry('L', name, []byte(filepath.ToSlash(rel)))
 				if fi, err = os.Stat(target); err != nil {
 					return fmt.Errorf("reading the chart: %w", err)
 				}
@@ -127,20 +134,20 @@ func (j *job) checkChartTree(digest bool) (sum [32]byte, size int64, err error) 
 			}
 			switch {
 			case fi != nil && fi.IsDir():
-				entry('D', []byte(name))
+				entry('D', name)
 				if err := walk(p, name); err != nil {
 					return err
 				}
 				continue
 			case fi != nil && !fi.Mode().IsRegular():
-				entry('O', []byte(name)) // Helm's loader refuses it, unless ignored
+				entry('O', name) // Helm's loader refuses it, unless ignored
 			case digest:
 				fileHash.Reset()
 				n, err := copyFile(fileHash, p, j.lim.MaxChartBytes-size, buf)
 				if err != nil {
 					return fmt.Errorf("reading chart file %s: %w", name, err)
 				}
-				entry('F', []byte(name), fileHash.Sum(nil))
+				entry('F', name, fileHash.Sum(nil))
 				size += n
 			default:
 				size += fi.Size()

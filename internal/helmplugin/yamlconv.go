@@ -23,13 +23,14 @@ import (
 // maps keyed by interface{}, the maps are converted to JSON-able ones, the
 // result is written as JSON and, for values, read back with encoding/json
 // (numbers become float64). The functions here give the same results for
-// the same text, faster: yaml.v2 decodes into ordered MapSlices (no
-// hashing of interface keys), and the tree is turned directly into what
-// the JSON round trip would give. Whatever they are not sure to reproduce
-// exactly (merge keys, non-string keys that could collide, invalid UTF-8,
-// NaN and infinities, anything that is an error) goes the reference way,
-// through Helm's own functions, so errors read as Helm's. The differential
-// tests and fuzzers in yamlconv_test.go hold the two ways equal.
+// the same text, faster: a document in the plain block style is read by
+// parseBlockYAML, any other by yaml.v2 into ordered MapSlices (no hashing
+// of interface keys), and the tree is turned directly into what the JSON
+// round trip would give. Whatever they are not sure to reproduce exactly
+// (merge keys, non-string keys that could collide, invalid UTF-8, NaN and
+// infinities, anything that is an error) goes the reference way, through
+// Helm's own functions, so errors read as Helm's. The differential tests
+// and the fuzzer in yamlconv_test.go hold the ways equal.
 
 // errReference marks a document the fast path leaves to the reference
 // functions.
@@ -46,10 +47,6 @@ func loadValues(data []byte) (map[string]any, error) {
 }
 
 func loadValuesFast(data []byte) (map[string]any, error) {
-	if bytes.Contains(data, []byte("<<")) {
-		// yaml.v2 drops merge keys when it decodes into a MapSlice.
-		return nil, errReference
-	}
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		// As LoadValues does (helm/helm#32506), on a copy: data may be the
 		// cache's or the caller's.
@@ -65,16 +62,33 @@ func loadValuesFast(data []byte) (map[string]any, error) {
 		if err != nil {
 			return nil, errReference
 		}
-		var root rootMapping
-		if err := yaml.Unmarshal(raw, &root); err != nil {
-			return nil, errReference // a sequence or scalar, or a syntax error
+		ms, _, err := decodeMapping(raw)
+		if err != nil {
+			return nil, err
 		}
-		m, err := valuesMap(root.ms)
+		m, err := valuesMap(ms)
 		if err != nil {
 			return nil, err
 		}
 		vals = loader.MergeMaps(vals, m)
 	}
+}
+
+// decodeMapping decodes a document that must be a mapping, or null (nil,
+// false): with parseBlockYAML when it can, else with yaml.v2.
+func decodeMapping(doc []byte) (ms yaml.MapSlice, isMap bool, err error) {
+	if ms, isMap, err := parseBlockYAML(string(doc)); err == nil {
+		return ms, isMap, nil
+	}
+	if bytes.Contains(doc, []byte("<<")) {
+		// yaml.v2 drops merge keys when it decodes into a MapSlice.
+		return nil, false, errReference
+	}
+	var root rootMapping
+	if err := yaml.Unmarshal(doc, &root); err != nil {
+		return nil, false, errReference // a sequence or scalar, or a syntax error
+	}
+	return root.ms, root.isMap, nil
 }
 
 // rootMapping decodes a document that must be a mapping (or null) into a
@@ -217,15 +231,11 @@ func jsonHead(js, doc []byte) (releaseutil.SimpleHead, error) {
 
 func yamlToJSONFast(doc []byte) ([]byte, releaseutil.SimpleHead, error) {
 	var head releaseutil.SimpleHead
-	if bytes.Contains(doc, []byte("<<")) {
-		return nil, head, errReference
-	}
-	var root rootMapping
-	if err := yaml.Unmarshal(doc, &root); err != nil || !root.isMap {
+	ms, isMap, err := decodeMapping(doc)
+	if err != nil || !isMap {
 		// Not a mapping, nothing, or an error.
 		return nil, head, errReference
 	}
-	ms := root.ms
 	var w jsonWriter
 	if err := w.mapping(ms); err != nil {
 		return nil, head, err

@@ -3,11 +3,13 @@ package helmplugin
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.yaml.in/yaml/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
@@ -82,12 +84,76 @@ var yamlCases = []string{
 	"apiVersion: v1\nkind: ConfigMap\ndata:\n  script: |\n    cat <<EOF\n    hi\n    EOF\n",
 	"\xEF\xBB\xBFa: bom\n",
 	"a: \xff\n",
+	// The block parser's ground: sequences in all their placements,
+	// quoting, comments, empty collections, and what it must leave alone.
+	"a:\n- x\n- y\nb: 1\n",
+	"a:\n  - x\n  -   y # c\n  -\n  - - nested\n",
+	"list:\n- name: a\n  value: 1\n-   name: b\n    value: [] # c\n- k:\n    deep: true\n  other: ~\n-\n  late: map\n- \n- {}\n",
+	"a:\n    b:\n        c: 1\n    d: 2\ne: 3\n",
+	"a:\n    b: 1\n  c: 2\n",
+	"a: 1\n  b: 2\n",
+	"  a: 1\n  b: 2\n",
+	"a: plain words here\nb: 'single ''quoted'' # not a comment'\nc: \"double \\\"q\\\" \\t \\x41 \\u00e9 \\U0001F600 \\/ \\N \\_\"\nd: url://x:1/y#z\ne: a#b # comment\n",
+	"\"quoted key\": 1\n'single key': 2\nkey with spaces  : 3\n\"k\":4\n'k' : 5\n",
+	"a: {} # c\nb: []#c\nc: { }\nd: [ ]\ne: {a: 1}\nf: {}x\n",
+	"a: -1\nb: -x\nc: - x\nd: -\ne: +1\nf: .5\ng: 1_000\nh: 0b11\ni: -0b11\nj: 0o7\nk: 1e5\nl: 1.e5\nm: .\nn: -.inf\no: +.inf\n",
+	"a: y\nb: Y\nc: yes\nd: On\ne: oFF\nf: NULL\ng: Null\nh: nULL\ni: ~x\nj: TRUE\nk: tRUE\n",
+	"a: b: c\n",
+	"a: b:\n",
+	"a:b\n",
+	"? a\n: b\n",
+	"a: ?b\nc: :d\n",
+	"a: |\n  text\nb: >-\n  folded\n",
+	"a: \"multi\n  line\"\nb: 'x\n  y'\n",
+	"a: plain\n  continued\n",
+	"- a\n- b\n",
+	"a: 1\n# comment\n   # indented comment\n\n\nb: 2\n",
+	"a: 1\r\nb: 2\r\n",
+	"a: \"\\x\"\n",
+	"a: \"\\ud800\"\n",
+	"a: \"unterminated\n",
+	"a: 'x'y\n",
+	"a: \"x\" # ok\nb: \"y\"# no\n",
+	"a: \u00e9t\u00e9 \u2603\nb: \u2028\nc: \u0085x\n",
+	"a: @x\n",
+	"a: `x`\n",
+	"<<: {a: 1}\n",
+	"a: <<\nb: x<<y\n",
+	"%YAML 1.1\n---\na: 1\n",
+	"a: 1\n...\n",
+	"null: 1\n~: 2\n",
+	"1: a\n0x1: b\n",
+	"- a: 1\n  b: 2\n- c\n",
+	"a:\n  - b\n  c: 1\n",
+	"a:\n- b\n  c: 1\n",
+	"a:\n  -\n    b: 1\n  -\n   - c\n",
+	// Simple keys are at most 1024 characters long in yaml.v2.
+	strings.Repeat("k", 1100) + ": v\n",
+	"\"" + strings.Repeat("k", 1100) + "\": v\n",
+	"'" + strings.Repeat("k", 990) + "': v\n",
+}
+
+// allYAMLCases are yamlCases, then each line of each case on its own, so
+// that every feature a case shows is read alone too (a case the block
+// parser declines for one line is read line by line).
+func allYAMLCases() []string {
+	all := slices.Clone(yamlCases)
+	seen := map[string]bool{}
+	for _, c := range yamlCases {
+		for line := range strings.Lines(c) {
+			if !seen[line] {
+				seen[line] = true
+				all = append(all, line)
+			}
+		}
+	}
+	return all
 }
 
 // TestLoadValuesMatchesHelm: loadValues gives what loader.LoadValues gives,
 // value for value and type for type, or the same error.
 func TestLoadValuesMatchesHelm(t *testing.T) {
-	for i, text := range yamlCases {
+	for i, text := range allYAMLCases() {
 		t.Run(fmt.Sprint(i), func(t *testing.T) { checkLoadValues(t, []byte(text)) })
 	}
 }
@@ -122,8 +188,45 @@ func checkLoadValues(t *testing.T, data []byte) {
 // sorter reads (sigs.k8s.io/yaml.Unmarshal into SimpleHead), or fails when
 // either fails.
 func TestYAMLToJSONMatchesHelm(t *testing.T) {
-	for i, text := range yamlCases {
+	for i, text := range allYAMLCases() {
 		t.Run(fmt.Sprint(i), func(t *testing.T) { checkYAMLToJSON(t, []byte(text)) })
+	}
+}
+
+// checkBlockYAML: where parseBlockYAML reads a document, it reads what
+// yaml.v2 decodes from it, node for node and type for type.
+func checkBlockYAML(t *testing.T, doc []byte) {
+	t.Helper()
+	got, gotMap, err := parseBlockYAML(string(doc))
+	if err != nil {
+		if err != errReference {
+			t.Fatalf("parseBlockYAML(%q) error = %v, want errReference", doc, err)
+		}
+		return
+	}
+	var root rootMapping
+	if err := yaml.Unmarshal(doc, &root); err != nil {
+		t.Fatalf("parseBlockYAML(%q) read it; yaml.v2 fails: %v", doc, err)
+	}
+	if gotMap != root.isMap {
+		t.Fatalf("parseBlockYAML(%q) mapping = %v, yaml.v2 %v", doc, gotMap, root.isMap)
+	}
+	if diff := cmp.Diff(root.ms, got, cmpopts.EquateNaNs()); diff != "" {
+		t.Fatalf("parseBlockYAML(%q) differs from yaml.v2 (-yaml.v2 +block):\n%s", doc, diff)
+	}
+}
+
+// TestBlockYAMLMatchesYAMLv2 checks parseBlockYAML on every case.
+func TestBlockYAMLMatchesYAMLv2(t *testing.T) {
+	read := 0
+	for i, text := range allYAMLCases() {
+		t.Run(fmt.Sprint(i), func(t *testing.T) { checkBlockYAML(t, []byte(text)) })
+		if _, _, err := parseBlockYAML(text); err == nil {
+			read++
+		}
+	}
+	if read < 100 {
+		t.Errorf("the block parser reads only %d cases; the test needs more of its ground", read)
 	}
 }
 
@@ -173,6 +276,8 @@ func checkYAMLToJSON(t *testing.T, doc []byte) {
 	}
 }
 
+const manifestDoc = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  annotations:\n    helm.sh/hook: test\nspec:\n  replicas: 3\n  template:\n    spec:\n      containers:\n        - name: web\n          image: \"nginx:1.27\"\n          args:\n          - \"--a=<b>\"\n"
+
 // TestFastPathTaken guards the point of the fast decoders: plain values
 // files and manifests do not go the reference way.
 func TestFastPathTaken(t *testing.T) {
@@ -180,7 +285,12 @@ func TestFastPathTaken(t *testing.T) {
 	if _, err := loadValuesFast([]byte(values)); err != nil {
 		t.Errorf("loadValuesFast(%q) = %v, want the fast path", values, err)
 	}
-	manifest := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  annotations:\n    helm.sh/hook: test\nspec:\n  replicas: 3\n  template:\n    spec:\n      containers:\n        - name: web\n          image: \"nginx:1.27\"\n          args: [\"--a=<b>\"]\n"
+	for _, doc := range []string{strings.TrimSuffix(values, "list: [a, {b: c}]\n"), manifestDoc, "a:\n  - x: 1\n    y: [] # c\n  - 'q'\nb: {}\n"} {
+		if _, _, err := parseBlockYAML(doc); err != nil {
+			t.Errorf("parseBlockYAML(%q) = %v, want it read", doc, err)
+		}
+	}
+	manifest := manifestDoc
 	if _, _, err := yamlToJSONFast([]byte(manifest)); err != nil {
 		t.Errorf("yamlToJSONFast(%q) = %v, want the fast path", manifest, err)
 	}
@@ -226,13 +336,14 @@ func ambiguousKeys(doc []byte) bool {
 
 // FuzzYAMLConv holds the fast decoders equal to Helm's on any text.
 func FuzzYAMLConv(f *testing.F) {
-	for _, c := range yamlCases {
+	for _, c := range allYAMLCases() {
 		f.Add([]byte(c))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 4096 || strings.Count(string(data), "*") > 16 {
 			return // aliases multiply the work; both sides bound them alike
 		}
+		checkBlockYAML(t, data)
 		checkLoadValues(t, data)
 		checkYAMLToJSON(t, data)
 	})

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -108,12 +109,19 @@ type Manager struct {
 }
 
 // SetProcessLogger routes the logs of controller-runtime's and client-go's
-// package-level loggers (used by leader election and a few internals)
-// to log. Call it once, from main or a command, never from a library.
+// package-level loggers (used by a few of their internals) to log. Call it
+// from main or a command, before any client runs: klog's logger may not
+// change while clients log. Only the first call in a process has effect.
 func SetProcessLogger(log *slog.Logger) {
-	ctrllog.SetLogger(logr.FromSlogHandler(log.Handler()))
-	klog.SetSlogLogger(log)
+	processLogger.Do(func() {
+		ctrllog.SetLogger(logr.FromSlogHandler(log.Handler()))
+		klog.SetSlogLogger(log)
+	})
 }
+
+// processLogger makes SetProcessLogger take effect once: the loggers it
+// sets belong to the process.
+var processLogger sync.Once
 
 // Run starts the controller and blocks until ctx ends and the running
 // reconciles finish, or until the controller fails (losing the Lease
@@ -126,7 +134,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	if slogger == nil {
 		slogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	logger := logr.FromSlogHandler(slogger.Handler())
+	logger := logr.FromSlogHandler(&stopHandler{Handler: slogger.Handler(), stopping: func() bool { return ctx.Err() != nil }})
 
 	cfg := rest.CopyConfig(m.Config)
 	cfg.Timeout = 0
@@ -156,7 +164,6 @@ func (m *Manager) Run(ctx context.Context) error {
 		Metrics:                 metricsserver.Options{BindAddress: orZero(m.MetricsBindAddress)},
 		HealthProbeBindAddress:  orZero(m.HealthProbeBindAddress),
 		GracefulShutdownTimeout: ptr(orDefault(m.GracefulShutdownTimeout, DefaultGracefulShutdownTimeout)),
-		BaseContext:             func() context.Context { return ctx },
 	}
 	if m.Namespace != "" {
 		opts.Cache.DefaultNamespaces = map[string]cache.Config{m.Namespace: {}}
@@ -197,11 +204,43 @@ func (m *Manager) Run(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 	}()
-	if err := mgr.Start(ctx); err != nil {
+	grace := orDefault(m.GracefulShutdownTimeout, DefaultGracefulShutdownTimeout)
+	if err := startAndStop(ctx, mgr, grace); err != nil {
 		return fmt.Errorf("layers controller: %w", err)
 	}
 	slogger.Info("the layers controller stopped")
 	return nil
+}
+
+// startAndStop runs mgr until ctx ends. controller-runtime v0.25 never
+// returns, spinning, when stopped before its cache has synced
+// (kubernetes-sigs/controller-runtime#3440): so the manager's own context
+// ends only once the cache has synced, or the grace period has passed.
+func startAndStop(ctx context.Context, mgr manager.Manager, grace time.Duration) error {
+	mgrCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- mgr.Start(mgrCtx) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	syncCtx, stopSync := context.WithTimeout(context.Background(), grace)
+	synced := mgr.GetCache().WaitForCacheSync(syncCtx)
+	stopSync()
+	cancel()
+	wait := grace + 5*time.Second
+	if !synced {
+		// The manager is stuck in its start-up: it will not return.
+		wait = time.Second
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-time.After(wait):
+		return fmt.Errorf("stopped before its cache synced (%v), the manager did not return within %v", grace, wait)
+	}
 }
 
 // setup registers the indexes, the health checks and the controller.
@@ -328,3 +367,35 @@ func orDefault[T comparable](v, def T) T {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// stopHandler demotes the error controller-runtime logs when a leader
+// stops on purpose ("leader election lost", after the Lease was released)
+// to what it is: an Info record that the Lease was released.
+type stopHandler struct {
+	slog.Handler
+	stopping func() bool
+}
+
+func (h *stopHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelError && r.Message == "error received after stop sequence was engaged" && h.stopping() {
+		lost := false
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "err" && strings.Contains(a.Value.String(), "leader election lost") {
+				lost = true
+			}
+			return !lost
+		})
+		if lost {
+			r = slog.NewRecord(r.Time, slog.LevelInfo, "stopped leading: the Lease is released", r.PC)
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h *stopHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &stopHandler{Handler: h.Handler.WithAttrs(attrs), stopping: h.stopping}
+}
+
+func (h *stopHandler) WithGroup(name string) slog.Handler {
+	return &stopHandler{Handler: h.Handler.WithGroup(name), stopping: h.stopping}
+}

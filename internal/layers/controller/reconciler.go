@@ -236,7 +236,7 @@ func (r *reconciler) writeOutputs(ctx context.Context, app *v1alpha1.App, res *l
 	for _, suffix := range []string{ValuesSuffix, SecretsSuffix} {
 		if name := app.Name + suffix; len(name) > validation.DNS1123SubdomainMaxLength {
 			return nil, &outputError{reason: ReasonInvalidSpec, err: fmt.Errorf(
-				"App %s: metadata.name: the output %s would be longer than %d characters: shorten the App's name",
+				"metadata.name of App %s: the output %s would be longer than %d characters: shorten the App's name",
 				layers.AppName(app), name, validation.DNS1123SubdomainMaxLength)}
 		}
 	}

@@ -27,7 +27,7 @@ func TestLeaderElection(t *testing.T) {
 		return controller.Manager{
 			LeaderElection: true, LeaderElectionNamespace: leaseNS, LeaderElectionID: "layers-test",
 			Identity:      id,
-			LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,
+			LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: time.Second,
 		}
 	}
 	runs := map[string]*running{"replica-a": e.start(elect("replica-a")), "replica-b": e.start(elect("replica-b"))}

@@ -1,0 +1,484 @@
+package helmplugin
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v2"
+)
+
+// parseBlockYAML reads a YAML document written in the plain block style
+// of nearly every values.yaml and of the manifests templates print: block
+// mappings and sequences, keys and scalars on one line each (plain,
+// single-quoted or double-quoted), comments, and the empty flow
+// collections {} and []. It returns the tree yaml.v2 decodes from the same
+// text into a MapSlice (see rootMapping): the same structure, the same
+// scalars resolved by yaml.v2's rules. Anything else, and anything it is
+// not sure to read exactly as yaml.v2 does (anchors, aliases, tags, block
+// scalars, flow collections with content, multi-line scalars, tabs,
+// carriage returns, document markers, line breaks other than \n, errors),
+// gives errReference, and the caller goes through yaml.v2. The
+// differential tests and FuzzYAMLConv hold it to yaml.v2.
+//
+// A nil MapSlice with ok is a null document (nothing but comments).
+func parseBlockYAML(text string) (root yaml.MapSlice, isMap bool, err error) {
+	if !plainText(text) {
+		return nil, false, errReference
+	}
+	p := &blockParser{text: text}
+	p.next()
+	if p.eof {
+		return nil, false, nil
+	}
+	if p.indent != 0 || p.isEntry() {
+		return nil, false, errReference
+	}
+	m, err := p.mapping(0)
+	if err != nil {
+		return nil, false, err
+	}
+	if !p.eof {
+		return nil, false, errReference // a line the mapping did not take
+	}
+	return m, true, nil
+}
+
+// plainText reports whether text holds only what the block parser
+// handles: \n line breaks, printable characters yaml.v2 reads, no tabs,
+// no document markers or directives.
+func plainText(text string) bool {
+	lineStart := true
+	for i := 0; i < len(text); {
+		c := text[i]
+		if lineStart && (c == '-' || c == '.' || c == '%') && (strings.HasPrefix(text[i:], "---") || strings.HasPrefix(text[i:], "...") || c == '%') {
+			return false
+		}
+		lineStart = c == '\n'
+		if c < utf8.RuneSelf {
+			if c != '\n' && (c < 0x20 || c == 0x7F) {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return false
+		case r < 0xA0, r == 0x2028, r == 0x2029, r == 0xFEFF, r >= 0xD800 && r < 0xE000, r > 0xFFFD && r < 0x10000:
+			// C1 controls and NEL, YAML 1.1's other line breaks, BOMs.
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
+// A blockParser walks the text a line at a time. The current line is the
+// next one holding more than spaces and a comment: its indentation and its
+// content (after the indentation, up to the line break).
+type blockParser struct {
+	text    string
+	pos     int // start of the line after the current one
+	indent  int
+	content string
+	eof     bool
+}
+
+// next moves to the next line with content.
+func (p *blockParser) next() {
+	for p.pos < len(p.text) {
+		end := strings.IndexByte(p.text[p.pos:], '\n')
+		var line string
+		if end < 0 {
+			line, p.pos = p.text[p.pos:], len(p.text)
+		} else {
+			line, p.pos = p.text[p.pos:p.pos+end], p.pos+end+1
+		}
+		indent := 0
+		for indent < len(line) && line[indent] == ' ' {
+			indent++
+		}
+		rest := line[indent:]
+		if rest == "" || rest[0] == '#' {
+			continue
+		}
+		p.indent, p.content = indent, strings.TrimRight(rest, " ")
+		return
+	}
+	p.eof, p.indent, p.content = true, -1, ""
+}
+
+// isEntry reports whether the current line is a sequence entry.
+func (p *blockParser) isEntry() bool {
+	return !p.eof && p.content[0] == '-' && (len(p.content) == 1 || p.content[1] == ' ')
+}
+
+// mapping reads the block mapping whose keys are at indent.
+func (p *blockParser) mapping(indent int) (yaml.MapSlice, error) {
+	var m yaml.MapSlice
+	for !p.eof && p.indent == indent {
+		if p.isEntry() {
+			return nil, errReference // a sequence entry among keys
+		}
+		key, rest, err := splitKey(p.content)
+		if err != nil {
+			return nil, err
+		}
+		var value any
+		if rest != "" {
+			if value, err = scalar(rest); err != nil {
+				return nil, err
+			}
+			p.next()
+			if p.indent > indent {
+				return nil, errReference // a multi-line scalar, or an error
+			}
+		} else {
+			p.next()
+			if value, err = p.nested(indent); err != nil {
+				return nil, err
+			}
+		}
+		m = append(m, yaml.MapItem{Key: key, Value: value})
+	}
+	if p.indent > indent {
+		return nil, errReference
+	}
+	return m, nil
+}
+
+// nested reads what follows a key or an entry with nothing after it: a
+// block indented more than indent, a sequence at indent (a mapping's value
+// may be written so), or null.
+func (p *blockParser) nested(indent int) (any, error) {
+	switch {
+	case p.eof || p.indent < indent:
+		return nil, nil
+	case p.indent > indent && p.isEntry():
+		return p.sequence(p.indent)
+	case p.indent > indent:
+		return p.mapping(p.indent)
+	case p.isEntry():
+		return p.sequence(indent)
+	}
+	return nil, nil
+}
+
+// sequence reads the block sequence whose entries are at indent.
+func (p *blockParser) sequence(indent int) ([]any, error) {
+	l := []any{}
+	for !p.eof && p.indent == indent && p.isEntry() {
+		rest := strings.TrimLeft(p.content[1:], " ")
+		if rest == "" || rest[0] == '#' {
+			p.next()
+			var v any
+			var err error
+			switch {
+			case p.eof || p.indent <= indent:
+				// null
+			case p.isEntry():
+				v, err = p.sequence(p.indent)
+			default:
+				v, err = p.mapping(p.indent)
+			}
+			if err != nil {
+				return nil, err
+			}
+			l = append(l, v)
+			continue
+		}
+		if rest[0] == '-' && (len(rest) == 1 || rest[1] == ' ') {
+			return nil, errReference // "- - x"
+		}
+		if _, _, err := splitKey(rest); err == nil {
+			// "- key: value": a mapping whose keys are at the column of
+			// its first key.
+			p.indent, p.content = indent+len(p.content)-len(rest), rest
+			v, err := p.mapping(p.indent)
+			if err != nil {
+				return nil, err
+			}
+			l = append(l, v)
+			continue
+		}
+		v, err := scalar(rest)
+		if err != nil {
+			return nil, err
+		}
+		l = append(l, v)
+		p.next()
+		if p.indent > indent {
+			return nil, errReference
+		}
+	}
+	return l, nil
+}
+
+// splitKey splits "key: rest" (or "key:") into the key, resolved as
+// yaml.v2 resolves it, and the rest (empty when only a comment follows).
+func splitKey(s string) (key any, rest string, err error) {
+	var after string
+	switch s[0] {
+	case '"', '\'':
+		var k string
+		if k, after, err = quoted(s); err != nil {
+			return nil, "", err
+		}
+		key = k
+	default:
+		if !plainStart(s) {
+			return nil, "", errReference
+		}
+		i := 0
+		for ; i < len(s); i++ {
+			if s[i] == ':' && (i+1 == len(s) || s[i+1] == ' ') {
+				break
+			}
+			if s[i] == '#' && s[i-1] == ' ' {
+				return nil, "", errReference // a comment before any ':'
+			}
+		}
+		if i == len(s) {
+			return nil, "", errReference // no key
+		}
+		k := strings.TrimRight(s[:i], " ")
+		if key, err = resolvePlain(k); err != nil {
+			return nil, "", err
+		}
+		after = s[i:]
+	}
+	if after == "" || after[0] != ':' || (len(after) > 1 && after[1] != ' ') {
+		return nil, "", errReference
+	}
+	if len(s)-len(after) > 1000 {
+		return nil, "", errReference // longer than yaml.v2 lets a simple key be
+	}
+	rest = strings.TrimLeft(after[1:], " ")
+	if rest != "" && rest[0] == '#' {
+		rest = ""
+	}
+	return key, rest, nil
+}
+
+// scalar reads a value written on one line: a quoted or plain scalar, or
+// {} or [], with perhaps a comment after it.
+func scalar(s string) (any, error) {
+	switch s[0] {
+	case '"', '\'':
+		v, after, err := quoted(s)
+		if err != nil {
+			return nil, err
+		}
+		if !onlyComment(after) {
+			return nil, errReference
+		}
+		return v, nil
+	case '{', '[':
+		if len(s) < 2 || !onlyComment(s[2:]) {
+			return nil, errReference
+		}
+		switch s[:2] {
+		case "{}":
+			return yaml.MapSlice(nil), nil
+		case "[]":
+			return []any{}, nil
+		}
+		return nil, errReference
+	}
+	if !plainStart(s) {
+		return nil, errReference
+	}
+	end := len(s)
+	for i := 1; i < len(s); i++ {
+		if s[i] == '#' && s[i-1] == ' ' {
+			end = i
+			break
+		}
+		if s[i] == ':' && (i+1 == len(s) || s[i+1] == ' ') {
+			return nil, errReference // "a: b: c"
+		}
+	}
+	if s[0] == ':' {
+		return nil, errReference
+	}
+	return resolvePlain(strings.TrimRight(s[:end], " "))
+}
+
+// onlyComment reports whether what follows a scalar on its line is
+// nothing, or spaces and a comment.
+func onlyComment(after string) bool {
+	if after == "" {
+		return true
+	}
+	rest := strings.TrimLeft(after, " ")
+	return len(rest) < len(after) && (rest == "" || rest[0] == '#')
+}
+
+// plainStart reports whether a plain scalar may start s: not with an
+// indicator, but "-x" is a plain scalar.
+func plainStart(s string) bool {
+	switch c := s[0]; c {
+	case '-':
+		return len(s) > 1 && s[1] != ' '
+	case '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`':
+		return false
+	}
+	return true
+}
+
+// quoted reads a single- or double-quoted scalar that ends on the same
+// line, and returns it and what follows its closing quote.
+func quoted(s string) (string, string, error) {
+	q := s[0]
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case q == '\'' && c == '\'':
+			if i+1 < len(s) && s[i+1] == '\'' {
+				b.WriteByte('\'')
+				i++
+				continue
+			}
+			return b.String(), s[i+1:], nil
+		case q == '"' && c == '"':
+			return b.String(), s[i+1:], nil
+		case q == '"' && c == '\\':
+			if i+1 == len(s) {
+				return "", "", errReference // an escaped line break
+			}
+			i++
+			switch e := s[i]; e {
+			case '\\', '"', '\'':
+				b.WriteByte(e)
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			case 'r':
+				b.WriteByte('\r')
+			case '0':
+				b.WriteByte(0)
+			case 'a':
+				b.WriteByte('\a')
+			case 'b':
+				b.WriteByte('\b')
+			case 'e':
+				b.WriteByte(0x1B)
+			case 'f':
+				b.WriteByte('\f')
+			case 'v':
+				b.WriteByte('\v')
+			case ' ':
+				b.WriteByte(' ')
+			case 'x', 'u', 'U':
+				n := 2
+				if e == 'u' {
+					n = 4
+				} else if e == 'U' {
+					n = 8
+				}
+				if i+n >= len(s) {
+					return "", "", errReference
+				}
+				v, err := strconv.ParseUint(s[i+1:i+1+n], 16, 32)
+				if err != nil || (v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF {
+					return "", "", errReference
+				}
+				b.WriteRune(rune(v))
+				i += n
+			default:
+				return "", "", errReference
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", "", errReference // the scalar goes on past the line
+}
+
+// resolvePlain resolves a plain scalar as yaml.v2's resolve does for an
+// untagged scalar decoded into interface{} (timestamps stay strings).
+func resolvePlain(in string) (any, error) {
+	if in == "" {
+		return nil, nil
+	}
+	switch c := in[0]; {
+	case c == '+' || c == '-' || c >= '0' && c <= '9':
+		if v, ok := plainSpecial[in]; ok {
+			return v, nil
+		}
+		plain := strings.ReplaceAll(in, "_", "")
+		if v, err := strconv.ParseInt(plain, 0, 64); err == nil {
+			return int(v), nil
+		}
+		if v, err := strconv.ParseUint(plain, 0, 64); err == nil {
+			return v, nil
+		}
+		if yamlStyleFloat.MatchString(plain) {
+			if v, err := strconv.ParseFloat(plain, 64); err == nil {
+				return v, nil
+			}
+		}
+		if strings.HasPrefix(plain, "0b") {
+			if v, err := strconv.ParseInt(plain[2:], 2, 64); err == nil {
+				return int(v), nil
+			}
+			if v, err := strconv.ParseUint(plain[2:], 2, 64); err == nil {
+				return v, nil
+			}
+		} else if strings.HasPrefix(plain, "-0b") {
+			if v, err := strconv.ParseInt("-"+plain[3:], 2, 64); err == nil {
+				return int(v), nil
+			}
+		}
+	case c == '.':
+		if v, ok := plainSpecial[in]; ok {
+			return v, nil
+		}
+		if v, err := strconv.ParseFloat(in, 64); err == nil {
+			return v, nil
+		}
+	case strings.IndexByte("yYnNtTfFoO~", c) >= 0:
+		if v, ok := plainSpecial[in]; ok {
+			return v, nil
+		}
+	case c == '<':
+		if in == "<<" {
+			return nil, errReference // a merge key
+		}
+	}
+	return in, nil
+}
+
+var yamlStyleFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+
+// plainSpecial are the plain scalars yaml.v2 resolves by name.
+var plainSpecial = func() map[string]any {
+	m := map[string]any{}
+	for v, names := range map[any][]string{
+		true:  {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"},
+		false: {"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"},
+	} {
+		for _, n := range names {
+			m[n] = v
+		}
+	}
+	for _, n := range []string{"~", "null", "Null", "NULL"} {
+		m[n] = nil
+	}
+	for _, n := range []string{".nan", ".NaN", ".NAN"} {
+		m[n] = math.NaN()
+	}
+	for _, n := range []string{".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"} {
+		m[n] = math.Inf(1)
+	}
+	for _, n := range []string{"-.inf", "-.Inf", "-.INF"} {
+		m[n] = math.Inf(-1)
+	}
+	return m
+}()
