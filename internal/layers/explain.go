@@ -120,7 +120,7 @@ func compose(cm, sec []values.Explanation, secVals map[string]any, cmCount int) 
 
 	// below returns the range of cm entries at or below p.
 	below := func(p values.Path) (int, int) {
-		lo := sort.Search(len(cm), func(i int) bool { return comparePaths(cm[i].Path, p) >= 0 })
+		lo := sort.Search(len(cm), func(i int) bool { return values.ComparePaths(cm[i].Path, p) >= 0 })
 		hi := lo
 		for hi < len(cm) && hasPrefix(cm[hi].Path, p) {
 			hi++
@@ -186,7 +186,7 @@ func compose(cm, sec []values.Explanation, secVals map[string]any, cmCount int) 
 			out = append(out, e)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return comparePaths(out[i].Path, out[j].Path) < 0 })
+	sort.SliceStable(out, func(i, j int) bool { return values.ComparePaths(out[i].Path, out[j].Path) < 0 })
 	return out
 }
 
@@ -195,7 +195,7 @@ func compose(cm, sec []values.Explanation, secVals map[string]any, cmCount int) 
 func history(e values.Explanation, p values.Path) []values.Setting {
 	out := make([]values.Setting, 0, len(e.Overrode)+1)
 	for _, s := range append(e.Overrode[:len(e.Overrode):len(e.Overrode)], e.Winner) {
-		if s.Path == nil && comparePaths(e.Path, p) != 0 {
+		if s.Path == nil && values.ComparePaths(e.Path, p) != 0 {
 			s.Path = e.Path
 		}
 		out = append(out, s)
@@ -227,32 +227,4 @@ func hasPrefix(p, prefix values.Path) bool {
 		}
 	}
 	return true
-}
-
-// comparePaths orders paths step by step, as values orders explanations:
-// indices before keys, indices numerically, shorter paths first.
-func comparePaths(a, b values.Path) int {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		x, y := a[i], b[i]
-		switch {
-		case x.IsIndex && y.IsIndex:
-			if x.Index != y.Index {
-				if x.Index < y.Index {
-					return -1
-				}
-				return 1
-			}
-		case x.IsIndex != y.IsIndex:
-			if x.IsIndex {
-				return -1
-			}
-			return 1
-		case x.Key != y.Key:
-			if x.Key < y.Key {
-				return -1
-			}
-			return 1
-		}
-	}
-	return len(a) - len(b)
 }

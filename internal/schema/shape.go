@@ -204,7 +204,7 @@ func finish(list []fieldError) []FieldError {
 	}
 	list = slices.DeleteFunc(list, func(fe fieldError) bool { return fe.redundant && typed[fe.path.String()] })
 	slices.SortStableFunc(list, func(a, b fieldError) int {
-		return cmp.Or(comparePaths(a.path, b.path), strings.Compare(a.rule, b.rule), strings.Compare(a.msg, b.msg))
+		return cmp.Or(values.ComparePaths(a.path, b.path), strings.Compare(a.rule, b.rule), strings.Compare(a.msg, b.msg))
 	})
 	out := make([]FieldError, 0, len(list))
 	for _, fe := range list {
@@ -215,33 +215,6 @@ func finish(list []fieldError) []FieldError {
 		out = append(out, e)
 	}
 	return out
-}
-
-// comparePaths orders keys by name and list indices by number.
-func comparePaths(a, b values.Path) int {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		x, y := a[i], b[i]
-		var c int
-		switch {
-		case x.IsIndex && y.IsIndex:
-			c = cmp.Compare(x.Index, y.Index)
-		case x.IsIndex != y.IsIndex:
-			c = -cmp.Compare(boolInt(x.IsIndex), boolInt(y.IsIndex))
-		default:
-			c = strings.Compare(x.Key, y.Key)
-		}
-		if c != 0 {
-			return c
-		}
-	}
-	return cmp.Compare(len(a), len(b))
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // resolvePath maps a kube-openapi path ("$.a.b[0]", keys unescaped) to a

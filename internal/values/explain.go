@@ -105,7 +105,7 @@ func (r *Result) Explain(path Path, opts ExplainOptions) ([]Explanation, error) 
 		return []Explanation{e}, nil
 	}
 	x.walk(path, chain, cur)
-	sort.Slice(x.out, func(i, j int) bool { return comparePaths(x.out[i].Path, x.out[j].Path) < 0 })
+	sort.Slice(x.out, func(i, j int) bool { return ComparePaths(x.out[i].Path, x.out[j].Path) < 0 })
 	return x.out, nil
 }
 
@@ -188,7 +188,7 @@ func (x *explainer) explain(path Path, chain []*hnode, v any, deleted bool) Expl
 		if li != lj {
 			return li < lj
 		}
-		if c := comparePaths(evs[i].path, evs[j].path); c != 0 {
+		if c := ComparePaths(evs[i].path, evs[j].path); c != 0 {
 			return c < 0
 		}
 		return evs[i].idx < evs[j].idx
@@ -261,8 +261,10 @@ func (x *explainer) setting(idx int32, p Path) Setting {
 	return s
 }
 
-// comparePaths orders paths step by step; indices sort numerically.
-func comparePaths(a, b Path) int {
+// ComparePaths orders paths step by step: list indices before keys, indices
+// numerically, keys bytewise, and a path before the paths under it. It is
+// the order of Flatten and of explanations.
+func ComparePaths(a, b Path) int {
 	for i := 0; i < len(a) && i < len(b); i++ {
 		x, y := a[i], b[i]
 		switch {

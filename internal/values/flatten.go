@@ -16,7 +16,7 @@ type Leaf struct {
 func Flatten(tree map[string]any) []Leaf {
 	var out []Leaf
 	flatten(nil, tree, &out)
-	sort.SliceStable(out, func(i, j int) bool { return comparePaths(out[i].Path, out[j].Path) < 0 })
+	sort.SliceStable(out, func(i, j int) bool { return ComparePaths(out[i].Path, out[j].Path) < 0 })
 	return out
 }
 
@@ -60,7 +60,7 @@ func FlattenStrings(tree map[string]any) (keys []string, vals []any) {
 func Unflatten(leaves []Leaf) (map[string]any, error) {
 	sorted := make([]Leaf, len(leaves))
 	copy(sorted, leaves)
-	sort.SliceStable(sorted, func(i, j int) bool { return comparePaths(sorted[i].Path, sorted[j].Path) < 0 })
+	sort.SliceStable(sorted, func(i, j int) bool { return ComparePaths(sorted[i].Path, sorted[j].Path) < 0 })
 	seen := make(map[string]bool, len(sorted))
 	var root any = map[string]any{}
 	for _, l := range sorted {
