@@ -21,6 +21,7 @@ const module = "github.com/strata-dev/strata"
 var rank = map[string]int{
 	"internal/values":  0,
 	"internal/testbin": 0,
+	"internal/golden":  0,
 
 	"internal/schema":    1,
 	"internal/params":    1,

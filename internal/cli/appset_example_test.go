@@ -11,9 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/strata-dev/strata/internal/cli"
+	"github.com/strata-dev/strata/internal/golden"
 )
 
 // TestAppsetExamples renders the ApplicationSets under examples/appset as
@@ -77,19 +76,7 @@ func TestAppsetExamples(t *testing.T) {
 			if code := cli.Main(context.Background(), tc.args, nil, &stdout, &stderr); code != 0 {
 				t.Fatalf("strata %s: exit %d\n%s", strings.Join(tc.args, " "), code, stderr.String())
 			}
-			file := filepath.Join(ex, tc.name, "expected.yaml")
-			if *update {
-				if err := os.WriteFile(file, stdout.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(string(want), stdout.String()); diff != "" {
-				t.Errorf("output differs from examples/appset/%s/expected.yaml (-want +got):\n%s", tc.name, diff)
-			}
+			golden.CheckFile(t, filepath.Join(ex, tc.name, "expected.yaml"), stdout.Bytes())
 		})
 	}
 }

@@ -3,20 +3,14 @@ package cli_test
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	"golang.org/x/tools/txtar"
-
 	"github.com/strata-dev/strata/internal/cli"
+	"github.com/strata-dev/strata/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the stdout and stderr sections of testdata/script/*.txtar")
 
 // TestScripts runs each testdata/script/*.txtar: its comment holds the
 // command line ("args: ...", split like a shell, single quotes group) and
@@ -25,34 +19,15 @@ var update = flag.Bool("update", false, "rewrite the stdout and stderr sections 
 // temporary directory the command runs in; "stdout" and "stderr" hold what
 // it must print.
 func TestScripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/script/*.txtar")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no scripts found")
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			runScript(t, file)
-		})
-	}
+	golden.Run(t, "testdata/script/*.txtar", runScript)
 }
 
-func runScript(t *testing.T, file string) {
-	file, err := filepath.Abs(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ar, err := txtar.ParseFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+func runScript(t *testing.T, c golden.Case) {
 	var args []string
 	wantExit := 0
 	stdinFile := ""
 	var absent []string
-	for _, line := range strings.Split(string(ar.Comment), "\n") {
+	for _, line := range strings.Split(string(c.Archive.Comment), "\n") {
 		key, val, ok := strings.Cut(line, ":")
 		if !ok {
 			continue
@@ -62,6 +37,7 @@ func runScript(t *testing.T, file string) {
 		case "args":
 			args = splitArgs(t, val)
 		case "exit":
+			var err error
 			if wantExit, err = strconv.Atoi(val); err != nil {
 				t.Fatalf("bad exit line %q", line)
 			}
@@ -72,20 +48,7 @@ func runScript(t *testing.T, file string) {
 		}
 	}
 	dir := t.TempDir()
-	want := map[string]string{}
-	for _, f := range ar.Files {
-		if f.Name == "stdout" || f.Name == "stderr" {
-			want[f.Name] = string(f.Data)
-			continue
-		}
-		p := filepath.Join(dir, f.Name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c.WriteFiles(t, dir, "stdout", "stderr")
 	t.Chdir(dir)
 	var stdin bytes.Buffer
 	if stdinFile != "" {
@@ -97,24 +60,6 @@ func runScript(t *testing.T, file string) {
 	}
 	var stdout, stderr bytes.Buffer
 	code := cli.Main(context.Background(), args, &stdin, &stdout, &stderr)
-	got := map[string]string{"stdout": stdout.String(), "stderr": stderr.String()}
-	if *update {
-		var out []txtar.File
-		for _, f := range ar.Files {
-			if f.Name != "stdout" && f.Name != "stderr" {
-				out = append(out, f)
-			}
-		}
-		for _, name := range []string{"stdout", "stderr"} {
-			if got[name] != "" {
-				out = append(out, txtar.File{Name: name, Data: []byte(got[name])})
-			}
-		}
-		ar.Files = out
-		if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if code != wantExit {
 		t.Errorf("strata %s: exit %d, want %d\nstderr:\n%s", strings.Join(args, " "), code, wantExit, stderr.String())
 	}
@@ -123,11 +68,8 @@ func runScript(t *testing.T, file string) {
 			t.Errorf("strata %s: %s exists, but the command must not write it", strings.Join(args, " "), f)
 		}
 	}
-	for _, name := range []string{"stdout", "stderr"} {
-		if diff := cmp.Diff(want[name], got[name]); diff != "" && !*update {
-			t.Errorf("strata %s: %s mismatch (-want +got):\n%s", strings.Join(args, " "), name, diff)
-		}
-	}
+	golden.Check(t, c.Path, "stdout", stdout.String())
+	golden.Check(t, c.Path, "stderr", stderr.String())
 }
 
 // splitArgs splits a command line on spaces; single quotes group words.

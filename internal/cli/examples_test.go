@@ -8,9 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/strata-dev/strata/internal/cli"
+	"github.com/strata-dev/strata/internal/golden"
 )
 
 // TestExamples runs the shipped examples the way the README and docs show,
@@ -65,19 +64,7 @@ func TestExamples(t *testing.T) {
 			if code != tc.exit {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tc.exit, stderr.String())
 			}
-			file := ex(tc.want)
-			if *update {
-				if err := os.WriteFile(file, stdout.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(string(want), stdout.String()); diff != "" {
-				t.Errorf("output differs from %s (-want +got):\n%s", tc.want, diff)
-			}
+			golden.CheckFile(t, ex(tc.want), stdout.Bytes())
 		})
 	}
 }

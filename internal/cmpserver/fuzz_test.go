@@ -3,14 +3,13 @@ package cmpserver_test
 import (
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/tools/txtar"
 
 	"github.com/strata-dev/strata/internal/cmpserver"
+	"github.com/strata-dev/strata/internal/golden"
 	"github.com/strata-dev/strata/internal/values"
 )
 
@@ -50,12 +49,9 @@ func FuzzParseConfig(f *testing.F) {
 // naming the source; what parses is JSON objects with apiVersion and kind,
 // which parse again, as a JSON stream, to themselves.
 func FuzzParseManifests(f *testing.F) {
-	paths, _ := filepath.Glob("testdata/output/*.txtar")
-	for _, path := range paths {
-		if ar, err := txtar.ParseFile(path); err == nil {
-			if s, ok := goldenStdout(ar); ok {
-				f.Add([]byte(s))
-			}
+	for _, c := range golden.Cases(f, "testdata/output/*.txtar") {
+		if s, ok := goldenStdout(c); ok {
+			f.Add([]byte(s))
 		}
 	}
 	f.Add([]byte("--- |\n  text\n...\n%YAML 1.1\n---\n[]\n"))

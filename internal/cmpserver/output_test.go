@@ -3,21 +3,16 @@ package cmpserver_test
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/tools/txtar"
 
 	"github.com/strata-dev/strata/internal/cmpserver"
+	"github.com/strata-dev/strata/internal/golden"
 	"github.com/strata-dev/strata/internal/values"
 )
-
-var updateGolden = flag.Bool("update", false, "rewrite the want section of testdata/output/*.txtar")
 
 // outputSource names the output in the golden cases' errors.
 const outputSource = "stdout of `generate`"
@@ -30,44 +25,21 @@ const outputSource = "stdout of `generate`"
 // A case may hold its stdout in a section named "stdout.nonl" instead, for
 // output without a final newline. Run with -update to rewrite want.
 func TestParseManifestsGolden(t *testing.T) {
-	paths, err := filepath.Glob("testdata/output/*.txtar")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no golden files: %v", err)
-	}
-	for _, path := range paths {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
-			ar, err := txtar.ParseFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stdout, ok := goldenStdout(ar)
-			if !ok {
-				t.Fatal("no stdout section")
-			}
-			got := describeManifests(cmpserver.ParseManifests([]byte(stdout), outputSource))
-			want, hasWant := section(ar, "want")
-			if *updateGolden {
-				setSection(ar, "want", got)
-				if err := os.WriteFile(path, txtar.Format(ar), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if !hasWant {
-				t.Fatal("no want section; run with -update")
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("ParseManifests() differs (-want +got):\n%s", diff)
-			}
-		})
-	}
+	golden.Run(t, "testdata/output/*.txtar", func(t *testing.T, c golden.Case) {
+		stdout, ok := goldenStdout(c)
+		if !ok {
+			t.Fatal("no stdout section")
+		}
+		got := describeManifests(cmpserver.ParseManifests([]byte(stdout), outputSource))
+		golden.Check(t, c.Path, "want", got)
+	})
 }
 
-func goldenStdout(ar *txtar.Archive) (string, bool) {
-	if s, ok := section(ar, "stdout"); ok {
+func goldenStdout(c golden.Case) (string, bool) {
+	if s, ok := c.Section("stdout"); ok {
 		return s, true
 	}
-	s, ok := section(ar, "stdout.nonl")
+	s, ok := c.Section("stdout.nonl")
 	return strings.TrimSuffix(s, "\n"), ok
 }
 
@@ -82,25 +54,6 @@ func describeManifests(manifests []string, err error) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
-}
-
-func section(ar *txtar.Archive, name string) (string, bool) {
-	for _, f := range ar.Files {
-		if f.Name == name {
-			return string(f.Data), true
-		}
-	}
-	return "", false
-}
-
-func setSection(ar *txtar.Archive, name, data string) {
-	for i := range ar.Files {
-		if ar.Files[i].Name == name {
-			ar.Files[i].Data = []byte(data)
-			return
-		}
-	}
-	ar.Files = append(ar.Files, txtar.File{Name: name, Data: []byte(data)})
 }
 
 func TestParseManifestsErrorKinds(t *testing.T) {

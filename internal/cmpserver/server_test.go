@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -160,12 +161,20 @@ func send(t testing.TB, s sender, app, rel string, env map[string]string, tgz []
 	for k, v := range env {
 		md.Env = append(md.Env, &pluginpb.EnvEntry{Name: k, Value: v})
 	}
+	// io.EOF from Send means the server has already ended the stream (a
+	// rejected request); its status comes from CloseAndRecv, as in grpc-go.
 	if err := s.Send(&pluginpb.AppStreamRequest{Request: &pluginpb.AppStreamRequest_Metadata{Metadata: md}}); err != nil {
+		if errors.Is(err, io.EOF) {
+			return
+		}
 		t.Fatal(err)
 	}
 	for off := 0; off < len(tgz); off += 1024 {
 		end := min(off+1024, len(tgz))
 		if err := s.Send(&pluginpb.AppStreamRequest{Request: &pluginpb.AppStreamRequest_File{File: &pluginpb.File{Chunk: tgz[off:end]}}}); err != nil {
+			if errors.Is(err, io.EOF) {
+				return
+			}
 			t.Fatal(err)
 		}
 	}
@@ -260,10 +269,10 @@ func TestServerRejectsBadStreams(t *testing.T) {
 	repo := tarGz(t, map[string]string{"app/m.json": "{}"})
 	tests := []struct {
 		name string
-		run  func(s pluginpb.ConfigManagementPluginService_GenerateManifestClient)
+		run  func(t testing.TB, s pluginpb.ConfigManagementPluginService_GenerateManifestClient)
 		want string
 	}{
-		{"checksum mismatch", func(s pluginpb.ConfigManagementPluginService_GenerateManifestClient) {
+		{"checksum mismatch", func(t testing.TB, s pluginpb.ConfigManagementPluginService_GenerateManifestClient) {
 			bad := append([]byte(nil), repo...)
 			bad[len(bad)-1] ^= 0xff
 			sum := sha256.Sum256(repo)
@@ -271,16 +280,16 @@ func TestServerRejectsBadStreams(t *testing.T) {
 				AppRelPath: "app", Checksum: hex.EncodeToString(sum[:]), Size: int64(len(bad))}}})
 			s.Send(&pluginpb.AppStreamRequest{Request: &pluginpb.AppStreamRequest_File{File: &pluginpb.File{Chunk: bad}}})
 		}, "checksum"},
-		{"file before metadata", func(s pluginpb.ConfigManagementPluginService_GenerateManifestClient) {
+		{"file before metadata", func(t testing.TB, s pluginpb.ConfigManagementPluginService_GenerateManifestClient) {
 			s.Send(&pluginpb.AppStreamRequest{Request: &pluginpb.AppStreamRequest_File{File: &pluginpb.File{Chunk: repo}}})
 		}, "first message of the stream must be the metadata"},
-		{"app path escapes", func(s pluginpb.ConfigManagementPluginService_GenerateManifestClient) {
+		{"app path escapes", func(t testing.TB, s pluginpb.ConfigManagementPluginService_GenerateManifestClient) {
 			send(t, s, "x", "../etc", nil, repo)
 		}, `appRelPath "../etc" is not a path inside the repository`},
-		{"app path missing", func(s pluginpb.ConfigManagementPluginService_GenerateManifestClient) {
+		{"app path missing", func(t testing.TB, s pluginpb.ConfigManagementPluginService_GenerateManifestClient) {
 			send(t, s, "x", "nope", nil, repo)
 		}, `appRelPath "nope" is not a directory of the repository`},
-		{"bad parameters", func(s pluginpb.ConfigManagementPluginService_GenerateManifestClient) {
+		{"bad parameters", func(t testing.TB, s pluginpb.ConfigManagementPluginService_GenerateManifestClient) {
 			send(t, s, "x", "app", map[string]string{params.ParametersVar: "[{"}, repo)
 		}, "ARGOCD_APP_PARAMETERS"},
 	}
@@ -290,7 +299,7 @@ func TestServerRejectsBadStreams(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tc.run(s)
+			tc.run(t, s)
 			_, err = s.CloseAndRecv()
 			if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("GenerateManifest = %v, want InvalidArgument containing %q", err, tc.want)

@@ -2,18 +2,14 @@ package generator_test
 
 import (
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/strata-dev/strata/internal/generator"
+	"github.com/strata-dev/strata/internal/golden"
 	"github.com/strata-dev/strata/internal/values"
 )
-
-var update = flag.Bool("update", false, "rewrite the expected answers under examples/generator/expected")
 
 // TestExample serves examples/generator/gen.yaml and calls each of its
 // plugins as the ApplicationSet controller does, comparing the answers with
@@ -48,22 +44,7 @@ func TestExample(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			file := filepath.Join(dir, "expected", p.Name+".json")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(file, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("plugin %s answered differently from %s (-want +got):\n%s", p.Name, file, diff)
-			}
+			golden.CheckFile(t, filepath.Join(dir, "expected", p.Name+".json"), got)
 		})
 	}
 }

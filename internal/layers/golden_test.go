@@ -3,24 +3,18 @@ package layers_test
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	"golang.org/x/tools/txtar"
-
+	"github.com/strata-dev/strata/internal/golden"
 	"github.com/strata-dev/strata/internal/layers"
 	"github.com/strata-dev/strata/internal/values"
 )
 
-var update = flag.Bool("update", false, "rewrite the output sections of testdata/render/*.txtar")
-
 // outputs are the sections of a golden file the test writes.
-var outputs = map[string]bool{"plan": true, "values": true, "explain": true, "error": true}
+var outputs = []string{"plan", "values", "explain", "error"}
 
 // TestRenderGolden renders each testdata/render/*.txtar: its files (an
 // app.yaml and the objects) are written to a directory that is read with
@@ -29,34 +23,15 @@ var outputs = map[string]bool{"plan": true, "values": true, "explain": true, "er
 // (the layers in merge order), values (the three results) and explain (the
 // text explanation), or error, hold the expected output.
 func TestRenderGolden(t *testing.T) {
-	files, err := filepath.Glob("testdata/render/*.txtar")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no golden files")
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			runGolden(t, file)
-		})
-	}
+	golden.Run(t, "testdata/render/*.txtar", runGolden)
 }
 
-func runGolden(t *testing.T, file string) {
-	file, err := filepath.Abs(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ar, err := txtar.ParseFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+func runGolden(t *testing.T, c golden.Case) {
 	var r layers.Renderer
 	r.Provenance = true
 	var explainPath values.Path
 	showSecrets := false
-	for _, line := range strings.Split(string(ar.Comment), "\n") {
+	for _, line := range strings.Split(string(c.Archive.Comment), "\n") {
 		key, val, _ := strings.Cut(line, ":")
 		switch strings.TrimSpace(key) {
 		case "no-catalog":
@@ -64,51 +39,18 @@ func runGolden(t *testing.T, file string) {
 		case "show-secrets":
 			showSecrets = true
 		case "explain":
+			var err error
 			if explainPath, err = values.ParsePath(strings.TrimSpace(val)); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	dir := t.TempDir()
-	want := map[string]string{}
-	for _, f := range ar.Files {
-		if outputs[f.Name] {
-			want[f.Name] = string(f.Data)
-			continue
-		}
-		p := filepath.Join(dir, f.Name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c.WriteFiles(t, dir, outputs...)
 	t.Chdir(dir)
 	got := render(t, &r, explainPath, showSecrets)
-
-	if *update {
-		var out []txtar.File
-		for _, f := range ar.Files {
-			if !outputs[f.Name] {
-				out = append(out, f)
-			}
-		}
-		for _, name := range []string{"plan", "values", "explain", "error"} {
-			if got[name] != "" {
-				out = append(out, txtar.File{Name: name, Data: []byte(got[name])})
-			}
-		}
-		ar.Files = out
-		if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	for _, name := range []string{"plan", "values", "explain", "error"} {
-		if diff := cmp.Diff(want[name], got[name]); diff != "" {
-			t.Errorf("%s differs (-want +got):\n%s", name, diff)
-		}
+	for _, name := range outputs {
+		golden.Check(t, c.Path, name, got[name])
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"golang.org/x/tools/txtar"
 
+	"github.com/strata-dev/strata/internal/golden"
 	"github.com/strata-dev/strata/internal/params"
 	"github.com/strata-dev/strata/internal/values"
 )
@@ -52,12 +51,9 @@ func FuzzParseParameters(f *testing.F) {
 	for _, tc := range parameterCases {
 		seeds = append(seeds, tc.input)
 	}
-	paths, _ := filepath.Glob("testdata/env/*.txtar")
-	for _, path := range paths {
-		if ar, err := txtar.ParseFile(path); err == nil {
-			if s, ok := section(ar, "parameters.json"); ok {
-				seeds = append(seeds, s)
-			}
+	for _, c := range golden.Cases(f, "testdata/env/*.txtar") {
+		if s, ok := c.Section("parameters.json"); ok {
+			seeds = append(seeds, s)
 		}
 	}
 	addSeeds(f, seeds)

@@ -4,35 +4,26 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/strata-dev/strata/internal/golden"
 	"github.com/strata-dev/strata/internal/schema"
-	"golang.org/x/tools/txtar"
 )
 
 // goldenSeeds returns the schema and input of every golden case; the
 // slow size-limit cases only if withBombs.
 func goldenSeeds(f *testing.F, withBombs bool) [][2]string {
-	paths, err := filepath.Glob("testdata/*.txtar")
-	if err != nil {
-		f.Fatal(err)
-	}
 	var seeds [][2]string
-	for _, p := range paths {
-		if !withBombs && strings.Contains(p, "bomb") {
+	for _, c := range golden.Cases(f, "testdata/*.txtar") {
+		if !withBombs && strings.Contains(c.Name, "bomb") {
 			continue
 		}
-		ar, err := txtar.ParseFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		src, _ := section(ar, "schema.yaml")
-		in, _ := section(ar, "input.yaml")
+		src, _ := c.Section("schema.yaml")
+		in, _ := c.Section("input.yaml")
 		seeds = append(seeds, [2]string{src, in})
 	}
 	return append(seeds, [2]string{appSchema, "replicas: three\nimage: {}\nextra: 1\n"})

@@ -2,18 +2,13 @@ package schema_test
 
 import (
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/strata-dev/strata/internal/golden"
 	"github.com/strata-dev/strata/internal/schema"
-	"golang.org/x/tools/txtar"
 )
-
-var update = flag.Bool("update", false, "rewrite the want section of testdata/*.txtar")
 
 // TestGolden runs every testdata/*.txtar case. A case holds:
 //
@@ -26,73 +21,18 @@ var update = flag.Bool("update", false, "rewrite the want section of testdata/*.
 //
 // Run with -update to rewrite want.
 func TestGolden(t *testing.T) {
-	paths, err := filepath.Glob("testdata/*.txtar")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no golden files: %v", err)
-	}
-	for _, path := range paths {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
-			ar, err := txtar.ParseFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := runGolden(t, ar)
-			want, hasWant := section(ar, "want")
-			if *update {
-				setSection(ar, "want", got)
-				if err := os.WriteFile(path, txtar.Format(ar), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if !hasWant {
-				t.Fatalf("no want section; run with -update")
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("output differs (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func section(ar *txtar.Archive, name string) (string, bool) {
-	for _, f := range ar.Files {
-		if f.Name == name {
-			return string(f.Data), true
-		}
-	}
-	return "", false
-}
-
-func setSection(ar *txtar.Archive, name, data string) {
-	for i := range ar.Files {
-		if ar.Files[i].Name == name {
-			ar.Files[i].Data = []byte(data)
-			return
-		}
-	}
-	ar.Files = append(ar.Files, txtar.File{Name: name, Data: []byte(data)})
+	golden.Run(t, "testdata/*.txtar", func(t *testing.T, c golden.Case) {
+		golden.Check(t, c.Path, "want", runGolden(t, c))
+	})
 }
 
 // runGolden parses, validates and defaults one case and describes it.
-func runGolden(t *testing.T, ar *txtar.Archive) string {
+func runGolden(t *testing.T, c golden.Case) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, f := range ar.Files {
-		switch f.Name {
-		case "schema.yaml", "input.yaml", "options", "want":
-			continue
-		}
-		p := filepath.Join(dir, filepath.FromSlash(f.Name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c.WriteFiles(t, dir, "schema.yaml", "input.yaml", "options", "want")
 	opts := schema.Options{Resolve: schema.DirResolver(filepath.Join(dir, "files"))}
-	optText, _ := section(ar, "options")
+	optText, _ := c.Section("options")
 	for _, o := range strings.Fields(optText) {
 		switch o {
 		case "additionalPropertiesFalse":
@@ -101,7 +41,7 @@ func runGolden(t *testing.T, ar *txtar.Archive) string {
 			t.Fatalf("unknown option %q", o)
 		}
 	}
-	src, ok := section(ar, "schema.yaml")
+	src, ok := c.Section("schema.yaml")
 	if !ok {
 		t.Fatal("no schema.yaml section")
 	}
@@ -117,7 +57,7 @@ func runGolden(t *testing.T, ar *txtar.Archive) string {
 		out.WriteString("parse error: " + clean(err.Error()) + "\n")
 		return out.String()
 	}
-	input, _ := section(ar, "input.yaml")
+	input, _ := c.Section("input.yaml")
 	tree, err := yamlTree(input)
 	if err != nil {
 		t.Fatalf("input.yaml: %v", err)

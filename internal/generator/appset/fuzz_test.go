@@ -2,26 +2,17 @@ package appset_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
-	"golang.org/x/tools/txtar"
-
 	"github.com/strata-dev/strata/internal/generator/appset"
+	"github.com/strata-dev/strata/internal/golden"
 )
 
 // seedAppSets adds the appset.yaml of every golden case to f.
 func seedAppSets(f *testing.F) {
-	files, _ := filepath.Glob("testdata/render/*.txtar")
-	for _, file := range files {
-		ar, err := txtar.ParseFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, af := range ar.Files {
-			if af.Name == "appset.yaml" {
-				f.Add(af.Data)
-			}
+	for _, c := range golden.Cases(f, "testdata/render/*.txtar") {
+		if data, ok := c.Section("appset.yaml"); ok {
+			f.Add([]byte(data))
 		}
 	}
 }

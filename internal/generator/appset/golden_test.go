@@ -3,23 +3,16 @@ package appset_test
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	"golang.org/x/tools/txtar"
-
 	"github.com/strata-dev/strata/internal/generator/appset"
+	"github.com/strata-dev/strata/internal/golden"
 	"github.com/strata-dev/strata/internal/values"
 )
-
-var update = flag.Bool("update", false, "rewrite the want, calls and warnings sections of testdata/render/*.txtar")
 
 // TestRender runs each testdata/render/*.txtar: it renders appset.yaml,
 // answering plugin generators from plugins.yaml (plugin name -> list of
@@ -27,49 +20,16 @@ var update = flag.Bool("update", false, "rewrite the want, calls and warnings se
 // call), and compares the Applications (or "error: ..."), the plugin calls
 // made and the warnings with the want, calls and warnings sections.
 func TestRender(t *testing.T) {
-	files, err := filepath.Glob("testdata/render/*.txtar")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no cases")
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			ar, err := txtar.ParseFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			in := map[string][]byte{}
-			for _, f := range ar.Files {
-				in[f.Name] = f.Data
-			}
-			got := renderCase(t, in)
-			if *update {
-				var out []txtar.File
-				for _, f := range ar.Files {
-					if _, gen := got[f.Name]; !gen {
-						out = append(out, f)
-					}
-				}
-				for _, name := range []string{"want", "calls", "warnings"} {
-					if got[name] != "" {
-						out = append(out, txtar.File{Name: name, Data: []byte(got[name])})
-					}
-				}
-				ar.Files = out
-				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			for _, name := range []string{"want", "calls", "warnings"} {
-				if diff := cmp.Diff(string(in[name]), got[name]); diff != "" {
-					t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
-				}
-			}
-		})
-	}
+	golden.Run(t, "testdata/render/*.txtar", func(t *testing.T, c golden.Case) {
+		in := map[string][]byte{}
+		for _, f := range c.Archive.Files {
+			in[f.Name] = f.Data
+		}
+		got := renderCase(t, in)
+		for _, name := range []string{"want", "calls", "warnings"} {
+			golden.Check(t, c.Path, name, got[name])
+		}
+	})
 }
 
 // renderCase renders one case and returns its want, calls and warnings
