@@ -68,7 +68,7 @@ func (j *job) announce(vs *valueSet) ([]params.Announcement, error) {
 // keys in order are listed.
 func (j *job) flatValues(vs *valueSet) map[string]string {
 	merged := loader.MergeMaps(vs.chart, vs.user)
-	m := map[string]string{}
+	m := make(map[string]string, min(countLeaves(merged), 4*params.MaxItems))
 	n := flatten(merged, "", true, m)
 	if n <= j.lim.MaxAnnouncedValues {
 		return m
@@ -116,6 +116,34 @@ func flatten(v any, prefix string, top bool, m map[string]string) int {
 	}
 	if len(m) < 4*params.MaxItems {
 		m[prefix], _ = display(v)
+	}
+	return 1
+}
+
+// countLeaves estimates how many entries flatten lists, to size the map.
+func countLeaves(v any) int {
+	switch v := v.(type) {
+	case map[string]any:
+		n := 0
+		for _, e := range v {
+			if m, ok := e.(map[string]any); ok && len(m) == 0 {
+				n++
+				continue
+			}
+			n += countLeaves(e)
+		}
+		return n
+	case common.Values:
+		return countLeaves(map[string]any(v))
+	case []any:
+		if len(v) == 0 {
+			return 1
+		}
+		n := 0
+		for _, e := range v {
+			n += countLeaves(e)
+		}
+		return n
 	}
 	return 1
 }

@@ -341,7 +341,10 @@ func (j *job) userValues(chartValues map[string]any) (*valueSet, error) {
 	}
 	// What the keys hold before any parameter sets them, to leave out the
 	// helm-parameters entries that keep a key's value.
-	before := plain(loader.MergeMaps(vs.chart, user)).(map[string]any)
+	var before map[string]any
+	if len(s.set) > 0 {
+		before = plain(loader.MergeMaps(vs.chart, user)).(map[string]any)
+	}
 	for _, k := range sortedKeys(s.set) {
 		v := s.set[k]
 		if unchanged(before, k, v) {

@@ -52,6 +52,14 @@ func loadValuesFast(data []byte) (map[string]any, error) {
 		// cache's or the caller's.
 		data = append(data[:len(data):len(data)], '\n')
 	}
+	if !bytes.HasPrefix(data, []byte("---")) && !bytes.Contains(data, []byte("\n---")) {
+		// One document: what the YAMLReader below would return.
+		ms, _, err := decodeMapping(data)
+		if err != nil {
+			return nil, err
+		}
+		return valuesMap(ms)
+	}
 	vals := map[string]any{}
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for {
@@ -106,8 +114,21 @@ func (r *rootMapping) UnmarshalYAML(unmarshal func(any) error) error {
 	if err := unmarshal(&probe); err != nil {
 		return err
 	}
+	if err := unmarshal(&r.ms); err != nil {
+		return err
+	}
+	if r.ms == nil {
+		// {}, or a null yaml.v2 does not tell from the struct probe
+		// (NULL, Null): cheap to decode again, there is nothing in it.
+		var v any
+		if err := unmarshal(&v); err != nil {
+			return err
+		}
+		_, r.isMap = v.(map[any]any)
+		return nil
+	}
 	r.isMap = true
-	return unmarshal(&r.ms)
+	return nil
 }
 
 // valuesMap converts a decoded mapping as the JSON round trip would.

@@ -23,6 +23,8 @@ var yamlCases = []string{
 	"",
 	"# only a comment\n",
 	"null\n",
+	"NULL",
+	"Null\n",
 	"~\n",
 	"{}\n",
 	"[]\n",
