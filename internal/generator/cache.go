@@ -2,6 +2,7 @@ package generator
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -25,11 +26,23 @@ type responseCache struct {
 }
 
 // A cacheEntry is one answer, or a call in progress while done is open.
+// Its fields do not change once done is closed.
 type cacheEntry struct {
 	done    chan struct{}
-	body    []byte // the encoded response, once done
+	answer  answer // once done
 	err     error
 	expires time.Time
+}
+
+// An answer is an encoded response body with its Content-Length header
+// value, formatted once: a kept answer is written without allocating.
+type answer struct {
+	body          []byte
+	contentLength []string // shared by every response: read-only
+}
+
+func newAnswer(body []byte) answer {
+	return answer{body: body, contentLength: []string{strconv.Itoa(len(body))}}
 }
 
 // lookup outcomes, as metrics label them.
@@ -51,35 +64,39 @@ func newResponseCache(cfg CacheConfig) *responseCache {
 }
 
 // peek returns the kept answer for a raw body's digest, if there is a
-// fresh one.
-func (c *responseCache) peek(raw string) ([]byte, bool) {
+// fresh one. It does not allocate: it is the path of nearly every request.
+func (c *responseCache) peek(raw []byte) (answer, bool) {
 	if c.ttl <= 0 {
-		return nil, false
+		return answer{}, false
 	}
+	now := c.now() // outside the lock: it is the slowest part
+	var e *cacheEntry
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	key, ok := c.aliases[raw]
-	if !ok {
-		return nil, false
+	if key, ok := c.aliases[string(raw)]; ok {
+		e = c.entries[key]
 	}
-	e, ok := c.entries[key]
-	if !ok || !isDone(e) || e.err != nil || !c.now().Before(e.expires) {
-		return nil, false
+	c.mu.Unlock()
+	if e == nil || !isDone(e) || e.err != nil || !now.Before(e.expires) {
+		return answer{}, false
 	}
-	return e.body, true
+	return e.answer, true
 }
 
 // alias records that a raw body's digest stands for key.
-func (c *responseCache) alias(raw, key string) {
+func (c *responseCache) alias(raw []byte, key string) {
 	if c.ttl <= 0 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if _, ok := c.aliases[string(raw)]; ok {
+		c.aliases[string(raw)] = key
+		return
+	}
 	if len(c.aliases) >= c.maxEntries {
 		clear(c.aliases) // cheap to rebuild: one decode per distinct body
 	}
-	c.aliases[raw] = key
+	c.aliases[string(raw)] = key
 }
 
 // enabled reports whether the cache does anything.
@@ -90,11 +107,14 @@ func (c *responseCache) enabled() bool { return c.ttl > 0 || c.collapse }
 // requests may be waiting for it); a request stops waiting when its ctx is
 // done. note is told the outcome (cacheHit, cacheShared, cacheMiss) as
 // soon as it is known, before any wait.
-func (c *responseCache) get(ctx context.Context, key string, fill func() ([]byte, error), note func(string)) ([]byte, string, error) {
+func (c *responseCache) get(ctx context.Context, key string, fill func() ([]byte, error), note func(string)) (answer, string, error) {
 	if !c.enabled() {
 		note(cacheMiss)
 		b, err := fill()
-		return b, cacheMiss, err
+		if err != nil {
+			return answer{}, cacheMiss, err
+		}
+		return newAnswer(b), cacheMiss, nil
 	}
 	c.mu.Lock()
 	if e, ok := c.entries[key]; ok {
@@ -103,7 +123,7 @@ func (c *responseCache) get(ctx context.Context, key string, fill func() ([]byte
 			if c.now().Before(e.expires) {
 				c.mu.Unlock()
 				note(cacheHit)
-				return e.body, cacheHit, nil
+				return e.answer, cacheHit, nil
 			}
 			delete(c.entries, key)
 		default:
@@ -111,9 +131,9 @@ func (c *responseCache) get(ctx context.Context, key string, fill func() ([]byte
 			note(cacheShared)
 			select {
 			case <-e.done:
-				return e.body, cacheShared, e.err
+				return e.answer, cacheShared, e.err
 			case <-ctx.Done():
-				return nil, cacheShared, ctx.Err()
+				return answer{}, cacheShared, ctx.Err()
 			}
 		}
 	}
@@ -124,9 +144,13 @@ func (c *responseCache) get(ctx context.Context, key string, fill func() ([]byte
 	note(cacheMiss)
 
 	body, err := fill()
+	var a answer
+	if err == nil {
+		a = newAnswer(body)
+	}
 
 	c.mu.Lock()
-	e.body, e.err = body, err
+	e.answer, e.err = a, err
 	e.expires = c.now().Add(c.ttl)
 	if err != nil || c.ttl <= 0 {
 		if c.entries[key] == e {
@@ -135,7 +159,7 @@ func (c *responseCache) get(ctx context.Context, key string, fill func() ([]byte
 	}
 	close(e.done)
 	c.mu.Unlock()
-	return body, cacheMiss, err
+	return a, cacheMiss, err
 }
 
 // evict makes room for one more entry: expired answers go first, then the

@@ -26,11 +26,14 @@ func TestCacheExpiry(t *testing.T) {
 	fill := func() ([]byte, error) { calls++; return []byte(fmt.Sprint(calls)), nil }
 	get := func() (string, string) {
 		t.Helper()
-		b, result, err := c.get(context.Background(), "k", fill, func(string) {})
+		a, result, err := c.get(context.Background(), "k", fill, func(string) {})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return string(b), result
+		if want := fmt.Sprint(len(a.body)); len(a.contentLength) != 1 || a.contentLength[0] != want {
+			t.Errorf("get() answer has Content-Length %q, want [%s]", a.contentLength, want)
+		}
+		return string(a.body), result
 	}
 	for _, step := range []struct {
 		advance      time.Duration
@@ -51,24 +54,28 @@ func TestCacheExpiry(t *testing.T) {
 
 func TestCacheAliases(t *testing.T) {
 	c, clock := newTestCache(time.Minute, 10)
-	if _, ok := c.peek("raw"); ok {
+	raw := []byte("raw")
+	if _, ok := c.peek(raw); ok {
 		t.Fatal("peek found an answer in an empty cache")
 	}
 	if _, _, err := c.get(context.Background(), "k", func() ([]byte, error) { return []byte("x"), nil }, func(string) {}); err != nil {
 		t.Fatal(err)
 	}
-	c.alias("raw", "k")
-	if b, ok := c.peek("raw"); !ok || string(b) != "x" {
-		t.Errorf("peek(raw) = %q, %v; want x, true", b, ok)
+	c.alias(raw, "k")
+	if a, ok := c.peek(raw); !ok || string(a.body) != "x" || len(a.contentLength) != 1 || a.contentLength[0] != "1" {
+		t.Errorf("peek(raw) = %q (Content-Length %q), %v; want x (1), true", a.body, a.contentLength, ok)
+	}
+	if _, ok := c.peek([]byte("other")); ok {
+		t.Error("peek answered a body it has no alias for")
 	}
 	clock.t = clock.t.Add(time.Minute)
-	if _, ok := c.peek("raw"); ok {
+	if _, ok := c.peek(raw); ok {
 		t.Error("peek returned an expired answer")
 	}
 	// Without a TTL nothing is kept, aliases neither.
 	off, _ := newTestCache(0, 10)
-	off.alias("raw", "k")
-	if _, ok := off.peek("raw"); ok {
+	off.alias(raw, "k")
+	if _, ok := off.peek(raw); ok {
 		t.Error("peek answered with the cache off")
 	}
 }

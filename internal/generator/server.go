@@ -68,7 +68,8 @@ type plugin struct {
 	backendTime  prometheus.Observer
 	queued       prometheus.Gauge
 	cacheResults map[string]prometheus.Counter
-	byCode       sync.Map // int → prometheus.Counter
+	hits         prometheus.Counter // cacheResults[cacheHit]
+	byCode       sync.Map           // int → prometheus.Counter
 }
 
 // New checks everything it can before serving: it loads the static
@@ -121,6 +122,7 @@ func (s *Server) newPlugin(pc *PluginConfig) (*plugin, error) {
 	for _, r := range []string{cacheHit, cacheShared, cacheMiss} {
 		p.cacheResults[r] = m.cache.WithLabelValues(pc.Name, r)
 	}
+	p.hits = p.cacheResults[cacheHit]
 	if pc.Token != nil {
 		t, err := newTokenChecker(*pc.Token)
 		if err != nil {
@@ -229,49 +231,31 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 // shutdown.
 func (s *Server) SetReady(ok bool) { s.ready.Store(ok) }
 
-// statusWriter records the status a handler wrote.
-type statusWriter struct {
-	http.ResponseWriter
-	code int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.code == 0 {
-		w.code = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
+// statusClientGone is the status counted for a request whose client went
+// away before it was answered (nginx's 499); it is never sent.
+const statusClientGone = 499
 
 func (s *Server) pluginHandler(p *plugin) http.Handler {
-	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		p.inFlight.Inc()
-		w := &statusWriter{ResponseWriter: rw}
+		code := statusClientGone // unless servePlugin returns
 		defer func() {
 			p.inFlight.Dec()
-			code := w.code
-			if code == 0 {
-				code = 499 // the client went away before an answer
-			}
 			p.countRequest(code)
 			p.duration.Observe(time.Since(start).Seconds())
 		}()
-		s.servePlugin(w, r, p, start)
+		code = s.servePlugin(w, r, p, start)
 	})
 }
 
-func (s *Server) servePlugin(w http.ResponseWriter, r *http.Request, p *plugin, start time.Time) {
+// servePlugin answers a request to a plugin and returns the status it
+// answered with. A kept answer to a body seen before is written without
+// decoding the body and without allocating beyond what net/http does.
+func (s *Server) servePlugin(w http.ResponseWriter, r *http.Request, p *plugin, start time.Time) int {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed: use POST", r.Method))
-		return
+		return writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed: use POST", r.Method))
 	}
 	if p.token != nil {
 		if code, msg := p.token.check(r); code != 0 {
@@ -279,45 +263,37 @@ func (s *Server) servePlugin(w http.ResponseWriter, r *http.Request, p *plugin, 
 				w.Header().Set("WWW-Authenticate", `Bearer realm="strata generator"`)
 			}
 			s.log.Warn("request refused", "plugin", p.cfg.Name, "remote", r.RemoteAddr, "status", code, "reason", msg, "userAgent", r.UserAgent())
-			writeError(w, code, msg)
-			return
+			return writeError(w, code, msg)
 		}
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			writeError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q is not JSON: send application/json", ct))
-			return
+			return writeError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q is not JSON: send application/json", ct))
 		}
 	}
 	body, err := readBody(w, r, s.cfg.MaxRequestBytes)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than the limit of %d bytes (maxRequestBytes)", mbe.Limit))
-			return
+			return writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than the limit of %d bytes (maxRequestBytes)", mbe.Limit))
 		}
 		s.log.Warn("reading the request failed", "plugin", p.cfg.Name, "remote", r.RemoteAddr, "err", err)
-		writeError(w, http.StatusBadRequest, "reading the request body: "+err.Error())
-		return
+		return writeError(w, http.StatusBadRequest, "reading the request body: "+err.Error())
 	}
-	rawSum := sha256.Sum256(body)
-	raw := string(rawSum[:])
-	if out, ok := p.cache.peek(raw); ok {
-		p.cacheResults[cacheHit].Inc()
-		writeAnswer(w, out, cacheHit)
-		return
+	raw := sha256.Sum256(body)
+	if a, ok := p.cache.peek(raw[:]); ok {
+		p.hits.Inc()
+		return writeAnswer(w, a, cacheHit)
 	}
 	req, err := DecodeRequest(body)
 	if err != nil {
 		s.log.Warn("bad request", "plugin", p.cfg.Name, "remote", r.RemoteAddr, "err", err)
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		return writeError(w, http.StatusBadRequest, err.Error())
 	}
 	canonical, err := json.Marshal(req)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "encoding the request: "+err.Error())
-		return
+		return writeError(w, http.StatusBadRequest, "encoding the request: "+err.Error())
 	}
 	sum := sha256.Sum256(canonical)
 	key := string(sum[:])
@@ -330,26 +306,26 @@ func (s *Server) servePlugin(w http.ResponseWriter, r *http.Request, p *plugin, 
 		}
 		return s.callBackend(callCtx, p, *req)
 	}
-	out, result, err := p.cache.get(ctx, key, fill, func(result string) { p.cacheResults[result].Inc() })
+	a, result, err := p.cache.get(ctx, key, fill, func(result string) { p.cacheResults[result].Inc() })
 	if err != nil {
 		code := errorStatus(err)
 		if ctx.Err() != nil {
 			s.log.Info("the client went away", "plugin", p.cfg.Name, "remote", r.RemoteAddr, "appset", req.ApplicationSetName, "duration", time.Since(start))
-			return
+			return statusClientGone
 		}
 		if code == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", "1")
 		}
 		s.log.Warn("backend failed", "plugin", p.cfg.Name, "remote", r.RemoteAddr, "appset", req.ApplicationSetName,
 			"status", code, "err", err, "duration", time.Since(start))
-		writeError(w, code, fmt.Sprintf("plugin %s: %v", p.cfg.Name, err))
-		return
+		return writeError(w, code, fmt.Sprintf("plugin %s: %v", p.cfg.Name, err))
 	}
-	p.cache.alias(raw, key)
-	writeAnswer(w, out, result)
+	p.cache.alias(raw[:], key)
+	code := writeAnswer(w, a, result)
 	if s.log.Enabled(context.Background(), slog.LevelDebug) {
 		s.log.Debug("answered", "plugin", p.cfg.Name, "remote", r.RemoteAddr, "appset", req.ApplicationSetName, "cache", result, "duration", time.Since(start))
 	}
+	return code
 }
 
 var (
@@ -357,27 +333,33 @@ var (
 	cacheHeader     = map[string][]string{cacheHit: {cacheHit}, cacheMiss: {cacheMiss}, cacheShared: {cacheShared}}
 )
 
-func writeAnswer(w http.ResponseWriter, out []byte, result string) {
+// writeAnswer writes an answer with its length (never chunked) and returns
+// the status. The header values are shared, read-only slices: net/http
+// copies the header map before it writes it.
+func writeAnswer(w http.ResponseWriter, a answer, result string) int {
 	h := w.Header()
 	h["Content-Type"] = jsonContentType
 	h["X-Strata-Cache"] = cacheHeader[result]
-	h["Content-Length"] = []string{strconv.Itoa(len(out))}
+	h["Content-Length"] = a.contentLength
 	w.WriteHeader(http.StatusOK)
-	w.Write(out)
+	w.Write(a.body)
+	return http.StatusOK
 }
 
 // readBody reads a request body of at most limit bytes, in one allocation
-// when the client said its length.
+// when the client said its length. net/http already stops such a body at
+// its length; a body of unknown length, or longer than the limit, is read
+// through http.MaxBytesReader, which also has the connection closed after
+// the answer.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	rd := http.MaxBytesReader(w, r.Body, limit)
 	if n := r.ContentLength; n >= 0 && n <= limit {
 		buf := make([]byte, n)
-		if _, err := io.ReadFull(rd, buf); err != nil {
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
 			return nil, err
 		}
 		return buf, nil
 	}
-	return io.ReadAll(rd)
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 }
 
 // callBackend calls the backend under the plugin's limits and encodes its
@@ -439,8 +421,9 @@ func (p *plugin) countRequest(code int) {
 	c.Inc()
 }
 
-// writeError answers {"message": msg}, as Argo CD's client reads it.
-func writeError(w http.ResponseWriter, code int, msg string) {
+// writeError answers {"message": msg}, as Argo CD's client reads it, and
+// returns code.
+func writeError(w http.ResponseWriter, code int, msg string) int {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -449,6 +432,7 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
 	w.Write(b.Bytes())
+	return code
 }
 
 // Reload checks the watched files (static parameters, token files, the TLS

@@ -549,6 +549,64 @@ func TestServerCache(t *testing.T) {
 	}
 }
 
+// TestServerCacheRawBody sends the same bytes again, as the controller
+// does: the second answer comes from the kept one without decoding the body,
+// with the same bytes, a Content-Length (never chunked) and the hit counted.
+func TestServerCacheRawBody(t *testing.T) {
+	b := &countingBackend{}
+	ts := withBackend(t, `
+- name: p
+  allowUnauthenticated: true
+  cache: {ttl: 1h}
+  backend: {static: {files: [sets.yaml]}}
+`, b)
+	const api = "/p/api/v1/getparams.execute"
+	const body = `{"applicationSetName":"a","input":{"parameters":{"k":"v"}}}`
+	var answers []string
+	for i, want := range []string{"miss", "hit", "hit"} {
+		req, err := http.NewRequest(http.MethodPost, ts.http.URL+api, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := ts.http.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != 200 || resp.Header.Get("X-Strata-Cache") != want {
+			t.Errorf("request %d: %d, X-Strata-Cache %q; want 200, %s", i+1, resp.StatusCode, resp.Header.Get("X-Strata-Cache"), want)
+		}
+		if resp.ContentLength != int64(len(got)) || len(resp.TransferEncoding) != 0 {
+			t.Errorf("request %d: Content-Length %d, Transfer-Encoding %q for %d bytes; want the length, not chunked",
+				i+1, resp.ContentLength, resp.TransferEncoding, len(got))
+		}
+		if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("request %d: Content-Type %q, want application/json", i+1, ct)
+		}
+		answers = append(answers, string(got))
+	}
+	if answers[1] != answers[0] || answers[2] != answers[0] {
+		t.Errorf("kept answers differ from the first: %q", answers)
+	}
+	if got := b.calls.Load(); got != 1 {
+		t.Errorf("backend calls = %d, want 1", got)
+	}
+	for _, m := range []string{
+		`strata_generator_cache_lookups_total{plugin="p",result="hit"} 2`,
+		`strata_generator_cache_lookups_total{plugin="p",result="miss"} 1`,
+		`strata_generator_requests_total{code="200",plugin="p"} 3`,
+	} {
+		if !strings.Contains(ts.metrics(), m) {
+			t.Errorf("metrics lack %s:\n%s", m, ts.metrics())
+		}
+	}
+}
+
 func TestServerNeverAnswersEmptyOnFailure(t *testing.T) {
 	b := &countingBackend{}
 	b.fail.Store(true)

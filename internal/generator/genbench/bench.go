@@ -13,7 +13,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,8 +46,34 @@ type Bench struct {
 	Timeout     time.Duration
 	Count       int // runs per row; the table shows their median
 	Python      string
-	CPUProfile  string // of strata's server
+	Targets     []string // of targetOff, targetOn, targetPython; all when empty
+	Profiles    Profiles // of strata's server
 	Log         io.Writer
+}
+
+// Profiles name the files strata's server writes its profiles to when it
+// stops; an empty name writes none.
+type Profiles struct {
+	CPU   string // pprof CPU profile
+	Mem   string // pprof allocation profile
+	Trace string // runtime execution trace
+}
+
+// args returns the profiles as the server's flags, with absolute paths (the
+// server runs in the bench's temporary directory).
+func (p Profiles) args() ([]string, error) {
+	var out []string
+	for _, f := range []struct{ flag, path string }{{"-cpuprofile", p.CPU}, {"-memprofile", p.Mem}, {"-trace", p.Trace}} {
+		if f.path == "" {
+			continue
+		}
+		abs, err := filepath.Abs(f.path)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f.flag, abs)
+	}
+	return out, nil
 }
 
 // A Row is one server at one concurrency.
@@ -121,14 +149,11 @@ plugins:
 	if err != nil {
 		return nil, err
 	}
-	serveArgs := []string{"-serve", "gen.yaml"}
-	if b.CPUProfile != "" {
-		abs, err := filepath.Abs(b.CPUProfile)
-		if err != nil {
-			return nil, err
-		}
-		serveArgs = append(serveArgs, "-cpuprofile", abs)
+	profArgs, err := b.Profiles.args()
+	if err != nil {
+		return nil, err
 	}
+	serveArgs := append([]string{"-serve", "gen.yaml"}, profArgs...)
 	strata, err := start(ctx, dir, os.Stderr, self, serveArgs...)
 	if err != nil {
 		return nil, err
@@ -147,10 +172,15 @@ plugins:
 	}
 	defer python.stop()
 
-	targets := []struct{ name, url string }{
+	var targets []struct{ name, url string }
+	for _, t := range []struct{ name, url string }{
 		{targetOff, fmt.Sprintf("http://127.0.0.1:%d/nocache%s", strataPort, generator.APIPath)},
 		{targetOn, fmt.Sprintf("http://127.0.0.1:%d/cached%s", strataPort, generator.APIPath)},
 		{targetPython, fmt.Sprintf("http://127.0.0.1:%d%s", pyPort, generator.APIPath)},
+	} {
+		if len(b.Targets) == 0 || slices.Contains(b.Targets, t.name) {
+			targets = append(targets, t)
+		}
 	}
 	for _, t := range targets {
 		if err := waitReady(ctx, t.url); err != nil {
@@ -428,9 +458,9 @@ func waitReady(ctx context.Context, url string) error {
 }
 
 // serveStrata runs strata's server as `strata generator serve` does.
-func serveStrata(ctx context.Context, path, cpuProfile string, stderr io.Writer) error {
-	if cpuProfile != "" {
-		f, err := os.Create(cpuProfile)
+func serveStrata(ctx context.Context, path string, prof Profiles, stderr io.Writer) (err error) {
+	if prof.CPU != "" {
+		f, err := os.Create(prof.CPU)
 		if err != nil {
 			return err
 		}
@@ -439,6 +469,25 @@ func serveStrata(ctx context.Context, path, cpuProfile string, stderr io.Writer)
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if prof.Trace != "" {
+		f, err := os.Create(prof.Trace)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return err
+		}
+		defer trace.Stop()
+	}
+	if prof.Mem != "" {
+		runtime.MemProfileRate = 4096
+		defer func() {
+			if werr := writeHeapProfile(prof.Mem); err == nil {
+				err = werr
+			}
+		}()
 	}
 	cfg, err := generator.LoadConfig(path)
 	if err != nil {
@@ -452,4 +501,16 @@ func serveStrata(ctx context.Context, path, cpuProfile string, stderr io.Writer)
 		return err
 	}
 	return nil
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +126,25 @@ func TestMedian(t *testing.T) {
 	m := median(runs)
 	if m.RequestsSec != 20 || m.P99 != 2 || m.Errors != 3 || m.FirstError != "a" || m.Requests != 15 {
 		t.Errorf("median = %+v", m)
+	}
+}
+
+func TestParseTargets(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    []string
+		wantErr bool
+	}{
+		{"off,on,python", []string{targetOff, targetOn, targetPython}, false},
+		{"on", []string{targetOn}, false},
+		{" python , on,on", []string{targetPython, targetOn}, false},
+		{"on,cached", nil, true},
+		{"", nil, true},
+	}
+	for _, tc := range tests {
+		got, err := parseTargets(tc.in)
+		if (err != nil) != tc.wantErr || !slices.Equal(got, tc.want) {
+			t.Errorf("parseTargets(%q) = %q, %v; want %q, error %v", tc.in, got, err, tc.want, tc.wantErr)
+		}
 	}
 }

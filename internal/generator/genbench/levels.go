@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -20,3 +21,20 @@ func parseLevels(s string) ([]int, error) {
 }
 
 func numCPU() int { return runtime.NumCPU() }
+
+// targetNames are the short names of the servers, as -targets takes them.
+var targetNames = map[string]string{"off": targetOff, "on": targetOn, "python": targetPython}
+
+func parseTargets(s string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		t, ok := targetNames[strings.TrimSpace(f)]
+		if !ok {
+			return nil, fmt.Errorf("-targets %q: write off, on or python, comma-separated", s)
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}

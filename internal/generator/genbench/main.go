@@ -53,7 +53,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	b := &Bench{}
 	serveConfig := fs.String("serve", "", "internal: serve this GeneratorConfig (the bench re-executes itself as strata's server)")
-	fs.StringVar(&b.CPUProfile, "cpuprofile", "", "write a CPU profile of strata's server to this file")
+	fs.StringVar(&b.Profiles.CPU, "cpuprofile", "", "write a CPU profile of strata's server to this file")
+	fs.StringVar(&b.Profiles.Mem, "memprofile", "", "write an allocation profile of strata's server to this file")
+	fs.StringVar(&b.Profiles.Trace, "trace", "", "write an execution trace of strata's server to this file (large: keep -duration short)")
+	targets := fs.String("targets", "off,on,python", "servers to measure, comma-separated: off (strata, cache off), on (strata, cache on), python")
 	conc := fs.String("concurrency", "1,16,64", "concurrent clients, comma-separated")
 	fs.DurationVar(&b.Duration, "duration", 5e9, "measuring time per row")
 	fs.DurationVar(&b.Warmup, "warmup", 5e8, "warm-up time per row, not measured")
@@ -69,13 +72,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("unexpected arguments %q; see -help", fs.Args())
 	}
 	if *serveConfig != "" {
-		return serveStrata(ctx, *serveConfig, b.CPUProfile, stderr)
+		return serveStrata(ctx, *serveConfig, b.Profiles, stderr)
 	}
 	levels, err := parseLevels(*conc)
 	if err != nil {
 		return err
 	}
 	b.Concurrency = levels
+	if b.Targets, err = parseTargets(*targets); err != nil {
+		return err
+	}
 	if *quick {
 		b.Duration, b.Warmup, b.Count = 2e8, 5e7, 1
 	}
