@@ -46,9 +46,14 @@ type Bench struct {
 	Timeout     time.Duration
 	Count       int // runs per row; the table shows their median
 	Python      string
-	Targets     []string // of targetOff, targetOn, targetPython; all when empty
-	Profiles    Profiles // of strata's server
-	Log         io.Writer
+	// ServerCPUs, when positive, runs strata's server with GOMAXPROCS set
+	// to it: what Go 1.25+ sets by itself in a container with that CPU
+	// limit. On a small machine it keeps the server's threads from
+	// fighting the load client for the same cores.
+	ServerCPUs int
+	Targets    []string // of targetOff, targetOn, targetPython; all when empty
+	Profiles   Profiles // of strata's server
+	Log        io.Writer
 }
 
 // Profiles name the files strata's server writes its profiles to when it
@@ -154,7 +159,11 @@ plugins:
 		return nil, err
 	}
 	serveArgs := append([]string{"-serve", "gen.yaml"}, profArgs...)
-	strata, err := start(ctx, dir, os.Stderr, self, serveArgs...)
+	var env []string
+	if b.ServerCPUs > 0 {
+		env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(b.ServerCPUs))
+	}
+	strata, err := start(ctx, dir, os.Stderr, env, self, serveArgs...)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +175,7 @@ plugins:
 		return nil, err
 	}
 	defer pyLog.Close()
-	python, err := start(ctx, dir, pyLog, b.Python, "plugin.py", strconv.Itoa(pyPort), "token")
+	python, err := start(ctx, dir, pyLog, nil, b.Python, "plugin.py", strconv.Itoa(pyPort), "token")
 	if err != nil {
 		return nil, fmt.Errorf("starting the Python plugin: %w", err)
 	}
@@ -400,9 +409,11 @@ type proc struct {
 	done chan struct{}
 }
 
-func start(ctx context.Context, dir string, stderr io.Writer, name string, args ...string) (*proc, error) {
+// start runs a server; a nil env is the bench's own environment.
+func start(ctx context.Context, dir string, stderr io.Writer, env []string, name string, args ...string) (*proc, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
+	cmd.Env = env
 	cmd.Stderr = stderr
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	if err := cmd.Start(); err != nil {

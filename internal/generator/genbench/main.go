@@ -32,6 +32,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 )
 
@@ -62,11 +63,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&b.Warmup, "warmup", 5e8, "warm-up time per row, not measured")
 	fs.DurationVar(&b.Timeout, "timeout", 5e9, "a request taking longer is an error")
 	fs.StringVar(&b.Python, "python", "python3", "the Python interpreter")
+	fs.IntVar(&b.ServerCPUs, "server-cpus", 0, "run strata's server with GOMAXPROCS=N, as Go sets it in a pod with an N-CPU limit (0: the machine's CPUs)")
+	clientCPUs := fs.Int("client-cpus", 0, "run the load client with GOMAXPROCS=N (0: the machine's CPUs)")
 	fs.IntVar(&b.Count, "count", 3, "runs per row; the table shows their median")
 	quick := fs.Bool("quick", false, "0.2 s per row: a smoke test, not figures")
 	out := fs.String("out", "", "also write the markdown table to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *clientCPUs > 0 && *serveConfig == "" {
+		runtime.GOMAXPROCS(*clientCPUs)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q; see -help", fs.Args())
