@@ -153,7 +153,7 @@ func checkDefault(m obj, def any) error {
 	if err != nil {
 		return err
 	}
-	v := copyValue(def)
+	v := values.DeepCopy(def)
 	if d := buildDefaulter(m); d != nil {
 		v = d.apply(v)
 	}

@@ -1,6 +1,10 @@
 package schema
 
-import "regexp"
+import (
+	"regexp"
+
+	"github.com/strata-dev/strata/internal/values"
+)
 
 // A defaulter is the part of a schema defaulting needs: defaults, and the
 // structure leading to them. Sub-schemas without defaults below them are
@@ -88,7 +92,7 @@ func (d *defaulter) applyObject(x map[string]any) {
 			continue
 		}
 		if cur, found := x[name]; !found || (cur == nil && !p.nullable) {
-			x[name] = copyValue(p.value)
+			x[name] = values.DeepCopy(p.value)
 		}
 	}
 	for k, v := range x {
@@ -126,5 +130,5 @@ func (d *defaulter) fill(cur any) any {
 	if d == nil || cur != nil || d.nullable || !d.has {
 		return cur
 	}
-	return copyValue(d.value)
+	return values.DeepCopy(d.value)
 }

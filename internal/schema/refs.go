@@ -141,7 +141,7 @@ func (e *expander) copySchema(m obj, loc values.Path) (obj, error) {
 	if err := e.countTree(m, loc); err != nil {
 		return nil, err
 	}
-	return copyValue(m).(obj), nil
+	return values.DeepCopy(m).(obj), nil
 }
 
 func (e *expander) countTree(m obj, loc values.Path) error {

@@ -2,6 +2,8 @@ package schema
 
 import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/strata-dev/strata/internal/values"
 )
 
 // Limits on schema input. A schema over a limit is a ParseError.
@@ -113,7 +115,7 @@ func (s *Schema) validate(sp *spec.Schema, tree map[string]any) error {
 // (when a schema) and items, not allOf, anyOf, oneOf or not. A default of
 // null is no default. Defaults never replace a value of the wrong type.
 func (s *Schema) ApplyDefaults(tree map[string]any) map[string]any {
-	out, _ := copyValue(tree).(map[string]any)
+	out, _ := values.DeepCopy(tree).(map[string]any)
 	if out == nil {
 		out = map[string]any{}
 	}

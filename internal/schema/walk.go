@@ -74,23 +74,3 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
-
-// copyValue deep-copies a tree value. Maps and lists are copied; leaves are
-// immutable and shared, as are values of types a tree does not hold.
-func copyValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = copyValue(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(x))
-		for i, e := range x {
-			l[i] = copyValue(e)
-		}
-		return l
-	}
-	return v
-}
