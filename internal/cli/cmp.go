@@ -37,6 +37,40 @@ type pluginFlags struct {
 	config  string
 	builtin string
 	timeout time.Duration
+	helm    helmFlags
+}
+
+// helmFlags tune the built-in Helm plugin as a long-running sidecar.
+type helmFlags struct {
+	bound              bool // the flags exist on this command
+	chartCacheBytes    int64
+	documentCacheBytes int64
+	maxConcurrent      int
+}
+
+// bindHelm adds the sidecar's Helm tuning flags (cmp serve only).
+func (f *pluginFlags) bindHelm(fs *pflag.FlagSet) {
+	f.helm.bound = true
+	fs.Int64Var(&f.helm.chartCacheBytes, "helm-chart-cache-bytes", 256<<20, "with --builtin helm: size of the loaded charts kept by content digest (0 keeps none)")
+	fs.Int64Var(&f.helm.documentCacheBytes, "helm-document-cache-bytes", 64<<20, "with --builtin helm: size of the rendered documents kept by content digest (0 keeps none)")
+	fs.IntVar(&f.helm.maxConcurrent, "helm-max-concurrent", 0, "with --builtin helm: renders running at once (0: one per CPU)")
+}
+
+// options maps the flags onto the plugin's options (where 0 means the
+// default and a negative number none); unbound flags leave the defaults.
+func (h helmFlags) options() helmplugin.Options {
+	none := func(n int64) int64 {
+		if n <= 0 {
+			return -1
+		}
+		return n
+	}
+	o := helmplugin.Options{MaxConcurrent: max(h.maxConcurrent, 0)}
+	if h.bound {
+		o.ChartCacheBytes = none(h.chartCacheBytes)
+		o.DocumentCacheBytes = none(h.documentCacheBytes)
+	}
+	return o
 }
 
 func (f *pluginFlags) bind(fs *pflag.FlagSet) {
@@ -57,7 +91,9 @@ func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
 		if f.builtin != helmplugin.Name {
 			return nil, fmt.Errorf("--builtin %q: unknown built-in plugin; the built-in plugins are: %s", f.builtin, helmplugin.Name)
 		}
-		return helmPlugin{helmplugin.New(helmplugin.Options{Timeout: f.timeout, Logger: log})}, nil
+		opts := f.helm.options()
+		opts.Timeout, opts.Logger = f.timeout, log
+		return helmPlugin{helmplugin.New(opts)}, nil
 	case f.config == "":
 		return nil, errors.New("--config or --builtin is required: the plugin.yaml to run, or a built-in plugin (helm)")
 	}
@@ -132,6 +168,7 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 	}
 	fs := cmd.Flags()
 	flags.bind(fs)
+	flags.bindHelm(fs)
 	fs.StringVar(&socketDir, "socket-dir", "", "directory of the plugin socket (default $ARGOCD_PLUGINSOCKFILEPATH or "+cmpserver.DefaultSocketDir+")")
 	fs.StringVar(&cacheDir, "cache-dir", "", "directory of the repository cache (default a directory under $TMPDIR)")
 	fs.Int64Var(&cacheBytes, "cache-bytes", 2<<30, "size of the repository cache; 0 keeps no repository between requests (concurrent identical requests still share one extraction)")
