@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -106,7 +107,7 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 	if err != nil {
 		return err
 	}
-	set, err := appset.Parse(data, file)
+	sets, err := appset.ParseAll(data, file)
 	if err != nil {
 		return err
 	}
@@ -124,31 +125,28 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 	// A template cannot be interrupted while it runs: wait for the context
 	// rather than for Render, so that --timeout holds; the process ends.
 	type outcome struct {
-		res *appset.Result
-		err error
+		apps []map[string]any
+		err  error
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := r.Render(ctx, set)
-		done <- outcome{res, err}
+		apps, err := renderSets(ctx, &r, sets, log)
+		done <- outcome{apps, err}
 	}()
-	var res *appset.Result
+	var apps []map[string]any
 	select {
 	case o := <-done:
 		if o.err != nil {
 			return o.err
 		}
-		res = o.res
+		apps = o.apps
 	case <-ctx.Done():
 		return fmt.Errorf("rendering %s: gave up after --timeout %s: %w", file, f.timeout, ctx.Err())
 	}
-	for _, w := range res.Warnings {
-		log.Warn(w, "applicationSet", set.Name)
-	}
 	var b bytes.Buffer
 	if format == values.JSON {
-		items := make([]any, len(res.Applications))
-		for i, a := range res.Applications {
+		items := make([]any, len(apps))
+		for i, a := range apps {
 			items[i] = a
 		}
 		list := map[string]any{"apiVersion": "v1", "kind": "List", "items": items}
@@ -156,7 +154,7 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 			return err
 		}
 	} else {
-		for i, a := range res.Applications {
+		for i, a := range apps {
 			if i > 0 {
 				b.WriteString("---\n")
 			}
@@ -165,9 +163,41 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 			}
 		}
 	}
-	log.Debug("rendered", "applicationSet", set.Name, "applications", len(res.Applications))
 	_, err = g.stdout.Write(b.Bytes())
 	return err
+}
+
+// renderSets renders the ApplicationSets of one file in order. Two of them
+// generating the same Application would fight over it in a cluster: that is
+// an error here.
+func renderSets(ctx context.Context, r *appset.Renderer, sets []*appset.ApplicationSet, log *slog.Logger) ([]map[string]any, error) {
+	var apps []map[string]any
+	owner := map[[2]string]string{}
+	for _, set := range sets {
+		res, err := r.Render(ctx, set)
+		if err != nil {
+			if len(sets) > 1 {
+				return nil, fmt.Errorf("ApplicationSet %s: %w", set.Name, err)
+			}
+			return nil, err
+		}
+		for _, w := range res.Warnings {
+			log.Warn(w, "applicationSet", set.Name)
+		}
+		for _, a := range res.Applications {
+			meta, _ := a["metadata"].(map[string]any)
+			name, _ := meta["name"].(string)
+			ns, _ := meta["namespace"].(string)
+			key := [2]string{ns, name}
+			if other, dup := owner[key]; dup {
+				return nil, fmt.Errorf("both ApplicationSet %s and ApplicationSet %s generate the Application %q; in a cluster they would fight over it", other, set.Name, name)
+			}
+			owner[key] = set.Name
+		}
+		log.Debug("rendered", "applicationSet", set.Name, "applications", len(res.Applications))
+		apps = append(apps, res.Applications...)
+	}
+	return apps, nil
 }
 
 // readAppsetFile reads a file ("-": standard input) of at most max bytes.

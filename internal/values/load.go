@@ -228,6 +228,30 @@ func (l Loader) ParseAny(data []byte, source string) (any, *Pos, error) {
 	return found.v, found.pos, nil
 }
 
+// A Document is one document of a YAML stream, with the positions of its
+// values when the Loader keeps them (else the document's own position).
+type Document struct {
+	Value any
+	Pos   *Pos
+}
+
+// ParseDocuments parses every non-empty document of a YAML stream (or one
+// JSON document), in order, for inputs that hold several objects (a
+// manifest file). The limits apply to the stream as a whole.
+func (l Loader) ParseDocuments(data []byte, source string) ([]Document, error) {
+	docs, err := l.parseStream(data, source)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Document, 0, len(docs))
+	for _, d := range docs {
+		if d.v != nil {
+			out = append(out, Document{Value: d.v, Pos: d.pos})
+		}
+	}
+	return out, nil
+}
+
 // parseStream parses every document of a YAML stream.
 func (l Loader) parseStream(data []byte, source string) ([]parsedDoc, error) {
 	lim := l.limits()

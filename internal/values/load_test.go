@@ -186,3 +186,45 @@ func TestParseJSON(t *testing.T) {
 		t.Errorf("position of a.b = %+v, want line 3", p)
 	}
 }
+
+func TestParseDocuments(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        string
+		want      []any
+		wantLines []int
+	}{
+		{"empty", "", []any{}, []int{}},
+		{"comments only", "# nothing\n---\n# still nothing\n", []any{}, []int{}},
+		{"one", "a: 1\n", []any{map[string]any{"a": int64(1)}}, []int{1}},
+		{"empty documents skipped", "a: 1\n---\n---\n- x\n---\nb\n",
+			[]any{map[string]any{"a": int64(1)}, []any{"x"}, "b"}, []int{1, 4, 6}},
+		{"json", `{"a": [1]}`, []any{map[string]any{"a": []any{int64(1)}}}, []int{1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			docs, err := values.Loader{Positions: true}.ParseDocuments([]byte(tc.in), "s.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, lines := []any{}, []int{}
+			for _, d := range docs {
+				got = append(got, d.Value)
+				lines = append(lines, d.Pos.Line)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("values mismatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantLines, lines); diff != "" {
+				t.Errorf("lines mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// The limits hold for the stream as a whole, and errors name the line.
+	if _, err := (values.Loader{Limits: values.Limits{MaxBytes: 8}}).ParseDocuments([]byte("a: 1\n---\nb: 2\n"), "s.yaml"); !errors.Is(err, values.ErrTooLarge) {
+		t.Errorf("over the byte limit: %v, want ErrTooLarge", err)
+	}
+	if _, err := (values.Loader{}).ParseDocuments([]byte("a: 1\n---\nb: [\n"), "s.yaml"); err == nil || !strings.HasPrefix(err.Error(), "s.yaml:") {
+		t.Errorf("syntax error in the second document: %v, want an error naming s.yaml and a line", err)
+	}
+}

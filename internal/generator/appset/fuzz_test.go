@@ -22,7 +22,11 @@ func seedAppSets(f *testing.F) {
 func FuzzParse(f *testing.F) {
 	seedAppSets(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
+		all, allErr := appset.ParseAll(data, "fuzz.yaml")
 		a, err := appset.Parse(data, "fuzz.yaml")
+		if err == nil && (allErr != nil || len(all) != 1 || all[0].Name != a.Name) {
+			t.Fatalf("Parse accepts one ApplicationSet %q; ParseAll = %d sets, %v", a.Name, len(all), allErr)
+		}
 		if err != nil {
 			return
 		}

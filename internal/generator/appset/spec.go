@@ -181,6 +181,41 @@ func Parse(data []byte, source string) (*ApplicationSet, error) {
 	if err != nil {
 		return nil, err
 	}
+	return fromTree(tree, pos, source)
+}
+
+// ParseAll decodes every ApplicationSet of a YAML stream (documents
+// separated by ---), as Parse decodes one. A stream without any is an
+// error; so are two with the same namespace and name.
+func ParseAll(data []byte, source string) ([]*ApplicationSet, error) {
+	loader := values.Loader{Positions: true, Limits: fileLimits}
+	docs, err := loader.ParseDocuments(data, source)
+	if err != nil {
+		return nil, err
+	}
+	if len(docs) == 0 {
+		return nil, invalidf(source, nil, "the file holds no ApplicationSet")
+	}
+	sets := make([]*ApplicationSet, 0, len(docs))
+	seen := map[[2]string]int{}
+	for _, d := range docs {
+		a, err := fromTree(d.Value, d.Pos, source)
+		if err != nil {
+			return nil, err
+		}
+		key := [2]string{a.Namespace, a.Name}
+		if first, dup := seen[key]; dup {
+			return nil, invalidf(source, d.Pos, "ApplicationSet %q is defined twice (first at line %d)", a.Name, first)
+		}
+		seen[key] = d.Pos.Line
+		sets = append(sets, a)
+	}
+	return sets, nil
+}
+
+// fromTree decodes one parsed ApplicationSet document.
+func fromTree(tree any, pos *values.Pos, source string) (*ApplicationSet, error) {
+	var err error
 	root, ok := tree.(map[string]any)
 	if !ok {
 		return nil, invalidf(source, pos, "the file must hold one ApplicationSet manifest (a map), but it holds %s", values.Describe(tree))
