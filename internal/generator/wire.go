@@ -112,7 +112,9 @@ func decodeRequest(body []byte, positions bool) (*Request, error) {
 			if !ok {
 				return nil, fmt.Errorf("%w: %s: input.parameters must be an object, but it is %s", invalid, at(pos.Key(k).Key("parameters")), values.Describe(iv))
 			}
-			req.Input.Parameters = ps
+			if len(ps) > 0 { // {} is no parameters, as the controller omits it
+				req.Input.Parameters = ps
+			}
 		}
 	}
 	return req, nil
