@@ -5,8 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,6 +21,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/strata-dev/strata/internal/cli"
+	"github.com/strata-dev/strata/internal/cmpserver"
 	"github.com/strata-dev/strata/internal/cmpserver/pluginpb"
 )
 
@@ -76,35 +76,17 @@ func tarGz(t *testing.T, files map[string]string) []byte {
 	return buf.Bytes()
 }
 
-// appStream is what the three streaming clients have in common.
-type appStream interface {
-	Send(*pluginpb.AppStreamRequest) error
-}
-
 // sendApp streams a request as Argo CD's repo-server does: the metadata
 // (the application, its build environment and ARGOCD_APP_PARAMETERS),
 // then the repository's tarball in 1 KiB chunks.
-func sendApp(t *testing.T, s appStream, rel string, env map[string]string, tgz []byte) {
+func sendApp(t *testing.T, s cmpserver.AppSender, rel string, env map[string]string, tgz []byte) {
 	t.Helper()
-	sum := sha256.Sum256(tgz)
-	md := &pluginpb.ManifestRequestMetadata{AppName: "argocd_web", AppRelPath: rel, Checksum: hex.EncodeToString(sum[:]), Size: int64(len(tgz))}
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range env {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	md := &pluginpb.ManifestRequestMetadata{AppName: "argocd_web", AppRelPath: rel}
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		md.Env = append(md.Env, &pluginpb.EnvEntry{Name: k, Value: env[k]})
 	}
-	if err := s.Send(&pluginpb.AppStreamRequest{Request: &pluginpb.AppStreamRequest_Metadata{Metadata: md}}); err != nil {
+	if err := cmpserver.SendApp(s, md, tgz); err != nil {
 		t.Fatal(err)
-	}
-	for off := 0; off < len(tgz); off += 1024 {
-		chunk := tgz[off:min(off+1024, len(tgz))]
-		if err := s.Send(&pluginpb.AppStreamRequest{Request: &pluginpb.AppStreamRequest_File{File: &pluginpb.File{Chunk: chunk}}}); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 

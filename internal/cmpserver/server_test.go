@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -147,36 +146,15 @@ func startServer(t *testing.T, p cmpserver.Plugin) *testServer {
 	return ts
 }
 
-// sender is what the three streaming clients have in common.
-type sender interface {
-	Send(*pluginpb.AppStreamRequest) error
-}
-
-// send streams a request the way Argo CD's repo-server does: the metadata,
-// then the tarball in 1 KiB chunks.
-func send(t testing.TB, s sender, app, rel string, env map[string]string, tgz []byte) {
+// send streams a request the way Argo CD's repo-server does (SendApp).
+func send(t testing.TB, s cmpserver.AppSender, app, rel string, env map[string]string, tgz []byte) {
 	t.Helper()
-	sum := sha256.Sum256(tgz)
-	md := &pluginpb.ManifestRequestMetadata{AppName: app, AppRelPath: rel, Checksum: hex.EncodeToString(sum[:]), Size: int64(len(tgz))}
+	md := &pluginpb.ManifestRequestMetadata{AppName: app, AppRelPath: rel}
 	for k, v := range env {
 		md.Env = append(md.Env, &pluginpb.EnvEntry{Name: k, Value: v})
 	}
-	// io.EOF from Send means the server has already ended the stream (a
-	// rejected request); its status comes from CloseAndRecv, as in grpc-go.
-	if err := s.Send(&pluginpb.AppStreamRequest{Request: &pluginpb.AppStreamRequest_Metadata{Metadata: md}}); err != nil {
-		if errors.Is(err, io.EOF) {
-			return
-		}
+	if err := cmpserver.SendApp(s, md, tgz); err != nil {
 		t.Fatal(err)
-	}
-	for off := 0; off < len(tgz); off += 1024 {
-		end := min(off+1024, len(tgz))
-		if err := s.Send(&pluginpb.AppStreamRequest{Request: &pluginpb.AppStreamRequest_File{File: &pluginpb.File{Chunk: tgz[off:end]}}}); err != nil {
-			if errors.Is(err, io.EOF) {
-				return
-			}
-			t.Fatal(err)
-		}
 	}
 }
 
