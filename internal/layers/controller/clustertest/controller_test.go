@@ -98,6 +98,16 @@ func TestReconcile(t *testing.T) {
 		"image: {tag: \"2.0\"}\nreplicas: 7\nfrom: config-v2\nextra: true\n",
 		"token: abc\npassword: correct-horse\nfrom: low-secret\n")
 
+	// The outputs are written before the status: wait for the status of
+	// the new layer set, so the snapshot below is of a settled App.
+	eventually(t, "the App's status counts the optional layer", func() (bool, string) {
+		_, c := e.ready("ingress")
+		if c == nil {
+			return false, "no Ready condition"
+		}
+		return strings.Contains(c.Message, "4 ConfigMap layers"), c.Message
+	})
+
 	// A change that leaves the merged values as they are writes nothing:
 	// no hot loop, no needless rollouts downstream.
 	cm, sec = e.output("ingress")

@@ -59,9 +59,11 @@ func TestLeaderElection(t *testing.T) {
 	a.Spec.ExtraConfigs = []v1alpha1.ExtraConfig{{Name: "region", Namespace: shared}}
 	e.create(a)
 	e.waitValues("elected", "a: 1\nregion: east\n", "{}")
-	if n := counter(t, runs[leader].reg, "strata_layers_reconciles_total", nil); n == 0 {
-		t.Errorf("the leader %s has not reconciled", leader)
-	}
+	// The outputs are written inside a reconcile, the counter after it.
+	eventually(t, "the leader "+leader+" has reconciled", func() (bool, string) {
+		n := counter(t, runs[leader].reg, "strata_layers_reconciles_total", nil)
+		return n > 0, fmt.Sprintf("%v reconciles", n)
+	})
 	if n := counter(t, runs[follower].reg, "strata_layers_reconciles_total", nil); n != 0 {
 		t.Errorf("the follower %s reconciled %v times, want 0", follower, n)
 	}
@@ -79,7 +81,8 @@ func TestLeaderElection(t *testing.T) {
 	region.Namespace, region.Name = shared, "region"
 	e.update(region, func() { region.Data["values"] = "region: west\n" })
 	e.waitValues("elected", "a: 1\nregion: west\n", "{}")
-	if n := counter(t, runs[follower].reg, "strata_layers_reconciles_total", nil); n == 0 {
-		t.Errorf("the new leader %s has not reconciled", follower)
-	}
+	eventually(t, "the new leader "+follower+" has reconciled", func() (bool, string) {
+		n := counter(t, runs[follower].reg, "strata_layers_reconciles_total", nil)
+		return n > 0, fmt.Sprintf("%v reconciles", n)
+	})
 }
