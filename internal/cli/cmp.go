@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/strata-dev/strata/internal/cmpserver"
+	"github.com/strata-dev/strata/internal/cmpserver/builtin"
 	"github.com/strata-dev/strata/internal/cmpserver/tarball"
 	"github.com/strata-dev/strata/internal/helmplugin"
 	"github.com/strata-dev/strata/internal/params"
@@ -88,12 +89,11 @@ func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
 	case f.config != "" && f.builtin != "":
 		return nil, errors.New("--config and --builtin are mutually exclusive: run either a plugin.yaml or a built-in plugin")
 	case f.builtin != "":
-		if f.builtin != helmplugin.Name {
-			return nil, fmt.Errorf("--builtin %q: unknown built-in plugin; the built-in plugins are: %s", f.builtin, helmplugin.Name)
+		p, err := builtin.New(f.builtin, builtin.Options{Timeout: f.timeout, Logger: log, Helm: f.helm.options()})
+		if err != nil {
+			return nil, fmt.Errorf("--builtin %w", err)
 		}
-		opts := f.helm.options()
-		opts.Timeout, opts.Logger = f.timeout, log
-		return helmPlugin{helmplugin.New(opts)}, nil
+		return p, nil
 	case f.config == "":
 		return nil, errors.New("--config or --builtin is required: the plugin.yaml to run, or a built-in plugin (helm)")
 	}
@@ -105,16 +105,6 @@ func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
 		log.Warn("plugin configuration", "file", f.config, "warning", w)
 	}
 	return cmpserver.NewCommandPlugin(cfg, cmpserver.CommandOptions{Timeout: f.timeout, Env: os.Environ(), Logger: log}), nil
-}
-
-// helmPlugin serves the built-in Helm plugin: it needs no plugin.yaml,
-// matches directories holding a Chart.yaml, and listens on helm.sock.
-type helmPlugin struct{ *helmplugin.Plugin }
-
-var _ cmpserver.Plugin = helmPlugin{}
-
-func (helmPlugin) Info() cmpserver.Info {
-	return cmpserver.Info{Name: helmplugin.Name, DiscoveryConfigured: true}
 }
 
 func newCmpServeCmd(g *globals) *cobra.Command {
@@ -229,11 +219,11 @@ func (f *localFlags) local(g *globals, appDir string) (*cmpserver.Local, error) 
 		KubeVersion: f.kubeVersion, APIVersions: f.apiVersions, Parameters: ps,
 	}
 	for _, e := range f.env {
-		name, value, ok := strings.Cut(e, "=")
-		if !ok || name == "" {
-			return nil, fmt.Errorf("--env %q: write NAME=VALUE", e)
+		kv, err := params.AppEnv(e)
+		if err != nil {
+			return nil, fmt.Errorf("--env %w", err)
 		}
-		l.Env = append(l.Env, "ARGOCD_ENV_"+name+"="+value)
+		l.Env = append(l.Env, kv)
 	}
 	return l, nil
 }
@@ -270,50 +260,18 @@ func (f *localFlags) run(cmd *cobra.Command, g *globals, dir string, fn func(cmp
 }
 
 // envRequest builds a request from the environment Argo CD gives a
-// plugin's commands, for a built-in plugin run by another plugin's
-// command: the application directory is dir (the command's working
-// directory, usually "."), the repository root is dir less
-// ARGOCD_APP_SOURCE_PATH (or --repo-root), the parameters are
-// ARGOCD_APP_PARAMETERS followed by the --param flags.
+// plugin's commands (params.BuildEnv), for a built-in plugin run by another
+// plugin's command; the --param flags follow ARGOCD_APP_PARAMETERS.
 func (f *localFlags) envRequest(dir string) (*params.Request, error) {
-	app, err := filepath.Abs(dir)
+	req, err := params.BuildEnv(dir, f.repoRoot, os.Environ())
 	if err != nil {
-		return nil, err
-	}
-	if fi, err := os.Stat(app); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory", dir)
-	}
-	root := f.repoRoot
-	if root == "" {
-		root = app
-		if src := filepath.Clean(filepath.FromSlash(os.Getenv("ARGOCD_APP_SOURCE_PATH"))); src != "." && src != "" {
-			suffix := string(filepath.Separator) + src
-			if !filepath.IsLocal(src) || !strings.HasSuffix(app, suffix) {
-				return nil, fmt.Errorf("--argocd-env: the directory %s does not end in ARGOCD_APP_SOURCE_PATH %q; run in the application's directory, or give --repo-root", app, src)
-			}
-			root = strings.TrimSuffix(app, suffix)
-		}
-	}
-	var ps []params.Parameter
-	if raw := os.Getenv(params.ParametersVar); raw != "" {
-		if ps, err = params.ParseParameters([]byte(raw), params.ParametersVar); err != nil {
-			return nil, err
-		}
+		return nil, fmt.Errorf("--argocd-env: %w", err)
 	}
 	more, err := f.parameters()
 	if err != nil {
 		return nil, err
 	}
-	req := &params.Request{AppName: os.Getenv("ARGOCD_APP_NAME"), RepoRoot: root, AppPath: app, Parameters: append(ps, more...)}
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if name == params.ParametersVar || strings.HasPrefix(name, "PARAM_") {
-			continue
-		}
-		if strings.HasPrefix(name, "ARGOCD_APP_") || strings.HasPrefix(name, "ARGOCD_ENV_") || name == "KUBE_VERSION" || name == "KUBE_API_VERSIONS" {
-			req.Env = append(req.Env, kv)
-		}
-	}
+	req.Parameters = append(req.Parameters, more...)
 	return req, nil
 }
 
@@ -339,43 +297,23 @@ func (f *localFlags) parameters() ([]params.Parameter, error) {
 			return nil, err
 		}
 	}
-	index := map[string]int{}
-	get := func(name string) *params.Parameter {
-		if i, ok := index[name]; ok {
-			return &ps[i]
-		}
-		ps = append(ps, params.Parameter{Name: name})
-		index[name] = len(ps) - 1
-		return &ps[len(ps)-1]
-	}
+	var b params.Builder
 	for _, a := range f.params {
-		name, value, ok := strings.Cut(a, "=")
-		if !ok || name == "" {
-			return nil, fmt.Errorf("--param %q: write name=value", a)
+		if err := b.String(a); err != nil {
+			return nil, fmt.Errorf("--param %w", err)
 		}
-		get(name).String = &value
 	}
 	for _, a := range f.arrayParams {
-		name, value, ok := strings.Cut(a, "=")
-		if !ok || name == "" {
-			return nil, fmt.Errorf("--param-array %q: write name=v1,v2", a)
+		if err := b.Array(a); err != nil {
+			return nil, fmt.Errorf("--param-array %w", err)
 		}
-		p := get(name)
-		p.Array = append(p.Array, strings.Split(value, ",")...)
 	}
 	for _, a := range f.mapParams {
-		kv, value, ok := strings.Cut(a, "=")
-		name, key, ok2 := strings.Cut(kv, ".")
-		if !ok || !ok2 || name == "" || key == "" {
-			return nil, fmt.Errorf("--param-map %q: write name.key=value", a)
+		if err := b.MapEntry(a); err != nil {
+			return nil, fmt.Errorf("--param-map %w", err)
 		}
-		p := get(name)
-		if p.Map == nil {
-			p.Map = map[string]string{}
-		}
-		p.Map[key] = value
 	}
-	return ps, nil
+	return append(ps, b.Parameters()...), nil
 }
 
 func newCmpGenerateCmd(g *globals) *cobra.Command {
