@@ -3,9 +3,9 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -111,37 +111,26 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 	if err != nil {
 		return err
 	}
-	if f.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, f.timeout)
-		defer cancel()
+	timeout := f.timeout
+	if timeout <= 0 {
+		timeout = -1 // the flag's 0 is no bound
 	}
-	r := appset.Renderer{
-		Plugins: plugins.Resolver(func(c appset.PluginConfig) appset.ParamsGetter {
-			log.Debug("plugin configured", "configMap", c.Name, "baseUrl", c.BaseURL, "timeout", c.Timeout, "token", c.Token != "")
-			return &generator.Client{BaseURL: c.BaseURL, Token: c.Token, Timeout: c.Timeout}
-		}),
+	render := appset.File{
+		Renderer: &appset.Renderer{
+			Plugins: plugins.Resolver(func(c appset.PluginConfig) appset.ParamsGetter {
+				log.Debug("plugin configured", "configMap", c.Name, "baseUrl", c.BaseURL, "timeout", c.Timeout, "token", c.Token != "")
+				return &generator.Client{BaseURL: c.BaseURL, Token: c.Token, Timeout: c.Timeout}
+			}),
+		},
+		Timeout: timeout,
+		Logger:  log,
 	}
-	// A template cannot be interrupted while it runs: wait for the context
-	// rather than for Render, so that --timeout holds; the process ends.
-	type outcome struct {
-		apps []map[string]any
-		err  error
+	apps, err := render.Render(ctx, sets)
+	if errors.Is(err, appset.ErrTimeout) {
+		return fmt.Errorf("rendering %s: %w (--timeout)", file, err)
 	}
-	done := make(chan outcome, 1)
-	go func() {
-		apps, err := renderSets(ctx, &r, sets, log)
-		done <- outcome{apps, err}
-	}()
-	var apps []map[string]any
-	select {
-	case o := <-done:
-		if o.err != nil {
-			return o.err
-		}
-		apps = o.apps
-	case <-ctx.Done():
-		return fmt.Errorf("rendering %s: gave up after --timeout %s: %w", file, f.timeout, ctx.Err())
+	if err != nil {
+		return err
 	}
 	var b bytes.Buffer
 	if format == values.JSON {
@@ -165,39 +154,6 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 	}
 	_, err = g.stdout.Write(b.Bytes())
 	return err
-}
-
-// renderSets renders the ApplicationSets of one file in order. Two of them
-// generating the same Application would fight over it in a cluster: that is
-// an error here.
-func renderSets(ctx context.Context, r *appset.Renderer, sets []*appset.ApplicationSet, log *slog.Logger) ([]map[string]any, error) {
-	var apps []map[string]any
-	owner := map[[2]string]string{}
-	for _, set := range sets {
-		res, err := r.Render(ctx, set)
-		if err != nil {
-			if len(sets) > 1 {
-				return nil, fmt.Errorf("ApplicationSet %s: %w", set.Name, err)
-			}
-			return nil, err
-		}
-		for _, w := range res.Warnings {
-			log.Warn(w, "applicationSet", set.Name)
-		}
-		for _, a := range res.Applications {
-			meta, _ := a["metadata"].(map[string]any)
-			name, _ := meta["name"].(string)
-			ns, _ := meta["namespace"].(string)
-			key := [2]string{ns, name}
-			if other, dup := owner[key]; dup {
-				return nil, fmt.Errorf("both ApplicationSet %s and ApplicationSet %s generate the Application %q; in a cluster they would fight over it", other, set.Name, name)
-			}
-			owner[key] = set.Name
-		}
-		log.Debug("rendered", "applicationSet", set.Name, "applications", len(res.Applications))
-		apps = append(apps, res.Applications...)
-	}
-	return apps, nil
 }
 
 // readAppsetFile reads a file ("-": standard input) of at most max bytes.

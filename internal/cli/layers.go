@@ -198,24 +198,7 @@ func (f *layersRender) readApp(g *globals, file string) (layers.AppDoc, error) {
 	if err != nil {
 		return layers.AppDoc{}, err
 	}
-	var names []string
-	var match []layers.AppDoc
-	for _, a := range apps {
-		name := layers.AppName(a.App)
-		names = append(names, name)
-		if f.app == "" || f.app == name || f.app == a.App.Name {
-			match = append(match, a)
-		}
-	}
-	switch {
-	case len(apps) == 0:
-		return layers.AppDoc{}, fmt.Errorf("%s holds no App (apiVersion application.giantswarm.io/v1alpha1, kind App)", file)
-	case len(match) == 1:
-		return match[0], nil
-	case len(match) == 0:
-		return layers.AppDoc{}, fmt.Errorf("%s holds no App %q; it holds %s", file, f.app, strings.Join(names, ", "))
-	}
-	return layers.AppDoc{}, fmt.Errorf("%s holds several Apps (%s): choose one with --app NAMESPACE/NAME", file, strings.Join(names, ", "))
+	return layers.SelectApp(apps, file, f.app, "--app NAMESPACE/NAME")
 }
 
 // layerList describes the layers in merge order, numbered as explanations

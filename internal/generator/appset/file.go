@@ -1,0 +1,108 @@
+package appset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// DefaultTimeout is the time a zero File.Timeout allows.
+const DefaultTimeout = 5 * time.Minute
+
+// ErrTimeout is the error File.Render wraps when it gave up.
+var ErrTimeout = errors.New("gave up")
+
+// File renders the ApplicationSets of one file (ParseAll) together, as
+// `strata appset render` does.
+type File struct {
+	// Renderer renders each ApplicationSet; nil is a zero Renderer (plugin
+	// generators are errors).
+	Renderer *Renderer
+	// Timeout bounds the whole render, plugin calls included: 0 is
+	// DefaultTimeout, a negative value is no bound but the context's.
+	Timeout time.Duration
+	// Logger receives the ApplicationSets' warnings and a line per
+	// ApplicationSet rendered; nil discards them.
+	Logger *slog.Logger
+}
+
+// Render renders sets in order and returns all their Applications. Two
+// ApplicationSets generating the same Application (namespace and name)
+// would fight over it in a cluster: that is an error. So is any
+// ApplicationSet's error, named after the ApplicationSet when there are
+// several.
+//
+// A template cannot be interrupted while it runs: when the timeout or ctx
+// ends first, Render returns an error wrapping ErrTimeout and the
+// context's error at once, and leaves the abandoned render to finish in
+// the background, its result discarded. A caller that renders on should
+// bound templates with Renderer.Limits; a command-line run exits.
+func (f *File) Render(ctx context.Context, sets []*ApplicationSet) ([]map[string]any, error) {
+	timeout := f.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	type outcome struct {
+		apps []map[string]any
+		err  error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		apps, err := f.renderSets(ctx, sets)
+		done <- outcome{apps, err}
+	}()
+	select {
+	case o := <-done:
+		return o.apps, o.err
+	case <-ctx.Done():
+		if timeout > 0 {
+			return nil, fmt.Errorf("%w after %s: %w", ErrTimeout, timeout, ctx.Err())
+		}
+		return nil, fmt.Errorf("%w: %w", ErrTimeout, ctx.Err())
+	}
+}
+
+func (f *File) renderSets(ctx context.Context, sets []*ApplicationSet) ([]map[string]any, error) {
+	r := f.Renderer
+	if r == nil {
+		r = &Renderer{}
+	}
+	log := f.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var apps []map[string]any
+	owner := map[[2]string]string{}
+	for _, set := range sets {
+		res, err := r.Render(ctx, set)
+		if err != nil {
+			if len(sets) > 1 {
+				return nil, fmt.Errorf("ApplicationSet %s: %w", set.Name, err)
+			}
+			return nil, err
+		}
+		for _, w := range res.Warnings {
+			log.Warn(w, "applicationSet", set.Name)
+		}
+		for _, a := range res.Applications {
+			meta, _ := a["metadata"].(map[string]any)
+			name, _ := meta["name"].(string)
+			ns, _ := meta["namespace"].(string)
+			key := [2]string{ns, name}
+			if other, dup := owner[key]; dup {
+				return nil, fmt.Errorf("both ApplicationSet %s and ApplicationSet %s generate the Application %q; in a cluster they would fight over it", other, set.Name, name)
+			}
+			owner[key] = set.Name
+		}
+		log.Debug("rendered", "applicationSet", set.Name, "applications", len(res.Applications))
+		apps = append(apps, res.Applications...)
+	}
+	return apps, nil
+}
