@@ -34,7 +34,7 @@ testbin:
 ## foreground until Ctrl-C; prints the `export KUBECONFIG=...` to use it.
 CLUSTERFLAGS ?=
 cluster: testbin
-	$(GO) run ./internal/kube/kubetest/cmd/cluster $(CLUSTERFLAGS)
+	$(GO) run ./hack/cluster $(CLUSTERFLAGS)
 
 lint:
 	@bad="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './testdata/*'))"; \
@@ -88,7 +88,7 @@ bench-layers-controller: testbin
 ## command backend, cache off and on, beside a Python http.server plugin as
 ## Argo CD's docs write it, at 1, 16 and 64 clients.
 bench-generator:
-	$(GO) run ./internal/generator/genbench $(GENBENCHFLAGS)
+	$(GO) run ./hack/genbench $(GENBENCHFLAGS)
 
 ## bench-helm: the built-in Helm plugin in-process beside a `helm template`
 ## process per render (as Argo CD's repo-server runs it), and its parameters

@@ -1,11 +1,13 @@
 package strata_test
 
 import (
+	"errors"
 	"fmt"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -19,9 +21,10 @@ const module = "github.com/strata-dev/strata"
 // strictly lower rank (ARCHITECTURE.md, STYLE.md). Packages under a listed
 // directory share its rank and may import their parent.
 var rank = map[string]int{
-	"internal/values":  0,
-	"internal/testbin": 0,
-	"internal/golden":  0,
+	"internal/values":     0,
+	"internal/testbin":    0,
+	"internal/golden":     0,
+	"internal/eventually": 0,
 
 	"internal/schema":    1,
 	"internal/params":    1,
@@ -41,7 +44,18 @@ var rank = map[string]int{
 
 	"internal/cli": 4,
 	"cmd/strata":   5,
+
+	// hack holds programs that are not the product (benchmarks, dev
+	// tools), each a package main; nothing imports them.
+	"hack": 6,
 }
+
+// product is the program strata ships; testOnly are the packages that
+// exist for tests. The product must not pull in one of them, nor package
+// testing, through any chain of imports.
+const product = "cmd/strata"
+
+var testOnly = []string{"internal/golden", "internal/testbin", "internal/kube/kubetest", "internal/eventually"}
 
 // restricted imports: only the listed packages may import the prefix.
 var restricted = []struct {
@@ -92,6 +106,8 @@ func TestLayeringCatchesViolations(t *testing.T) {
 		"internal/cmpserver/server.go (rank 2) imports github.com/strata-dev/strata/internal/generator (rank 2): imports must point down",
 		"internal/values/tree.go (rank 0) imports github.com/strata-dev/strata/internal/cli (rank 4): imports must point down",
 		"internal/widget/widget.go: package internal/widget has no rank; add it to the rank table in layering_test.go",
+		"cmd/strata pulls in the test-only package internal/golden: cmd/strata → internal/cli → internal/golden",
+		"cmd/strata pulls in package testing: cmd/strata → internal/cli → testing",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("violations(testdata/layering) =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -102,6 +118,7 @@ func TestLayeringCatchesViolations(t *testing.T) {
 func violations(root string) ([]string, error) {
 	var problems []string
 	fset := token.NewFileSet()
+	graph := map[string][]string{} // package dir -> imports (strata's as dirs)
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -141,8 +158,10 @@ func violations(root string) ([]string, error) {
 			}
 			target, internal := strings.CutPrefix(ip, module+"/")
 			if !internal {
+				graph[dir] = append(graph[dir], ip)
 				continue
 			}
+			graph[dir] = append(graph[dir], target)
 			dep, ok := owner(target)
 			if !ok {
 				problems = append(problems, fmt.Sprintf("%s imports %s, which has no rank", rel, ip))
@@ -154,5 +173,91 @@ func violations(root string) ([]string, error) {
 		}
 		return nil
 	})
-	return problems, err
+	if err != nil {
+		return nil, err
+	}
+	return append(problems, productDeps(graph)...), nil
+}
+
+// productDeps walks the imports of the product's non-test files, breadth
+// first, and reports each test-only package and package testing it
+// reaches, with the shortest chain of imports that pulls it in. It sees
+// strata's packages only; TestProductDeps checks the rest.
+func productDeps(graph map[string][]string) []string {
+	if _, ok := graph[product]; !ok {
+		return nil
+	}
+	from := map[string]string{product: ""}
+	queue := []string{product}
+	var problems []string
+	chain := func(p string) string {
+		var c []string
+		for ; p != ""; p = from[p] {
+			c = append(c, p)
+		}
+		slices.Reverse(c)
+		return strings.Join(c, " → ")
+	}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		switch {
+		case within(p, testOnly):
+			problems = append(problems, fmt.Sprintf("%s pulls in the test-only package %s: %s", product, p, chain(p)))
+			continue
+		case p == "testing" || strings.HasPrefix(p, "testing/"):
+			problems = append(problems, fmt.Sprintf("%s pulls in package %s: %s", product, p, chain(p)))
+			continue
+		}
+		deps := slices.Clone(graph[p])
+		slices.Sort(deps)
+		for _, d := range slices.Compact(deps) {
+			if _, seen := from[d]; !seen {
+				from[d] = p
+				queue = append(queue, d)
+			}
+		}
+	}
+	return problems
+}
+
+// testingImporters are the packages outside strata, in the product's
+// imports, that import package testing, each with why that is harmless.
+var testingImporters = map[string]string{
+	// Both call only testing.Testing(), to give tests a fixed Kubernetes
+	// version instead of the client-go version of the build info.
+	"helm.sh/helm/v4/internal/version": "testing.Testing()",
+	"helm.sh/helm/v4/pkg/chart/common": "testing.Testing()",
+}
+
+// TestProductDeps checks the product's whole import closure, modules
+// included, with the go command: no test-only strata package, and package
+// testing only through the known importers above (a new one is an error
+// to look at, not to add blindly).
+func TestProductDeps(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./"+product).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
+	}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, imports := fields[0], fields[1:]
+		seen++
+		if rel, ok := strings.CutPrefix(pkg, module+"/"); ok && within(rel, testOnly) {
+			t.Errorf("%s pulls in the test-only package %s", product, rel)
+		}
+		if slices.Contains(imports, "testing") {
+			if _, ok := testingImporters[pkg]; !ok {
+				t.Errorf("%s pulls in package testing through %s; keep it out, or if it is a module's harmless use, list it in testingImporters with why", product, pkg)
+			}
+		}
+	}
+	if seen < 100 {
+		t.Errorf("go list -deps ./%s listed %d packages; the check saw nothing", product, seen)
+	}
 }

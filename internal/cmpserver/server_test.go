@@ -8,8 +8,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -26,6 +28,7 @@ import (
 	"github.com/strata-dev/strata/internal/cmpserver"
 	"github.com/strata-dev/strata/internal/cmpserver/pluginpb"
 	"github.com/strata-dev/strata/internal/cmpserver/tarball"
+	"github.com/strata-dev/strata/internal/eventually"
 	"github.com/strata-dev/strata/internal/params"
 )
 
@@ -106,6 +109,7 @@ type testServer struct {
 	client pluginpb.ConfigManagementPluginServiceClient
 	conn   *grpc.ClientConn
 	socket string
+	store  string // the repository Store's root
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -124,14 +128,12 @@ func startServer(t *testing.T, p cmpserver.Plugin) *testServer {
 	srv := &cmpserver.Server{Plugin: p, Store: store, ShutdownGrace: 5 * time.Second}
 	socket := filepath.Join(dir, p.Info().SocketName())
 	ctx, cancel := context.WithCancel(context.Background())
-	ts := &testServer{socket: socket, cancel: cancel, done: make(chan error, 1)}
+	ts := &testServer{socket: socket, store: filepath.Join(dir, "repos"), cancel: cancel, done: make(chan error, 1)}
 	go func() { ts.done <- srv.Serve(ctx, socket) }()
-	for i := 0; i < 200; i++ {
-		if _, err := os.Stat(socket); err == nil {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.True(t, "the server listens on "+socket, func() (bool, string) {
+		_, err := os.Stat(socket)
+		return err == nil, fmt.Sprint(err)
+	})
 	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -286,26 +288,72 @@ func TestServerRejectsBadStreams(t *testing.T) {
 	}
 }
 
+// gatePlugin is catPlugin whose Generate signals entered once it runs,
+// then waits for release: a request the test holds in flight.
+type gatePlugin struct {
+	catPlugin
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (p gatePlugin) Generate(ctx context.Context, req *params.Request) ([]string, error) {
+	close(p.entered)
+	<-p.release
+	return p.catPlugin.Generate(ctx, req)
+}
+
+// refused reports whether a new connection's request fails because the
+// server no longer serves; any other outcome is described.
+func refused(ts *testServer) (bool, string) {
+	conn, err := grpc.NewClient("unix://"+ts.socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return false, err.Error()
+	}
+	defer conn.Close()
+	_, err = pluginpb.NewConfigManagementPluginServiceClient(conn).CheckPluginConfiguration(context.Background(), &emptypb.Empty{})
+	if status.Code(err) == codes.Unavailable {
+		return true, ""
+	}
+	return false, fmt.Sprintf("a new request got %v", err)
+}
+
+// TestServerGracefulShutdown shuts the server down while a request is in
+// the plugin: new requests are refused while it runs, and it completes.
 func TestServerGracefulShutdown(t *testing.T) {
-	block := make(chan struct{})
-	ts := startServer(t, catPlugin{block: block})
+	p := gatePlugin{entered: make(chan struct{}), release: make(chan struct{})}
+	ts := startServer(t, p)
 	repo := tarGz(t, map[string]string{"app/m.json": `{"kind":"A"}`})
 	s, err := ts.client.GenerateManifest(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	send(t, s, "x", "app", nil, repo)
-	result := make(chan error, 1)
+	type reply struct {
+		resp *pluginpb.ManifestResponse
+		err  error
+	}
+	result := make(chan reply, 1)
 	go func() {
-		_, err := s.CloseAndRecv()
-		result <- err
+		resp, err := s.CloseAndRecv()
+		result <- reply{resp, err}
 	}()
-	time.Sleep(100 * time.Millisecond) // let the request reach the plugin
-	ts.cancel()                        // SIGTERM, as the CLI maps it
-	time.Sleep(100 * time.Millisecond)
-	close(block) // the in-flight request finishes
-	if err := <-result; err != nil {
-		t.Errorf("in-flight request failed during shutdown: %v", err)
+	<-p.entered // the request is in the plugin
+	ts.cancel() // SIGTERM, as the CLI maps it
+	eventually.True(t, "new requests refused once shutdown began", func() (bool, string) { return refused(ts) })
+	select {
+	case r := <-result:
+		t.Fatalf("the in-flight request ended before the plugin returned: %v, %v", r.resp, r.err)
+	case err := <-ts.done:
+		t.Fatalf("Serve returned %v with a request in flight", err)
+	default: // shutdown has begun and the request is still in flight
+	}
+	close(p.release)
+	r := <-result
+	if r.err != nil {
+		t.Fatalf("in-flight request failed during shutdown: %v", r.err)
+	}
+	if diff := cmp.Diff([]string{`{"kind":"A"}`}, r.resp.GetManifests()); diff != "" {
+		t.Errorf("in-flight request's manifests (-want +got):\n%s", diff)
 	}
 	if err := <-ts.done; err != nil {
 		t.Errorf("Serve = %v", err)
@@ -314,28 +362,99 @@ func TestServerGracefulShutdown(t *testing.T) {
 	if _, err := os.Stat(ts.socket); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket %s still exists after shutdown (%v)", ts.socket, err)
 	}
+	if ok, state := refused(ts); !ok {
+		t.Errorf("after shutdown: %s", state)
+	}
 }
 
+// serverGoroutines lists the goroutines running the server's request
+// handling: cmpserver's service and the repository Store.
+func serverGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "internal/cmpserver.(*service)") || strings.Contains(g, "internal/cmpserver/tarball.") {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// storeFiles lists what the Store holds outside its cache: spooled
+// uploads, extractions under way and workspaces.
+func storeFiles(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	for _, d := range []string{"tmp", "work"} {
+		es, err := os.ReadDir(filepath.Join(root, d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			out = append(out, d+"/"+e.Name())
+		}
+	}
+	return out
+}
+
+// TestServerClientDisconnects drops a client in the middle of its upload:
+// the server removes what it received, its handler ends, and it serves
+// the next request.
 func TestServerClientDisconnects(t *testing.T) {
 	ts := startServer(t, catPlugin{})
 	repo := tarGz(t, map[string]string{"app/m.json": `{"kind":"A"}`, "big": strings.Repeat("x", 200000)})
+	eventually.True(t, "no request handled before this test's", func() (bool, string) {
+		gs := serverGoroutines()
+		return len(gs) == 0, strings.Join(gs, "\n\n")
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	s, err := ts.client.GenerateManifest(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(repo)
-	s.Send(&pluginpb.AppStreamRequest{Request: &pluginpb.AppStreamRequest_Metadata{Metadata: &pluginpb.ManifestRequestMetadata{
-		AppRelPath: "app", Checksum: hex.EncodeToString(sum[:]), Size: int64(len(repo))}}})
-	s.Send(&pluginpb.AppStreamRequest{Request: &pluginpb.AppStreamRequest_File{File: &pluginpb.File{Chunk: repo[:len(repo)/2]}}})
+	if err := s.Send(&pluginpb.AppStreamRequest{Request: &pluginpb.AppStreamRequest_Metadata{Metadata: &pluginpb.ManifestRequestMetadata{
+		AppRelPath: "app", Checksum: hex.EncodeToString(sum[:]), Size: int64(len(repo))}}}); err != nil {
+		t.Fatalf("sending the metadata: %v", err)
+	}
+	if err := s.Send(&pluginpb.AppStreamRequest{Request: &pluginpb.AppStreamRequest_File{File: &pluginpb.File{Chunk: repo[:len(repo)/2]}}}); err != nil {
+		t.Fatalf("sending half the repository: %v", err)
+	}
+	// The server is receiving: its spool file exists. Then the client goes.
+	eventually.True(t, "the server spools the upload", func() (bool, string) {
+		files := storeFiles(t, ts.store)
+		return len(files) > 0 && len(serverGoroutines()) > 0, fmt.Sprintf("files %q", files)
+	})
 	cancel()
+	if _, err := s.CloseAndRecv(); status.Code(err) != codes.Canceled {
+		t.Errorf("the cancelled request returned %v, want Canceled", err)
+	}
+	eventually.True(t, "the server cleans up after the disconnect", func() (bool, string) {
+		files, gs := storeFiles(t, ts.store), serverGoroutines()
+		return len(files) == 0 && len(gs) == 0, fmt.Sprintf("files %q, handler goroutines:\n%s", files, strings.Join(gs, "\n\n"))
+	})
 	// The server stays healthy and serves the next request.
 	s2, err := ts.client.GenerateManifest(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	send(t, s2, "x", "app", nil, repo)
-	if _, err := s2.CloseAndRecv(); err != nil {
-		t.Errorf("request after a disconnect: %v", err)
+	resp, err := s2.CloseAndRecv()
+	if err != nil {
+		t.Fatalf("request after a disconnect: %v", err)
+	}
+	if diff := cmp.Diff([]string{`{"kind":"A"}`}, resp.GetManifests()); diff != "" {
+		t.Errorf("request after a disconnect (-want +got):\n%s", diff)
+	}
+	if files := storeFiles(t, ts.store); len(files) != 0 {
+		t.Errorf("after the next request the Store holds %q outside its cache", files)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/internal/eventually"
 	"github.com/strata-dev/strata/internal/generator"
 )
 
@@ -164,12 +165,13 @@ func TestServerGracefulShutdown(t *testing.T) {
 	}()
 	<-b.entered
 	s.cancel()
-	waitFor(t, "the listener to close", func() bool {
+	eventually.True(t, "the listener to close", func() (bool, string) {
 		c, err := net.Dial("tcp", s.addr)
 		if err == nil {
 			c.Close()
+			return false, "it accepts connections"
 		}
-		return err != nil
+		return true, ""
 	})
 	close(b.release)
 	if err := <-errc; err != nil {

@@ -15,10 +15,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/strata-dev/strata/internal/eventually"
 	"github.com/strata-dev/strata/internal/generator"
 )
 
@@ -142,19 +142,6 @@ func (ts *testServer) metric(sample string) string {
 		}
 	}
 	return ""
-}
-
-// waitFor polls cond until it holds; it fails the test after a minute,
-// which only a broken server takes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 const echoScript = `#!/bin/sh
@@ -482,8 +469,9 @@ func TestServerCollapsesConcurrentRequests(t *testing.T) {
 					results[i], errs[i] = ts.client("/p", "").GetParams(context.Background(), "a", map[string]any{"k": "v"})
 				}()
 			}
-			waitFor(t, "all requests to join one call", func() bool {
-				return ts.metric(`strata_generator_cache_lookups_total{plugin="p",result="shared"}`) == fmt.Sprint(n-1)
+			eventually.True(t, "all requests to join one call", func() (bool, string) {
+				got := ts.metric(`strata_generator_cache_lookups_total{plugin="p",result="shared"}`)
+				return got == fmt.Sprint(n-1), "shared lookups: " + got
 			})
 			close(b.release)
 			wg.Wait()
@@ -644,8 +632,9 @@ func TestServerConcurrencyLimit(t *testing.T) {
 			<-b.entered // the first holds the only slot
 		}
 	}
-	waitFor(t, "the second request to queue", func() bool {
-		return ts.metric(`strata_generator_backend_queued_calls{plugin="p"}`) == "1"
+	eventually.True(t, "the second request to queue", func() (bool, string) {
+		got := ts.metric(`strata_generator_backend_queued_calls{plugin="p"}`)
+		return got == "1", "queued calls: " + got
 	})
 	_, err := c.GetParams(context.Background(), "third", nil)
 	var se *generator.StatusError

@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/strata-dev/strata/internal/eventually"
 	"github.com/strata-dev/strata/internal/hookexec"
 )
 
@@ -461,14 +462,14 @@ func TestBackgroundChildIsKilledAndCannotHangRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run(%s) stdout = %q, want the background pid", c, res.Stdout)
 	}
-	deadline := time.Now().Add(liveness)
-	for !processGone(pid) {
-		if time.Now().After(deadline) {
+	t.Cleanup(func() {
+		if !processGone(pid) {
 			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("background child %d still running %s after Run returned", pid, liveness)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	})
+	eventually.Within(t, liveness, fmt.Sprintf("background child %d gone after Run returned", pid), func() (bool, string) {
+		return processGone(pid), "still running"
+	})
 }
 
 func TestEscapedChildHoldingStdout(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/strata-dev/strata/internal/eventually"
 	"github.com/strata-dev/strata/internal/layers/controller"
 	"github.com/strata-dev/strata/internal/layers/v1alpha1"
 )
@@ -50,7 +51,7 @@ func BenchmarkControllerLatency(b *testing.B) {
 	}
 	e.create(a)
 	const mid = layersN / 2
-	eventually(b, "the first output", func() (bool, string) {
+	eventually.Within(b, deadline, "the first output", func() (bool, string) {
 		cm, _ := e.output("bench")
 		return cm != nil && strings.Contains(cm.Data["values"], fmt.Sprintf("rev%d: 0\n", mid)), "no output yet"
 	})

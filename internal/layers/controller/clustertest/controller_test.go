@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/strata-dev/strata/internal/eventually"
 	"github.com/strata-dev/strata/internal/layers/controller"
 	"github.com/strata-dev/strata/internal/layers/v1alpha1"
 )
@@ -100,7 +101,7 @@ func TestReconcile(t *testing.T) {
 
 	// The outputs are written before the status: wait for the status of
 	// the new layer set, so the snapshot below is of a settled App.
-	eventually(t, "the App's status counts the optional layer", func() (bool, string) {
+	eventually.Within(t, deadline, "the App's status counts the optional layer", func() (bool, string) {
 		_, c := e.ready("ingress")
 		if c == nil {
 			return false, "no Ready condition"
@@ -114,7 +115,7 @@ func TestReconcile(t *testing.T) {
 	before, _ := e.ready("ingress")
 	reconciles := counter(t, run.reg, "strata_layers_reconciles_total", nil)
 	e.update(cmObj, func() { cmObj.Data["values"] = "# reformatted\nfrom: config-v2\nreplicas: 2\n" })
-	eventually(t, "the App is reconciled after its config changed", func() (bool, string) {
+	eventually.Within(t, deadline, "the App is reconciled after its config changed", func() (bool, string) {
 		n := counter(t, run.reg, "strata_layers_reconciles_total", nil)
 		return n > reconciles, fmt.Sprintf("%v reconciles", n)
 	})

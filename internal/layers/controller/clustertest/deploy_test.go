@@ -18,6 +18,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/strata-dev/strata/internal/eventually"
 	"github.com/strata-dev/strata/internal/kustomize"
 	"github.com/strata-dev/strata/internal/layers/controller"
 	"github.com/strata-dev/strata/internal/layers/v1alpha1"
@@ -116,12 +117,12 @@ func TestDeploy(t *testing.T) {
 	e.waitEvent("deployed", corev1.EventTypeNormal, controller.ReasonValuesUpdated, "")
 
 	for _, path := range []string{"/healthz", "/readyz"} {
-		eventually(t, "GET "+path+" answers 200", func() (bool, string) {
+		eventually.Within(t, deadline, "GET "+path+" answers 200", func() (bool, string) {
 			code, body := get(t, "http://"+probeAddr+path)
 			return code == http.StatusOK, fmt.Sprintf("%d %s", code, body)
 		})
 	}
-	eventually(t, "/metrics has the controller's metrics", func() (bool, string) {
+	eventually.Within(t, deadline, "/metrics has the controller's metrics", func() (bool, string) {
 		code, body := get(t, "http://"+metricsAddr+"/metrics")
 		ok := code == http.StatusOK &&
 			strings.Contains(body, `strata_layers_reconciles_total{result="success"}`) &&

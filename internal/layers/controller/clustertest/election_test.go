@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/strata-dev/strata/internal/eventually"
 	"github.com/strata-dev/strata/internal/layers/controller"
 	"github.com/strata-dev/strata/internal/layers/v1alpha1"
 )
@@ -44,7 +45,7 @@ func TestLeaderElection(t *testing.T) {
 		return *l.Spec.HolderIdentity
 	}
 	var leader string
-	eventually(t, "one replica holds the Lease", func() (bool, string) {
+	eventually.Within(t, deadline, "one replica holds the Lease", func() (bool, string) {
 		leader = holder()
 		return runs[leader] != nil, fmt.Sprintf("holder %q", leader)
 	})
@@ -60,7 +61,7 @@ func TestLeaderElection(t *testing.T) {
 	e.create(a)
 	e.waitValues("elected", "a: 1\nregion: east\n", "{}")
 	// The outputs are written inside a reconcile, the counter after it.
-	eventually(t, "the leader "+leader+" has reconciled", func() (bool, string) {
+	eventually.Within(t, deadline, "the leader "+leader+" has reconciled", func() (bool, string) {
 		n := counter(t, runs[leader].reg, "strata_layers_reconciles_total", nil)
 		return n > 0, fmt.Sprintf("%v reconciles", n)
 	})
@@ -73,7 +74,7 @@ func TestLeaderElection(t *testing.T) {
 
 	// The leader stops (releasing the Lease): the follower takes over.
 	runs[leader].stop(t)
-	eventually(t, "the follower holds the Lease", func() (bool, string) {
+	eventually.Within(t, deadline, "the follower holds the Lease", func() (bool, string) {
 		h := holder()
 		return h == follower, fmt.Sprintf("holder %q", h)
 	})
@@ -81,7 +82,7 @@ func TestLeaderElection(t *testing.T) {
 	region.Namespace, region.Name = shared, "region"
 	e.update(region, func() { region.Data["values"] = "region: west\n" })
 	e.waitValues("elected", "a: 1\nregion: west\n", "{}")
-	eventually(t, "the new leader "+follower+" has reconciled", func() (bool, string) {
+	eventually.Within(t, deadline, "the new leader "+follower+" has reconciled", func() (bool, string) {
 		n := counter(t, runs[follower].reg, "strata_layers_reconciles_total", nil)
 		return n > 0, fmt.Sprintf("%v reconciles", n)
 	})

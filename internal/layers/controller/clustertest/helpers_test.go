@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/strata-dev/strata/internal/eventually"
 	"github.com/strata-dev/strata/internal/kube/kubetest"
 	"github.com/strata-dev/strata/internal/layers/controller"
 	"github.com/strata-dev/strata/internal/layers/v1alpha1"
@@ -243,23 +244,6 @@ func counter(t testing.TB, reg *prometheus.Registry, name string, labels map[str
 	return sum
 }
 
-// eventually polls f until it holds; f returns the state it saw, for the
-// failure message.
-func eventually(t testing.TB, what string, f func() (bool, string)) {
-	t.Helper()
-	end := time.Now().Add(deadline)
-	for {
-		ok, state := f()
-		if ok {
-			return
-		}
-		if time.Now().After(end) {
-			t.Fatalf("%s: still not so after %v; last seen: %s", what, deadline, state)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // output reads an App's output ConfigMap and Secret; missing ones are nil.
 func (e *env) output(appName string) (*corev1.ConfigMap, *corev1.Secret) {
 	e.t.Helper()
@@ -297,7 +281,7 @@ func (e *env) waitValues(appName, wantCM, wantSecret string) (*corev1.ConfigMap,
 	wcm, wsec := parse(e.t, wantCM, "want ConfigMap"), parse(e.t, wantSecret, "want Secret")
 	var cm *corev1.ConfigMap
 	var sec *corev1.Secret
-	eventually(e.t, "App "+appName+"'s outputs hold the merged values", func() (bool, string) {
+	eventually.Within(e.t, deadline, "App "+appName+"'s outputs hold the merged values", func() (bool, string) {
 		cm, sec = e.output(appName)
 		if cm == nil || sec == nil {
 			return false, fmt.Sprintf("ConfigMap %v, Secret %v", cm != nil, sec != nil)
@@ -329,7 +313,7 @@ func (e *env) waitReady(appName string, status metav1.ConditionStatus, reason st
 	e.t.Helper()
 	var a *v1alpha1.App
 	var c *metav1.Condition
-	eventually(e.t, fmt.Sprintf("App %s is Ready=%s (%s)", appName, status, reason), func() (bool, string) {
+	eventually.Within(e.t, deadline, fmt.Sprintf("App %s is Ready=%s (%s)", appName, status, reason), func() (bool, string) {
 		a, c = e.ready(appName)
 		if c == nil {
 			return false, "no Ready condition"
@@ -346,7 +330,7 @@ func (e *env) waitReady(appName string, status metav1.ConditionStatus, reason st
 func (e *env) waitEvent(appName, typ, reason, note string) *eventsv1.Event {
 	e.t.Helper()
 	var found *eventsv1.Event
-	eventually(e.t, fmt.Sprintf("a %s Event %s about App %s", typ, reason, appName), func() (bool, string) {
+	eventually.Within(e.t, deadline, fmt.Sprintf("a %s Event %s about App %s", typ, reason, appName), func() (bool, string) {
 		var list eventsv1.EventList
 		if err := e.cl.List(e.t.Context(), &list, client.InNamespace(e.ns)); err != nil {
 			return false, err.Error()

@@ -2,7 +2,7 @@
 // kube-apiserver, as the integration tests use it) in the foreground for
 // manual testing, until Ctrl-C or SIGTERM. `make cluster` runs it.
 //
-//	go run ./internal/kube/kubetest/cmd/cluster [-kubeconfig PATH] [-crds PATH]...
+//	go run ./hack/cluster [-kubeconfig PATH] [-crds PATH]...
 package main
 
 import (

@@ -1,0 +1,7 @@
+package cli
+
+import (
+	_ "testing"
+
+	_ "github.com/strata-dev/strata/internal/golden"
+)
