@@ -11,18 +11,35 @@ PROTOC_GEN_GO      ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 GENBIN             := $(CURDIR)/.cache/genbin
 
-.PHONY: all build generate test unit lint fmt bench bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm generate-layers fuzz demo clean testbin cluster
+.PHONY: all build generate test unit integration lint fmt bench bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm generate-layers fuzz demo clean testbin cluster
 
 all: build
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/strata
 
-## test: lint, then every test with the race detector, shuffled.
-test: lint unit
-
-unit: testbin
+## test: the full check, as CI runs it: lint, then every test (unit and
+## integration, on the real helm and control plane) with the race detector,
+## shuffled. Never skipped in CI (testbin builds what the tests run).
+test: lint testbin
 	$(GO) test -race -shuffle=on -count=1 ./...
+
+## Integration packages: their tests run the binaries testbin builds (helm,
+## etcd, kube-apiserver). They are the directories named clustertest or
+## paritytest, and the test-support packages whose own tests start a
+## control plane or build helm (kubetest, testbin). A package matched by
+## none is a unit package: with STRATA_UNIT_TESTS=1 a test asking testbin
+## for a binary fails, so a misplaced test cannot slip into `make unit`.
+INTEGRATION := /(clustertest|paritytest)$$|/internal/kube/kubetest$$|/internal/testbin$$
+
+## unit: the unit tests, fast, needing nothing built; go test's cache keeps
+## unchanged packages from running again. The contributor's edit-test loop.
+unit:
+	STRATA_UNIT_TESTS=1 $(GO) test $$($(GO) list ./... | grep -Ev '$(INTEGRATION)')
+
+## integration: only the integration packages.
+integration: testbin
+	$(GO) test -race -shuffle=on -count=1 $$($(GO) list ./... | grep -E '$(INTEGRATION)')
 
 ## testbin: build the binaries the integration tests run (helm, etcd,
 ## kube-apiserver) from the Go module proxy into $STRATA_TESTBIN_DIR (default

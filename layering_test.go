@@ -55,7 +55,7 @@ var rank = map[string]int{
 // testing, through any chain of imports.
 const product = "cmd/strata"
 
-var testOnly = []string{"internal/golden", "internal/testbin", "internal/kube/kubetest", "internal/eventually"}
+var testOnly = []string{"internal/golden", "internal/testbin", "internal/kube/kubetest", "internal/eventually", "internal/helmplugin/paritytest"}
 
 // restricted imports: only the listed packages may import the prefix.
 var restricted = []struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/strata-dev/strata/internal/helmplugin"
+	"github.com/strata-dev/strata/internal/helmplugin/paritytest"
 	"github.com/strata-dev/strata/internal/params"
 	"github.com/strata-dev/strata/internal/testbin"
 )
@@ -61,7 +62,7 @@ func benchRender(b *testing.B, req *params.Request, opts helmplugin.Options) {
 func benchHelm(b *testing.B, req *params.Request) {
 	helm := testbin.Path(b, "helm")
 	args := []string{"template", req.AppPath, "--name-template", "bench", "--namespace", "default", "--include-crds"}
-	out, stderr, err := runHelm(b, helm, args)
+	out, stderr, err := paritytest.RunHelm(b, helm, args)
 	if err != nil {
 		b.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, stderr)
 	}
@@ -72,9 +73,9 @@ func benchHelm(b *testing.B, req *params.Request) {
 	}
 	var got []string
 	for _, m := range manifests {
-		got = append(got, canonicalJSON(b, []byte(m)))
+		got = append(got, paritytest.CanonicalJSON(b, []byte(m)))
 	}
-	if diff := cmp.Diff(normalise(b, out), got); diff != "" {
+	if diff := cmp.Diff(paritytest.Normalise(b, out), got); diff != "" {
 		b.Fatalf("strata and helm render differently (-helm +strata):\n%s", diff)
 	}
 	home := b.TempDir()

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/strata-dev/strata/internal/helmplugin"
+	"github.com/strata-dev/strata/internal/helmplugin/paritytest"
 	"github.com/strata-dev/strata/internal/params"
 )
 
@@ -30,8 +31,8 @@ func TestRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	tested := 0
 	for _, file := range files {
-		c := loadCase(t, file)
-		req := c.request(t)
+		c := paritytest.Load(t, file)
+		req := c.Request(t)
 		want, err := p.Generate(ctx, req)
 		if err != nil {
 			continue // error cases: nothing to round-trip
@@ -92,9 +93,9 @@ func fromAnnouncements(anns []params.Announcement) []params.Parameter {
 // testdata/announce.json (regenerated with -update), and checks that it is
 // valid as Argo CD's repo-server and strata's params package read it.
 func TestAnnounce(t *testing.T) {
-	c := loadCase(t, "testdata/parity/values-files.txtar")
+	c := paritytest.Load(t, "testdata/parity/values-files.txtar")
 	p := helmplugin.New(helmplugin.Options{})
-	anns, err := p.Announce(context.Background(), c.request(t))
+	anns, err := p.Announce(context.Background(), c.Request(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,10 +157,10 @@ func TestAnnounce(t *testing.T) {
 // has does not retype it (a string "true" stays a string, a float stays a
 // float), while the same text set on a key that differs is a --set.
 func TestUnchangedEntriesKeepTypes(t *testing.T) {
-	c := loadCase(t, "testdata/parity/defaults.txtar")
+	c := paritytest.Load(t, "testdata/parity/defaults.txtar")
 	p := helmplugin.New(helmplugin.Options{})
 	ctx := context.Background()
-	base := c.request(t)
+	base := c.Request(t)
 	want, err := p.Generate(ctx, base)
 	if err != nil {
 		t.Fatal(err)
@@ -376,11 +377,11 @@ func TestNotKubernetesObject(t *testing.T) {
 // TestCacheNotShared: values parsed once and cached are never changed by a
 // request that sets values on top of them.
 func TestCacheNotShared(t *testing.T) {
-	c := loadCase(t, "testdata/parity/defaults.txtar")
+	c := paritytest.Load(t, "testdata/parity/defaults.txtar")
 	p := helmplugin.New(helmplugin.Options{})
 	ctx := context.Background()
 	announced := func(ps []params.Parameter) map[string]string {
-		req := c.request(t)
+		req := c.Request(t)
 		req.Parameters = ps
 		anns, err := p.Announce(ctx, req)
 		if err != nil {

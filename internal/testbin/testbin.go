@@ -36,6 +36,11 @@ import (
 // them. It is refused when CI is true.
 const SkipEnv = "STRATA_SKIP_CLUSTER_TESTS"
 
+// UnitEnv, set to 1 by `make unit`, forbids test binaries: Path fails the
+// test, which belongs in an integration package (a clustertest or
+// paritytest directory), since a unit test must need nothing built.
+const UnitEnv = "STRATA_UNIT_TESTS"
+
 // names lists the binaries this package knows how to build.
 var names = []string{"helm", "etcd", "kube-apiserver"}
 
@@ -173,6 +178,9 @@ type outcome struct {
 // true) it instead skips t without building, saying how to run the test.
 func Path(t testing.TB, name string) string {
 	t.Helper()
+	if os.Getenv(UnitEnv) == "1" {
+		t.Fatalf("test binary %s needed with %s=1 (make unit): unit tests need nothing built; move this test into an integration package (see DEVELOPERS.md, Tests)", name, UnitEnv)
+	}
 	optOut, err := optedOut()
 	if err != nil {
 		t.Fatal(err)

@@ -127,6 +127,7 @@ func TestPathOptOut(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// An empty cache, so the opt-out has something to skip.
 			t.Setenv("STRATA_TESTBIN_DIR", t.TempDir())
+			t.Setenv(testbin.UnitEnv, "")
 			t.Setenv(testbin.SkipEnv, tc.skip)
 			t.Setenv("CI", tc.ci)
 			got, r := path(t, "etcd")
@@ -140,6 +141,17 @@ func TestPathOptOut(t *testing.T) {
 				t.Errorf("Path = %q, want no path", got)
 			}
 		})
+	}
+}
+
+// TestPathUnit: under make unit, asking for a binary fails the test, even
+// a cached one.
+func TestPathUnit(t *testing.T) {
+	t.Setenv(testbin.UnitEnv, "1")
+	t.Setenv(testbin.SkipEnv, "")
+	got, r := path(t, "helm")
+	if want := "test binary helm needed with STRATA_UNIT_TESTS=1 (make unit)"; !strings.Contains(r.fatal, want) || got != "" {
+		t.Errorf("Path = %q, fatal %q; want no path, fatal containing %q", got, r.fatal, want)
 	}
 }
 
