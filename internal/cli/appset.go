@@ -68,7 +68,7 @@ clusterDecisionResource) are errors.`,
 	fs.StringArrayVar(&f.secrets, "secret", nil, "a file of Secret manifests that plugin ConfigMaps' tokens refer to")
 	fs.StringArrayVar(&f.tokens, "token", nil, "NAME=VALUE: the token of the plugin configured by ConfigMap NAME (visible to other local users; prefer $STRATA_APPSET_TOKEN_<NAME>)")
 	fs.StringVarP(&f.output, "output", "o", "yaml", "output format: yaml (a stream of documents) or json (a List)")
-	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "give up rendering after this long, plugin calls included")
+	fs.DurationVar(&f.timeout, "timeout", appset.DefaultTimeout, "give up rendering after this long, plugin calls included (0: the default; negative, e.g. -1s: no limit)")
 	return cmd
 }
 
@@ -111,10 +111,6 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 	if err != nil {
 		return err
 	}
-	timeout := f.timeout
-	if timeout <= 0 {
-		timeout = -1 // the flag's 0 is no bound
-	}
 	render := appset.File{
 		Renderer: &appset.Renderer{
 			Plugins: plugins.Resolver(func(c appset.PluginConfig) appset.ParamsGetter {
@@ -122,7 +118,7 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 				return &generator.Client{BaseURL: c.BaseURL, Token: c.Token, Timeout: c.Timeout}
 			}),
 		},
-		Timeout: timeout,
+		Timeout: f.timeout,
 		Logger:  log,
 	}
 	apps, err := render.Render(ctx, sets)

@@ -43,7 +43,6 @@ type pluginFlags struct {
 
 // helmFlags tune the built-in Helm plugin as a long-running sidecar.
 type helmFlags struct {
-	bound              bool // the flags exist on this command
 	chartCacheBytes    int64
 	documentCacheBytes int64
 	maxConcurrent      int
@@ -51,33 +50,26 @@ type helmFlags struct {
 
 // bindHelm adds the sidecar's Helm tuning flags (cmp serve only).
 func (f *pluginFlags) bindHelm(fs *pflag.FlagSet) {
-	f.helm.bound = true
-	fs.Int64Var(&f.helm.chartCacheBytes, "helm-chart-cache-bytes", 256<<20, "with --builtin helm: size of the loaded charts kept by content digest (0 keeps none)")
-	fs.Int64Var(&f.helm.documentCacheBytes, "helm-document-cache-bytes", 64<<20, "with --builtin helm: size of the rendered documents kept by content digest (0 keeps none)")
+	fs.Int64Var(&f.helm.chartCacheBytes, "helm-chart-cache-bytes", 256<<20, "with --builtin helm: size of the loaded charts kept by content digest (0: the default; negative: keep none)")
+	fs.Int64Var(&f.helm.documentCacheBytes, "helm-document-cache-bytes", 64<<20, "with --builtin helm: size of the rendered documents kept by content digest (0: the default; negative: keep none)")
 	fs.IntVar(&f.helm.maxConcurrent, "helm-max-concurrent", 0, "with --builtin helm: renders running at once (0: one per CPU)")
 }
 
-// options maps the flags onto the plugin's options (where 0 means the
-// default and a negative number none); unbound flags leave the defaults.
+// options maps the flags onto the plugin's options. Flags and options
+// share the convention (DEVELOPERS.md): 0 is the default, a negative
+// number none; concurrency has no "none". Unbound flags are 0.
 func (h helmFlags) options() helmplugin.Options {
-	none := func(n int64) int64 {
-		if n <= 0 {
-			return -1
-		}
-		return n
+	return helmplugin.Options{
+		MaxConcurrent:      max(h.maxConcurrent, 0),
+		ChartCacheBytes:    h.chartCacheBytes,
+		DocumentCacheBytes: h.documentCacheBytes,
 	}
-	o := helmplugin.Options{MaxConcurrent: max(h.maxConcurrent, 0)}
-	if h.bound {
-		o.ChartCacheBytes = none(h.chartCacheBytes)
-		o.DocumentCacheBytes = none(h.documentCacheBytes)
-	}
-	return o
 }
 
 func (f *pluginFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "the plugin's plugin.yaml (ConfigManagementPlugin)")
 	fs.StringVar(&f.builtin, "builtin", "", "a built-in plugin instead of a plugin.yaml: helm (renders Helm charts in-process, like Argo CD's Helm source)")
-	fs.DurationVar(&f.timeout, "timeout", 0, "bound on each command the plugin runs (for --builtin helm: on each render), besides the request deadline (0: none)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "bound on each command the plugin runs (for --builtin helm: on each render), besides the request deadline (0: none of its own)")
 }
 
 func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
@@ -106,6 +98,9 @@ func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
 	}
 	return cmpserver.NewCommandPlugin(cfg, cmpserver.CommandOptions{Timeout: f.timeout, Env: os.Environ(), Logger: log}), nil
 }
+
+// defaultCacheBytes is the size of cmp serve's repository cache.
+const defaultCacheBytes = 2 << 30
 
 func newCmpServeCmd(g *globals) *cobra.Command {
 	var (
@@ -148,6 +143,12 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 			if cacheDir == "" {
 				cacheDir = filepath.Join(os.TempDir(), "strata-cmp-"+p.Info().Name)
 			}
+			switch {
+			case cacheBytes == 0:
+				cacheBytes = defaultCacheBytes
+			case cacheBytes < 0:
+				cacheBytes = 0 // tarball.NewStore keeps none
+			}
 			store, err := tarball.NewStore(cacheDir, cacheBytes)
 			if err != nil {
 				return err
@@ -161,7 +162,7 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 	flags.bindHelm(fs)
 	fs.StringVar(&socketDir, "socket-dir", "", "directory of the plugin socket (default $ARGOCD_PLUGINSOCKFILEPATH or "+cmpserver.DefaultSocketDir+")")
 	fs.StringVar(&cacheDir, "cache-dir", "", "directory of the repository cache (default a directory under $TMPDIR)")
-	fs.Int64Var(&cacheBytes, "cache-bytes", 2<<30, "size of the repository cache; 0 keeps no repository between requests (concurrent identical requests still share one extraction)")
+	fs.Int64Var(&cacheBytes, "cache-bytes", defaultCacheBytes, "size of the repository cache (0: the default; negative: keep no repository between requests, though concurrent identical requests still share one extraction)")
 	fs.DurationVar(&grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	return cmd
 }

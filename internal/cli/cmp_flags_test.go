@@ -13,11 +13,11 @@ func TestHelmFlagsOptions(t *testing.T) {
 		want helmplugin.Options
 	}{
 		{"unbound: the plugin's defaults", helmFlags{}, helmplugin.Options{}},
-		{"serve defaults", helmFlags{bound: true, chartCacheBytes: 256 << 20, documentCacheBytes: 64 << 20},
+		{"serve defaults", helmFlags{chartCacheBytes: 256 << 20, documentCacheBytes: 64 << 20},
 			helmplugin.Options{ChartCacheBytes: 256 << 20, DocumentCacheBytes: 64 << 20}},
-		{"0 keeps none", helmFlags{bound: true}, helmplugin.Options{ChartCacheBytes: -1, DocumentCacheBytes: -1}},
-		{"negative keeps none", helmFlags{bound: true, chartCacheBytes: -5, documentCacheBytes: 1}, helmplugin.Options{ChartCacheBytes: -1, DocumentCacheBytes: 1}},
-		{"concurrency", helmFlags{bound: true, chartCacheBytes: 1, documentCacheBytes: 1, maxConcurrent: 3},
+		{"0 is the default", helmFlags{}, helmplugin.Options{ChartCacheBytes: 0, DocumentCacheBytes: 0}},
+		{"negative keeps none", helmFlags{chartCacheBytes: -1, documentCacheBytes: 1}, helmplugin.Options{ChartCacheBytes: -1, DocumentCacheBytes: 1}},
+		{"concurrency", helmFlags{chartCacheBytes: 1, documentCacheBytes: 1, maxConcurrent: 3},
 			helmplugin.Options{ChartCacheBytes: 1, DocumentCacheBytes: 1, MaxConcurrent: 3}},
 		{"negative concurrency is the default", helmFlags{maxConcurrent: -2}, helmplugin.Options{}},
 	}
