@@ -428,8 +428,10 @@ func TestServerClientDisconnects(t *testing.T) {
 	if err := s.Send(&pluginpb.AppStreamRequest{Request: &pluginpb.AppStreamRequest_File{File: &pluginpb.File{Chunk: repo[:len(repo)/2]}}}); err != nil {
 		t.Fatalf("sending half the repository: %v", err)
 	}
-	// The server is receiving: its spool file exists. Then the client goes.
-	eventually.True(t, "the server spools the upload", func() (bool, string) {
+	// The server is receiving: its extraction directory (or, when another
+	// request extracts the same tarball, its spool file) exists, and its
+	// handler runs. Then the client goes.
+	eventually.True(t, "the server receives the upload", func() (bool, string) {
 		files := storeFiles(t, ts.store)
 		return len(files) > 0 && len(serverGoroutines()) > 0, fmt.Sprintf("files %q", files)
 	})
