@@ -87,7 +87,9 @@ type PluginConfig struct {
 	// RequestTimeout bounds one backend call, waiting in the queue
 	// included.
 	RequestTimeout time.Duration
-	// Concurrency bounds the backend calls in progress; 0 is no bound.
+	// Concurrency bounds the backend calls in progress; a negative value is
+	// no bound. ParseConfig fills in the config file's default (twice the
+	// CPUs for a command backend; none for a static one, which is 0 here).
 	Concurrency int
 	// MaxQueue bounds the requests waiting for a backend slot; beyond it
 	// the server answers 503.
@@ -491,10 +493,13 @@ func (c *checker) plugin(at string, fp *filePlugin) (*PluginConfig, error) {
 		p.Backend = sb
 	}
 	if fp.Concurrency != nil {
-		if *fp.Concurrency < 0 || *fp.Concurrency > 10000 {
-			return nil, c.errorf(atf("concurrency"), "%d is out of range: use 0 (no bound) to 10000", *fp.Concurrency)
+		// 0 is the default set above; a negative value is no bound.
+		switch n := *fp.Concurrency; {
+		case n < -1 || n > 10000:
+			return nil, c.errorf(atf("concurrency"), "%d is out of range: use 1 to 10000, 0 (the default) or -1 (no bound)", n)
+		case n != 0:
+			p.Concurrency = n
 		}
-		p.Concurrency = *fp.Concurrency
 	}
 	p.MaxQueue = DefaultMaxQueue
 	if fp.MaxQueue != nil {

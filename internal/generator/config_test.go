@@ -106,7 +106,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"short reload interval", header + "reloadInterval: 1ms\nplugins:\n- name: p\n" + ok, "reloadInterval: 1ms is too short", generator.ErrInvalidConfig},
 		{"tls half", header + "tls: {certFile: c}\nplugins:\n- name: p\n" + ok, "gen.yaml:3:1: tls: set both certFile and keyFile", generator.ErrInvalidConfig},
 		{"bad listen", header + "listen: localhost\nplugins:\n- name: p\n" + ok, `listen: "localhost" is not a host:port address`, generator.ErrInvalidConfig},
-		{"bad concurrency", header + "plugins:\n- name: p\n  concurrency: -1\n" + ok, "plugins[0].concurrency: -1 is out of range", generator.ErrInvalidConfig},
+		{"bad concurrency", header + "plugins:\n- name: p\n  concurrency: -2\n" + ok, "plugins[0].concurrency: -2 is out of range: use 1 to 10000, 0 (the default) or -1 (no bound)", generator.ErrInvalidConfig},
 		{"bad maxEntries", header + "plugins:\n- name: p\n  cache: {maxEntries: 0}\n" + ok, "plugins[0].cache.maxEntries: 0 is out of range", generator.ErrInvalidConfig},
 		{"bad glob", header + "plugins:\n- name: p\n  allowUnauthenticated: true\n  backend: {static: {files: [\"[\"]}}\n", `plugins[0].backend.static.files[0]: "[" is not a valid glob`, generator.ErrInvalidConfig},
 		{"no files", header + "plugins:\n- name: p\n  allowUnauthenticated: true\n  backend: {static: {}}\n", "plugins[0].backend.static.files: no files", generator.ErrInvalidConfig},
@@ -121,6 +121,37 @@ func TestParseConfigErrors(t *testing.T) {
 			}
 			if !errors.Is(err, tc.is) {
 				t.Errorf("ParseConfig() = %v, want it to match %v", err, tc.is)
+			}
+		})
+	}
+}
+
+// TestParseConfigConcurrency: 0 is the default (twice the CPUs for a
+// command backend, no bound for a static one), -1 is no bound.
+func TestParseConfigConcurrency(t *testing.T) {
+	const header = "apiVersion: strata.dev/v1alpha1\nkind: GeneratorConfig\nplugins:\n- name: p\n  allowUnauthenticated: true\n"
+	const command = "  backend: {command: {argv: [./p.sh]}}\n"
+	const static = "  backend: {static: {files: [s.yaml]}}\n"
+	tests := []struct {
+		name, yaml string
+		want       int
+	}{
+		{"command, absent", header + command, 2 * runtime.NumCPU()},
+		{"command, 0", header + "  concurrency: 0\n" + command, 2 * runtime.NumCPU()},
+		{"command, -1", header + "  concurrency: -1\n" + command, -1},
+		{"command, 3", header + "  concurrency: 3\n" + command, 3},
+		{"static, absent", header + static, 0},
+		{"static, 0", header + "  concurrency: 0\n" + static, 0},
+		{"static, -1", header + "  concurrency: -1\n" + static, -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := generator.ParseConfig([]byte(tc.yaml), "gen.yaml", "/conf")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Plugins[0].Concurrency; got != tc.want {
+				t.Errorf("Concurrency = %d, want %d", got, tc.want)
 			}
 		})
 	}
