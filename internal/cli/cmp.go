@@ -114,7 +114,7 @@ type helmPlugin struct{ *helmplugin.Plugin }
 var _ cmpserver.Plugin = helmPlugin{}
 
 func (helmPlugin) Info() cmpserver.Info {
-	return cmpserver.Info{Name: helmplugin.Name, DiscoveryConfigured: true}
+	return cmpserver.Info{Name: helmplugin.Name, DiscoveryConfigured: true, ReadOnlyRepo: true}
 }
 
 func newCmpServeCmd(g *globals) *cobra.Command {

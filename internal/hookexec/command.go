@@ -59,6 +59,10 @@ type Command struct {
 	// MaxStderr bounds the stderr kept: only its last MaxStderr bytes are.
 	// 0 or less means DefaultMaxStderr.
 	MaxStderr int64
+	// Sandbox, when set, confines the command's access to files (see
+	// Sandbox); Run fails with an error matching ErrNoSandbox rather than
+	// run it unconfined. Nil runs it with this process's access.
+	Sandbox *Sandbox
 }
 
 // Result is what a command produced.
@@ -105,12 +109,21 @@ func (c *Command) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	args := c.Argv
+	if c.Sandbox != nil {
+		if path, err = filepath.Abs(path); err == nil {
+			path, args, err = c.Sandbox.command(path, c.Argv)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c, err)
+		}
+	}
 	maxStdout := orDefault(c.MaxStdout, DefaultMaxStdout)
 	stdout := newHeadBuffer(maxStdout)
 	stderr := newTailBuffer(orDefault(c.MaxStderr, DefaultMaxStderr))
 	cmd := &exec.Cmd{
 		Path:      path,
-		Args:      c.Argv,
+		Args:      args,
 		Dir:       c.Dir,
 		Env:       env,
 		Stdout:    stdout,
