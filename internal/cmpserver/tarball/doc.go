@@ -69,35 +69,51 @@
 //
 // # Speed on disk
 //
-// A sidecar's work directory is usually a disk-backed emptyDir, and on
-// ext4 every file created or removed is a journalled metadata update. On
-// the disk this was measured on (ext4 with online discard, shared), strace
-// -T of a warm 220-file request shows creating a file at 55 µs p50 and
-// 370 µs p90, mkdir 280 µs, unlink 105 µs, where tmpfs takes a few µs.
-// Per file, the copy used to make about 16 system calls from 8 goroutines
-// on 2 CPUs: os.OpenFile of the source and of the copy, each with four
-// fcntl calls (non-blocking mode, set and undone) and an epoll_ctl that
-// fails (regular files cannot be polled), File.ReadFrom's copy_file_range,
-// an fchmod against the umask, two closes — and the workspace's removal,
-// an unlink per file costing as much as the copy, ran before the reply,
-// since the gRPC status of a request follows its handler's return. The
-// threads blocked in the journal's waits, and the runtime handed their
-// processors around (the futex waits of the issue).
+// A sidecar's work directory is usually a disk-backed emptyDir. What makes
+// creating files slow there was found with perf, not guessed: on the
+// disk of issue 11 (an ext4 file system without a journal: no jbd2 task,
+// /proc/fs/jbd2 empty), 26% of a file-creating loop's time is in
+// recently_deleted and another 26% in find_get_block_common under
+// find_inode_bit, in __ext4_new_inode. Without a journal, ext4 will not
+// reuse an inode freed in the last 60 seconds (6 minutes while its inode
+// table block is dirty), and checks every free inode it passes over, so
+// each file created costs in proportion to the files deleted lately in
+// its block group — by anyone on the disk, and by the sidecar itself,
+// which removes each request's workspace. Measured on two 2 GiB loop file
+// systems on that disk, system time per file created (Python's
+// os.open(O_CREAT|O_EXCL), 3,000 files at a time):
 //
-// Now a copy is 5 system calls per file (strace -c of
+//	                     fresh   after deleting 3,000   after 6,000
+//	ext4 with journal    23 µs   26 µs                  26 µs
+//	ext4 without         20 µs   157 µs                 244 µs
+//
+// On the root file system, shared with other work, an empty file cost
+// 300–560 µs of system time and 2.4–3.4 ms of wall time; on tmpfs 10 µs
+// and 95 µs. Argo CD's sidecar, which extracts every request, pays this
+// too; a journalled ext4 (mkfs.ext4's default, and what node disks have)
+// or a memory-backed emptyDir with a size limit does not.
+//
+// strata added its own overhead on top. Per file, the copy made about 16
+// system calls from 8 goroutines on 2 CPUs: os.OpenFile of the source and
+// of the copy, each with four fcntl calls and an epoll_ctl that fails
+// (regular files cannot be polled), copy_file_range, an fchmod against the
+// umask, two closes. And the workspace's removal, an unlink per file
+// costing as much as the copy, ran before the reply: the gRPC status of a
+// request follows its handler's return. Now a copy is 5 system calls per
+// file: openat relative to the two trees' roots, copy_file_range, two
+// closes, with an fchmod only when the umask took bits away (read from
+// /proc/self/status), from 4 workers. strace -c of
 // BenchmarkReceive/220files/warm, 10 requests: 6,319 openat, 24,718 fcntl,
 // 6,179 epoll_ctl, 3,300 fchmod, 6,317 close before; 6,385 openat, 578
-// fcntl, no epoll_ctl, no fchmod, 6,383 close after): openat relative to
-// the two trees' roots, copy_file_range, close, an fchmod only when the
-// umask took bits away (read from /proc/self/status), from 4 workers.
-// Extraction creates its files the same way. The server removes a
-// private workspace after answering, at most 4 at once in the
-// background. What remains is the file system's own cost of creating
-// each file, which Argo CD's sidecar pays too (it extracts every request)
-// and which no copy avoids: on a busy disk the wall time of copying 220
-// files swings between 5 ms and 600 ms with the disk's load, for the
-// old code and the new alike, so compare them by system calls and
-// cpu-ns/op (BenchmarkReceive reports it), not ns/op.
+// fcntl, no epoll_ctl, no fchmod, 6,383 close after. Extraction creates
+// its files without the poller and the fchmod too. The server removes a
+// private workspace after answering, at most 4 at once in the background.
+// On that disk the wall time of one copy swings tenfold with the disk's
+// load (72–690 ms for 220 files, old and new code alike), so compare by
+// system calls and cpu-ns/op, which BenchmarkReceive reports, not ns/op.
+//
+// Removing nothing and creating nothing is what helps, so the built-in
+// plugins, which only read, get no copy at all (below).
 //
 // # Keeping command workspaces private, cheaply
 //
