@@ -15,6 +15,7 @@ import (
 	"github.com/strata-dev/strata/internal/cmpserver"
 	"github.com/strata-dev/strata/internal/cmpserver/pluginpb"
 	"github.com/strata-dev/strata/internal/cmpserver/tarball"
+	"github.com/strata-dev/strata/internal/params"
 )
 
 // serveStore serves p with store; the client is closed and the server
@@ -216,5 +217,71 @@ cat m.yaml
 				t.Errorf("Stats() = %+v, want the victim's second request a hit, its first and the attacker's misses", st)
 			}
 		})
+	}
+}
+
+// readOnlyPlugin reads m.json like catPlugin, and records where.
+type readOnlyPlugin struct {
+	catPlugin
+	seen chan *params.Request
+}
+
+func (readOnlyPlugin) Info() cmpserver.Info {
+	return cmpserver.Info{Name: "ro", ReadOnlyRepo: true}
+}
+
+func (p readOnlyPlugin) Generate(ctx context.Context, req *params.Request) ([]string, error) {
+	p.seen <- req
+	data, err := os.ReadFile(filepath.Join(req.AppPath, "m.json"))
+	if err != nil {
+		return nil, err
+	}
+	return []string{strings.TrimSpace(string(data))}, nil
+}
+
+// TestReadOnlyRepo: a plugin that never writes the repository gets the
+// verified cached tree itself, without write permission, and no
+// temporary directory; a repeated request gets the same tree, no copy.
+func TestReadOnlyRepo(t *testing.T) {
+	dir, err := os.MkdirTemp("", "cmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	store, err := tarball.NewStore(filepath.Join(dir, "repos"), 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := readOnlyPlugin{seen: make(chan *params.Request, 2)}
+	client := serveStore(t, dir, store, p)
+	repo := tarGz(t, map[string]string{"app/m.json": `{"kind":"ConfigMap"}`})
+	var roots []string
+	for range 2 {
+		got, err := generate(t, context.Background(), client, "ro", repo)
+		if err != nil {
+			t.Fatalf("Generate: %v", err)
+		}
+		if want := []string{`{"kind":"ConfigMap"}`}; !slices.Equal(got, want) {
+			t.Errorf("manifests = %q, want %q", got, want)
+		}
+		req := <-p.seen
+		if req.TempDir != "" {
+			t.Errorf("TempDir = %q, want none", req.TempDir)
+		}
+		roots = append(roots, req.RepoRoot)
+	}
+	cache := filepath.Join(store.Root(), "cache") + string(filepath.Separator)
+	if !strings.HasPrefix(roots[0], cache) || roots[0] != roots[1] {
+		t.Errorf("RepoRoots %q, want one tree in %s", roots, cache)
+	}
+	fi, err := os.Stat(filepath.Join(roots[0], "app", "m.json"))
+	if err != nil || fi.Mode().Perm()&0o222 != 0 {
+		t.Errorf("the cached file: %v, %v; want it without write permission", fi, err)
+	}
+	if st := store.Stats(); st.Hits != 1 || st.Misses != 1 || st.Extractions != 1 {
+		t.Errorf("Stats() = %+v, want one miss and one hit", st)
+	}
+	if ws, _ := filepath.Glob(filepath.Join(store.Root(), "work", "*")); len(ws) != 0 {
+		t.Errorf("workspaces made for a read-only plugin: %q", ws)
 	}
 }
