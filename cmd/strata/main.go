@@ -9,12 +9,9 @@ import (
 	"syscall"
 
 	"github.com/strata-dev/strata/internal/cli"
-	"github.com/strata-dev/strata/internal/hookexec"
 )
 
 func main() {
-	// First: this program is also the sandbox helper of plugin commands.
-	hookexec.SandboxMain()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

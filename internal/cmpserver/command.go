@@ -46,8 +46,7 @@ type CommandOptions struct {
 	// it may read and run what the system holds, write only its request's
 	// copy of the repository and temporary directory, and reach nothing
 	// under Hidden; on a kernel without Landlock every command then fails
-	// with an error matching hookexec.ErrNoSandbox. The program must call
-	// hookexec.SandboxMain first in main.
+	// with an error matching hookexec.ErrNoSandbox.
 	NoSandbox bool
 }
 

@@ -109,12 +109,11 @@ func (c *Command) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := c.Argv
 	if c.Sandbox != nil {
-		if path, err = filepath.Abs(path); err == nil {
-			path, args, err = c.Sandbox.command(path, c.Argv)
+		if err := c.Sandbox.check(); err != nil {
+			return nil, fmt.Errorf("%s: %w", c, err)
 		}
-		if err != nil {
+		if _, err := LandlockABI(); err != nil {
 			return nil, fmt.Errorf("%s: %w", c, err)
 		}
 	}
@@ -123,7 +122,7 @@ func (c *Command) Run(ctx context.Context) (*Result, error) {
 	stderr := newTailBuffer(orDefault(c.MaxStderr, DefaultMaxStderr))
 	cmd := &exec.Cmd{
 		Path:      path,
-		Args:      args,
+		Args:      c.Argv,
 		Dir:       c.Dir,
 		Env:       env,
 		Stdout:    stdout,
@@ -139,7 +138,7 @@ func (c *Command) Run(ctx context.Context) (*Result, error) {
 	}
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := c.startCmd(cmd); err != nil {
 		in.abort()
 		return nil, fmt.Errorf("starting %s: %w", c, err)
 	}
@@ -486,4 +485,12 @@ func (r *readErrReader) Read(p []byte) (int, error) {
 		r.err = err
 	}
 	return n, err
+}
+
+// startCmd starts cmd, in c's Sandbox if it has one.
+func (c *Command) startCmd(cmd *exec.Cmd) error {
+	if c.Sandbox != nil {
+		return c.Sandbox.start(cmd)
+	}
+	return cmd.Start()
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -65,19 +66,41 @@ var (
 	abiErr  error
 )
 
-// sandboxCommand returns the path and argv that run the command path/argv
-// confined by s.
-func (s *Sandbox) command(path string, argv []string) (string, []string, error) {
+// start starts cmd confined by s (see Sandbox).
+func (s *Sandbox) start(cmd *exec.Cmd) error {
 	if err := s.check(); err != nil {
-		return "", nil, err
+		return err
 	}
 	if _, err := LandlockABI(); err != nil {
-		return "", nil, err
+		return err
 	}
-	if !helperReady.Load() {
-		return "", nil, fmt.Errorf("%w: the program did not call hookexec.SandboxMain first in main", ErrNoSandbox)
+	writable := make([]string, len(s.Writable))
+	for i, d := range s.Writable {
+		writable[i] = filepath.Clean(d)
 	}
-	return "/proc/self/exe", append([]string{argv[0], helperArg}, s.spec(path, argv).encode()...), nil
+	hidden := make([]string, len(s.Hidden))
+	for i, d := range s.Hidden {
+		hidden[i] = filepath.Clean(d)
+	}
+	// The rules are made on this thread, unrestricted: making them reads
+	// the directories around the Hidden ones.
+	ruleset, err := makeRuleset(writable, hidden)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(ruleset)
+	done := make(chan error, 1)
+	go func() {
+		// Never unlocked: the thread ends with this goroutine, and the
+		// runtime makes new threads from an unrestricted one.
+		runtime.LockOSThread()
+		if err := restrictThread(ruleset); err != nil {
+			done <- err
+			return
+		}
+		done <- cmd.Start()
+	}()
+	return <-done
 }
 
 // ruleset is landlock_ruleset_attr up to the ABI 6 field.
@@ -118,33 +141,15 @@ func handledFS(abi int) uint64 {
 // devices may be written by a sandboxed command.
 var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
-// runHelper is the sandbox helper: it confines this thread and execs the
-// command. It returns only on failure, with the exit status to use.
-func runHelper(args []string) int {
-	h, err := parseHelperArgs(args)
-	if err == nil {
-		// no_new_privs and the Landlock domain belong to the thread, and
-		// execve keeps those of the thread that calls it.
-		runtime.LockOSThread()
-		err = confine(h)
-	}
-	if err == nil {
-		err = syscall.Exec(h.path, h.argv, os.Environ())
-		err = fmt.Errorf("sandbox helper: executing %s: %w", h.path, err)
-	}
-	fmt.Fprintf(os.Stderr, "%v\n", err)
-	return 126
-}
-
-// confine restricts the calling thread as h says.
-func confine(h *helperSpec) error {
+// makeRuleset returns a Landlock ruleset that lets a command read what is
+// not hidden and write the writable directories.
+func makeRuleset(writable, hidden []string) (int, error) {
 	abi, err := LandlockABI()
 	if err != nil {
-		return err
+		return -1, err
 	}
 	handled := handledFS(abi)
 	attr := rulesetAttr{handledAccessFS: handled}
-
 	size := unsafe.Sizeof(attr)
 	if abi >= 6 {
 		attr.scoped = scopeAbstractUnix | scopeSignal
@@ -153,10 +158,9 @@ func confine(h *helperSpec) error {
 	}
 	fd, _, e := syscall.Syscall(sysLandlockCreateRuleset, uintptr(unsafe.Pointer(&attr)), size, 0)
 	if e != 0 {
-		return fmt.Errorf("sandbox helper: landlock_create_ruleset: %w", e)
+		return -1, fmt.Errorf("sandbox: landlock_create_ruleset: %w", e)
 	}
 	ruleset := int(fd)
-	defer syscall.Close(ruleset)
 
 	add := func(path string, access uint64, dirOnly bool) error {
 		flags := oPath | syscall.O_CLOEXEC | syscall.O_NOFOLLOW
@@ -187,27 +191,41 @@ func confine(h *helperSpec) error {
 		}
 		return nil
 	}
-
-	if err := allowReading(h.hidden, func(p string) error { return add(p, accessRead, false) }); err != nil {
-		return fmt.Errorf("sandbox helper: %w", err)
-	}
-	for _, d := range h.writable {
-		if err := add(d, handled, true); err != nil {
-			return fmt.Errorf("sandbox helper: writable directory %s: %w", d, err)
+	err = allowReading(hidden, func(p string) error { return add(p, accessRead, false) })
+	for _, d := range writable {
+		if err != nil {
+			break
+		}
+		if err = add(d, handled, true); err != nil {
+			err = fmt.Errorf("writable directory %s: %w", d, err)
 		}
 	}
 	for _, d := range devices {
-		err := add(d, accessFSReadFile|accessFSWriteFile|
-			accessFSTruncate|accessFSIoctlDev, false)
-		if err != nil && !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.ENXIO) {
-			return fmt.Errorf("sandbox helper: %s: %w", d, err)
+		if err != nil {
+			break
+		}
+		err = add(d, accessFSReadFile|accessFSWriteFile|accessFSTruncate|accessFSIoctlDev, false)
+		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENXIO) {
+			err = nil
+		} else if err != nil {
+			err = fmt.Errorf("%s: %w", d, err)
 		}
 	}
-	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0, 0, 0, 0); e != 0 {
-		return fmt.Errorf("sandbox helper: setting no_new_privs: %w", e)
+	if err != nil {
+		syscall.Close(ruleset)
+		return -1, fmt.Errorf("sandbox: %w", err)
 	}
-	if _, _, e := syscall.Syscall(sysLandlockRestrictSelf, uintptr(ruleset), 0, 0); e != 0 {
-		return fmt.Errorf("sandbox helper: landlock_restrict_self: %w", e)
+	return ruleset, nil
+}
+
+// restrictThread sets no_new_privs and enforces ruleset on the calling
+// thread, which the caller has locked and will not unlock.
+func restrictThread(ruleset int) error {
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0, 0, 0, 0); e != 0 {
+		return fmt.Errorf("sandbox: setting no_new_privs: %w", e)
+	}
+	if _, _, e := syscall.RawSyscall(sysLandlockRestrictSelf, uintptr(ruleset), 0, 0); e != 0 {
+		return fmt.Errorf("sandbox: landlock_restrict_self: %w", e)
 	}
 	return nil
 }

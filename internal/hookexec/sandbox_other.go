@@ -4,7 +4,7 @@ package hookexec
 
 import (
 	"fmt"
-	"os"
+	"os/exec"
 )
 
 // LandlockABI returns an error matching ErrNoSandbox: Landlock is Linux's.
@@ -12,13 +12,7 @@ func LandlockABI() (int, error) {
 	return 0, fmt.Errorf("%w: Landlock exists only on Linux", ErrNoSandbox)
 }
 
-func (s *Sandbox) command(path string, argv []string) (string, []string, error) {
+func (s *Sandbox) start(*exec.Cmd) error {
 	_, err := LandlockABI()
-	return "", nil, err
-}
-
-func runHelper([]string) int {
-	_, err := LandlockABI()
-	fmt.Fprintf(os.Stderr, "sandbox helper: %v\n", err)
-	return 126
+	return err
 }

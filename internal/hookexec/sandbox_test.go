@@ -11,11 +11,6 @@ import (
 	"github.com/strata-dev/strata/internal/hookexec"
 )
 
-func TestMain(m *testing.M) {
-	hookexec.SandboxMain()
-	os.Exit(m.Run())
-}
-
 // TestSandbox runs commands confined to one workspace of a directory
 // holding others and a cache, and tries, as a hostile repository's script
 // would, to read and write everything else there.
@@ -132,5 +127,30 @@ func TestSandboxRejectsRelativeDirs(t *testing.T) {
 	c := &hookexec.Command{Argv: []string{"true"}, Env: []string{"PATH=/usr/bin:/bin"}, Sandbox: &hookexec.Sandbox{Writable: []string{"rel"}}}
 	if _, err := c.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "not an absolute path") {
 		t.Fatalf("Run() = %v, want an error about the relative directory", err)
+	}
+}
+
+// BenchmarkSandbox compares starting a command with and without a
+// Sandbox: what the confinement adds to each plugin command.
+func BenchmarkSandbox(b *testing.B) {
+	root := b.TempDir()
+	hidden := filepath.Join(root, "store")
+	mine := filepath.Join(hidden, "work", "ws-1")
+	if err := os.MkdirAll(mine, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for _, sb := range []*hookexec.Sandbox{nil, {Writable: []string{mine}, Hidden: []string{hidden}}} {
+		name := "unconfined"
+		if sb != nil {
+			name = "sandboxed"
+		}
+		b.Run(name, func(b *testing.B) {
+			c := &hookexec.Command{Argv: []string{"true"}, Dir: mine, Env: []string{"PATH=/usr/bin:/bin"}, Sandbox: sb}
+			for i := 0; i < b.N; i++ {
+				if _, err := c.Run(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
