@@ -16,6 +16,7 @@ import (
 	"github.com/strata-dev/strata/internal/cmpserver/builtin"
 	"github.com/strata-dev/strata/internal/cmpserver/tarball"
 	"github.com/strata-dev/strata/internal/helmplugin"
+	"github.com/strata-dev/strata/internal/hookexec"
 	"github.com/strata-dev/strata/internal/params"
 	"github.com/strata-dev/strata/internal/values"
 )
@@ -35,10 +36,11 @@ its manifests, print its parameters announcement, check its discovery rules.`,
 // pluginFlags choose and tune the plugin: a plugin.yaml (--config) or a
 // built-in plugin (--builtin).
 type pluginFlags struct {
-	config  string
-	builtin string
-	timeout time.Duration
-	helm    helmFlags
+	config    string
+	builtin   string
+	timeout   time.Duration
+	noSandbox bool
+	helm      helmFlags
 }
 
 // helmFlags tune the built-in Helm plugin as a long-running sidecar.
@@ -70,6 +72,7 @@ func (f *pluginFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "the plugin's plugin.yaml (ConfigManagementPlugin)")
 	fs.StringVar(&f.builtin, "builtin", "", "a built-in plugin instead of a plugin.yaml: helm (renders Helm charts in-process, like Argo CD's Helm source)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "bound on each command the plugin runs (for --builtin helm: on each render), besides the request deadline (0: none of its own)")
+	fs.BoolVar(&f.noSandbox, "insecure-no-sandbox", false, "run a plugin.yaml's commands unconfined: they may then write the repository cache and other requests' workspaces (without it they are confined with Landlock, and a kernel without Landlock is an error)")
 }
 
 func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
@@ -96,7 +99,13 @@ func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
 	for _, w := range cfg.Warnings {
 		log.Warn("plugin configuration", "file", f.config, "warning", w)
 	}
-	return cmpserver.NewCommandPlugin(cfg, cmpserver.CommandOptions{Timeout: f.timeout, Env: os.Environ(), Logger: log}), nil
+	if f.noSandbox {
+		log.Warn("--insecure-no-sandbox: the plugin's commands run unconfined; a repository's scripts can change the repository cache and other requests' workspaces")
+	} else if _, err := hookexec.LandlockABI(); err != nil {
+		return nil, fmt.Errorf("%w: a plugin.yaml's commands run confined to their request's workspace with Landlock; "+
+			"use a kernel with Landlock, or pass --insecure-no-sandbox to run them unconfined", err)
+	}
+	return cmpserver.NewCommandPlugin(cfg, cmpserver.CommandOptions{Timeout: f.timeout, Env: os.Environ(), Logger: log, NoSandbox: f.noSandbox}), nil
 }
 
 // defaultCacheBytes is the size of cmp serve's repository cache.
@@ -152,6 +161,9 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 			store, err := tarball.NewStore(cacheDir, cacheBytes)
 			if err != nil {
 				return err
+			}
+			if cp, ok := p.(*cmpserver.CommandPlugin); ok {
+				p = cp.Hiding(store.Root())
 			}
 			srv := &cmpserver.Server{Plugin: p, Store: store, ShutdownGrace: grace, Logger: log}
 			return srv.Serve(cmd.Context(), filepath.Join(socketDir, p.Info().SocketName()))

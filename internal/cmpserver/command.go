@@ -37,6 +37,17 @@ type CommandOptions struct {
 	// Logger receives a line per command run and per discovery; nil
 	// discards them.
 	Logger *slog.Logger
+	// Hidden are directories no command may reach (see
+	// hookexec.Sandbox); the server hides its Store's root, which holds
+	// the repository cache and the other requests' workspaces.
+	Hidden []string
+	// NoSandbox runs the commands unconfined, with the sidecar's own
+	// access to files. Otherwise each command runs in a hookexec.Sandbox:
+	// it may read and run what the system holds, write only its request's
+	// copy of the repository and temporary directory, and reach nothing
+	// under Hidden; on a kernel without Landlock every command then fails
+	// with an error matching hookexec.ErrNoSandbox.
+	NoSandbox bool
 }
 
 // A CommandPlugin is a Plugin defined by a plugin.yaml: it runs the
@@ -53,7 +64,13 @@ type CommandOptions struct {
 //     or PARAM_* it carries;
 //   - ARGOCD_APP_PARAMETERS and the PARAM_* variables of the request's
 //     parameters, from params.Env: a PARAM_* variable already set by the
-//     two above wins over the parameter's.
+//     two above wins over the parameter's;
+//   - TMPDIR and HOME, both the request's private temporary directory
+//     (params.Request.TempDir) when it has one: a command's caches and
+//     temporary files go with the request, not to the next one.
+//
+// Unless CommandOptions.NoSandbox is set, every command is confined to
+// its request's directories with Landlock: see CommandOptions.
 type CommandPlugin struct {
 	cfg  *Config
 	opts CommandOptions
@@ -71,6 +88,14 @@ func NewCommandPlugin(cfg *Config, opts CommandOptions) *CommandPlugin {
 	}
 	log = log.With("plugin", cfg.Name)
 	return &CommandPlugin{cfg: cfg, opts: opts, log: log}
+}
+
+// Hiding returns a copy of p whose commands cannot reach dirs either (see
+// CommandOptions.Hidden).
+func (p *CommandPlugin) Hiding(dirs ...string) *CommandPlugin {
+	q := *p
+	q.opts.Hidden = append(p.opts.Hidden[:len(p.opts.Hidden):len(p.opts.Hidden)], dirs...)
+	return &q
 }
 
 // Info describes the plugin.
@@ -212,6 +237,15 @@ func (p *CommandPlugin) run(ctx context.Context, step string, c Command, req *pa
 		Grace:     p.opts.Grace,
 		MaxStdout: p.opts.MaxOutput,
 	}
+	if !p.opts.NoSandbox {
+		sb := &hookexec.Sandbox{Hidden: p.opts.Hidden}
+		for _, d := range []string{req.RepoRoot, req.TempDir} {
+			if d != "" {
+				sb.Writable = append(sb.Writable, d)
+			}
+		}
+		cmd.Sandbox = sb
+	}
 	res, err := cmd.Run(ctx)
 	if errors.Is(err, syscall.E2BIG) {
 		err = tooBigToStart(cmd, err)
@@ -242,6 +276,9 @@ func (p *CommandPlugin) Environ(req *params.Request) []string {
 		}
 	}
 	env = append(env, params.Env(req.Parameters, env)...)
+	if req.TempDir != "" {
+		env = append(env, "TMPDIR="+req.TempDir, "HOME="+req.TempDir)
+	}
 	return dedupEnv(env)
 }
 

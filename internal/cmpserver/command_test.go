@@ -101,7 +101,10 @@ func strPtr(s string) *string { return &s }
 // sidecar's, the request's, the parameters', with their precedence, and
 // that the process gets exactly those.
 func TestCommandPluginEnvironment(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "environ")
+	req := newApp(t, nil)
+	// In the repository: the only place, with the request's temporary
+	// directory, the sandboxed command may write.
+	out := filepath.Join(req.RepoRoot, "environ")
 	p := newCommandPlugin(t, `  generate:
     command: [sh, -c]
     args: ['cat /proc/$$/environ > "$OUT"; echo "{apiVersion: v1, kind: ConfigMap}"']
@@ -112,7 +115,6 @@ func TestCommandPluginEnvironment(t *testing.T) {
 		"PARAM_FROM_SIDECAR=sidecar", // a build-environment variable: it wins over the parameter
 		"ARGOCD_APP_NAME=overridden by the request",
 	}}, nil)
-	req := newApp(t, nil)
 	req.Env = append(req.Env,
 		"ARGOCD_APP_PARAMETERS=[{\"name\":\"stale\"}]", // the repo-server's own encoding: replaced
 		"PARAM_STALE=from the repo-server",             // dropped

@@ -68,7 +68,10 @@ func (l *Local) Request(ctx context.Context) (req *params.Request, cleanup func(
 	// checks as a request from the repo-server.
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(packRepo(root, pw)) }()
-	repo := filepath.Join(work, "repo")
+	repo, tmp := filepath.Join(work, "repo"), filepath.Join(work, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return nil, nil, err
+	}
 	if err := tarball.Extract(ctx, pr, repo, tarball.Options{Limits: l.Limits, PreserveFileMode: l.Plugin.Info().PreserveFileMode}); err != nil {
 		pr.CloseWithError(err)
 		return nil, nil, fmt.Errorf("copying the repository: %w", err)
@@ -94,6 +97,7 @@ func (l *Local) Request(ctx context.Context) (req *params.Request, cleanup func(
 		AppName:    name,
 		RepoRoot:   repo,
 		AppPath:    filepath.Join(repo, rel),
+		TempDir:    tmp,
 		Env:        append(env, l.Env...),
 		Parameters: l.Parameters,
 	}, cleanup, nil

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -70,7 +71,8 @@ func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
 		size = DefaultMaxMessageSize
 	}
 	gs := grpc.NewServer(grpc.MaxRecvMsgSize(size), grpc.MaxSendMsgSize(size))
-	svc := &service{s: s}
+	svc := &service{s: s, removing: make(chan struct{}, maxBackgroundRemovals)}
+	defer svc.removals.Wait()
 	pluginpb.RegisterConfigManagementPluginServiceServer(gs, svc)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(gs, hs)
@@ -132,6 +134,37 @@ func removeStaleSocket(path string) error {
 type service struct {
 	pluginpb.UnimplementedConfigManagementPluginServiceServer
 	s *Server
+	// removing counts the workspaces being removed in the background; it
+	// holds up to maxBackgroundRemovals.
+	removing chan struct{}
+	removals sync.WaitGroup
+}
+
+// maxBackgroundRemovals bounds the private workspaces that may be removed
+// after their request has been answered. Removing a workspace costs about
+// as much as copying it (an unlink per file, on disk a journal update
+// each); a request whose handler waits for it makes the repo-server wait
+// too, since the reply's status follows the handler's return. Past the
+// bound, requests remove their own, which bounds the disk they hold.
+const maxBackgroundRemovals = 4
+
+// close closes ws: for a private copy, in the background if there is room.
+func (svc *service) close(ws *tarball.Workspace) {
+	if ws.TempDir() == "" {
+		ws.Close() // a read-only view of the cache: only a release
+		return
+	}
+	select {
+	case svc.removing <- struct{}{}:
+		svc.removals.Add(1)
+		go func() {
+			defer svc.removals.Done()
+			ws.Close()
+			<-svc.removing
+		}()
+	default:
+		ws.Close()
+	}
 }
 
 var _ pluginpb.ConfigManagementPluginServiceServer = (*service)(nil)
@@ -201,7 +234,7 @@ func (svc *service) receive(stream appStream) (*params.Request, *tarball.Workspa
 	}
 	info := svc.s.Plugin.Info()
 	ws, err := svc.s.Store.Receive(ctx, &chunkReader{stream: stream}, md.GetSize(), md.GetChecksum(),
-		tarball.Options{Limits: svc.s.Limits, PreserveFileMode: info.PreserveFileMode})
+		tarball.Options{Limits: svc.s.Limits, PreserveFileMode: info.PreserveFileMode, ReadOnly: info.ReadOnlyRepo})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, status.FromContextError(ctx.Err()).Err()
@@ -209,9 +242,10 @@ func (svc *service) receive(stream appStream) (*params.Request, *tarball.Workspa
 		return nil, nil, status.Errorf(codes.InvalidArgument, "receiving the repository: %v", err)
 	}
 	req.RepoRoot = ws.Dir()
+	req.TempDir = ws.TempDir()
 	req.AppPath = filepath.Join(ws.Dir(), rel)
 	if fi, err := os.Stat(req.AppPath); err != nil || !fi.IsDir() {
-		ws.Close()
+		svc.close(ws)
 		return nil, nil, status.Errorf(codes.InvalidArgument, "appRelPath %q is not a directory of the repository", md.GetAppRelPath())
 	}
 	return req, ws, nil
@@ -232,7 +266,7 @@ func (svc *service) GenerateManifest(stream pluginpb.ConfigManagementPluginServi
 	if err != nil {
 		return err
 	}
-	defer ws.Close()
+	defer svc.close(ws)
 	ctx := stream.Context()
 	manifests, err := svc.s.Plugin.Generate(ctx, req)
 	log := svc.s.logger().With("rpc", "GenerateManifest", "app", req.AppName)
@@ -249,7 +283,7 @@ func (svc *service) MatchRepository(stream pluginpb.ConfigManagementPluginServic
 	if err != nil {
 		return err
 	}
-	defer ws.Close()
+	defer svc.close(ws)
 	ctx := stream.Context()
 	info := svc.s.Plugin.Info()
 	ok, err := svc.s.Plugin.Match(ctx, req)
@@ -264,7 +298,7 @@ func (svc *service) GetParametersAnnouncement(stream pluginpb.ConfigManagementPl
 	if err != nil {
 		return err
 	}
-	defer ws.Close()
+	defer svc.close(ws)
 	ctx := stream.Context()
 	anns, err := svc.s.Plugin.Announce(ctx, req)
 	if err != nil {

@@ -456,7 +456,9 @@ func TestServerClientDisconnects(t *testing.T) {
 	if diff := cmp.Diff([]string{`{"kind":"A"}`}, resp.GetManifests()); diff != "" {
 		t.Errorf("request after a disconnect (-want +got):\n%s", diff)
 	}
-	if files := storeFiles(t, ts.store); len(files) != 0 {
-		t.Errorf("after the next request the Store holds %q outside its cache", files)
-	}
+	// Its private workspace is removed after the reply, in the background.
+	eventually.True(t, "the next request's workspace is removed", func() (bool, string) {
+		files := storeFiles(t, ts.store)
+		return len(files) == 0, fmt.Sprintf("after the next request the Store holds %q outside its cache", files)
+	})
 }

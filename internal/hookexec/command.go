@@ -59,6 +59,10 @@ type Command struct {
 	// MaxStderr bounds the stderr kept: only its last MaxStderr bytes are.
 	// 0 or less means DefaultMaxStderr.
 	MaxStderr int64
+	// Sandbox, when set, confines the command's access to files (see
+	// Sandbox); Run fails with an error matching ErrNoSandbox rather than
+	// run it unconfined. Nil runs it with this process's access.
+	Sandbox *Sandbox
 }
 
 // Result is what a command produced.
@@ -105,6 +109,14 @@ func (c *Command) Run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.Sandbox != nil {
+		if err := c.Sandbox.check(); err != nil {
+			return nil, fmt.Errorf("%s: %w", c, err)
+		}
+		if _, err := LandlockABI(); err != nil {
+			return nil, fmt.Errorf("%s: %w", c, err)
+		}
+	}
 	maxStdout := orDefault(c.MaxStdout, DefaultMaxStdout)
 	stdout := newHeadBuffer(maxStdout)
 	stderr := newTailBuffer(orDefault(c.MaxStderr, DefaultMaxStderr))
@@ -126,7 +138,7 @@ func (c *Command) Run(ctx context.Context) (*Result, error) {
 	}
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := c.startCmd(cmd); err != nil {
 		in.abort()
 		return nil, fmt.Errorf("starting %s: %w", c, err)
 	}
@@ -473,4 +485,12 @@ func (r *readErrReader) Read(p []byte) (int, error) {
 		r.err = err
 	}
 	return n, err
+}
+
+// startCmd starts cmd, in c's Sandbox if it has one.
+func (c *Command) startCmd(cmd *exec.Cmd) error {
+	if c.Sandbox != nil {
+		return c.Sandbox.start(cmd)
+	}
+	return cmd.Start()
 }

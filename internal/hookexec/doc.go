@@ -33,6 +33,15 @@
 // [context.Canceled] with errors.Is, saying after how long it was stopped;
 // a command that cannot be found, [ErrNotFound], naming the PATH searched.
 //
+// A [Sandbox] confines a command's access to files with Landlock: it may
+// read and run what the system holds except the Hidden directories, and
+// write only the Writable ones (a plugin command: its own copy of the
+// repository and its temporary directory). The rules are enforced on a
+// thread made for the one command, from which it is started; the rest of
+// the process is never restricted. Without Landlock in the kernel, Run
+// refuses a command with a Sandbox ([ErrNoSandbox]) rather than run it
+// unconfined.
+//
 // A [Workspace] is a private temporary directory for the files a hook
 // exchanges with its caller (addon-operator passes VALUES_PATH,
 // VALUES_JSON_PATCH_PATH and friends in the environment): write the inputs,

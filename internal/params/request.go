@@ -9,6 +9,10 @@ type Request struct {
 	// RepoRoot is the private directory holding the repository; AppPath is
 	// the application's directory inside it (RepoRoot joined with appRelPath).
 	RepoRoot, AppPath string
+	// TempDir is a private empty directory for the request's temporary
+	// files, removed with RepoRoot; "" when the plugin gets none (a
+	// plugin that only reads the repository).
+	TempDir string
 	// Env is the request's environment as KEY=VALUE entries: the standard
 	// ARGOCD_APP_* variables, KUBE_VERSION, KUBE_API_VERSIONS and the
 	// ARGOCD_ENV_* entries, as Argo CD sends them. Parameter variables

@@ -68,5 +68,5 @@ type helm struct{ *helmplugin.Plugin }
 var _ cmpserver.Plugin = helm{}
 
 func (helm) Info() cmpserver.Info {
-	return cmpserver.Info{Name: helmplugin.Name, DiscoveryConfigured: true}
+	return cmpserver.Info{Name: helmplugin.Name, DiscoveryConfigured: true, ReadOnlyRepo: true}
 }

@@ -24,7 +24,7 @@ func TestNew(t *testing.T) {
 		want    cmpserver.Info
 		wantErr string
 	}{
-		{name: "helm", want: cmpserver.Info{Name: "helm", DiscoveryConfigured: true}},
+		{name: "helm", want: cmpserver.Info{Name: "helm", DiscoveryConfigured: true, ReadOnlyRepo: true}},
 		{name: "kustomize", wantErr: `"kustomize": unknown built-in plugin; the built-in plugins are: helm`},
 		{name: "", wantErr: `"": unknown built-in plugin; the built-in plugins are: helm`},
 	}

@@ -199,7 +199,7 @@ func (b *Bench) measureRepo(ctx context.Context, log *slog.Logger, dir string, p
 	// every request, strata once per checksum.
 	as, ss := argo.store.Stats(), strata.store.Stats()
 	log.Info("store counters", "argoLike", fmt.Sprintf("%+v", as), "strata", fmt.Sprintf("%+v", ss))
-	if as.Extractions != int64(total+1) || ss.Extractions != 2 || ss.Hits != int64(total-1) {
+	if as.Extractions != uint64(total+1) || ss.Extractions != 2 || ss.Hits != uint64(total-1) {
 		return nil, fmt.Errorf("the argo-like server extracted %d times and strata's %d times (%d hits) for %d requests each (and a warm-up); want %d, 2 and %d",
 			as.Extractions, ss.Extractions, ss.Hits, total, total+1, total-1)
 	}

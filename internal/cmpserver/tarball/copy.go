@@ -7,31 +7,51 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 )
 
 // copyWorkers is how many files copyTree copies at once. Copying is
 // mostly system calls (open, copy_file_range, close) that wait on the file
 // system, so a few more than the CPUs pay off.
-const copyWorkers = 8
+const copyWorkers = 4
 
-// A Workspace is a private directory holding one request's copy of a
-// repository. Nothing else reads or writes it; the caller may let a
-// command change it at will. Always Close it.
+// A Workspace is one request's view of a repository. Always Close it.
+//
+// Usually it is a private copy: a directory (Dir) holding the repository,
+// and beside it an empty one (TempDir) for the request's temporary files.
+// Nothing else reads or writes them; the caller may let a command change
+// them at will.
+//
+// With Options.ReadOnly, Dir is the verified tree in the Store's cache
+// itself, kept from eviction until Close; TempDir is "". The caller must
+// only read it. The tree has no write permission, which stops a caller
+// running as any user but root; the callers that ask for ReadOnly (the
+// built-in plugins) open files only for reading, through os.Root.
 type Workspace struct {
-	dir  string
-	once sync.Once
-	err  error
+	dir     string // the workspace, removed by Close; "" when ReadOnly
+	repo    string
+	tmp     string
+	release func() // ends the use of a cached tree, when ReadOnly
+	once    sync.Once
+	err     error
 }
 
 // Dir returns the directory holding the repository: the root of the
 // tarball.
-func (w *Workspace) Dir() string { return w.dir }
+func (w *Workspace) Dir() string { return w.repo }
+
+// TempDir returns an empty private directory for the request's temporary
+// files, removed with the workspace, or "" for a ReadOnly workspace.
+func (w *Workspace) TempDir() string { return w.tmp }
 
 // Close removes the workspace and everything in it, even directories a
-// command left without write permission. Closing twice is harmless.
+// command left without write permission, or for a ReadOnly workspace lets
+// the cache evict the tree again. Closing twice is harmless.
 func (w *Workspace) Close() error {
 	w.once.Do(func() {
+		if w.release != nil {
+			w.release()
+			return
+		}
 		if err := removeAll(w.dir); err != nil {
 			w.err = fmt.Errorf("removing the repository workspace: %w", err)
 		}
@@ -84,47 +104,4 @@ func copyTree(ctx context.Context, t *tree, src, dst string, preserve bool) erro
 		}
 	}
 	return nil
-}
-
-func copyFiles(ctx context.Context, files []node, src, dst string, preserve bool) error {
-	var (
-		next   atomic.Int64
-		failed atomic.Bool
-		wg     sync.WaitGroup
-		errMu  sync.Mutex
-		first  error
-	)
-	fail := func(err error) {
-		errMu.Lock()
-		if first == nil {
-			first = err
-		}
-		errMu.Unlock()
-		failed.Store(true)
-	}
-	for range min(copyWorkers, len(files)) {
-		wg.Go(func() {
-			for !failed.Load() {
-				i := int(next.Add(1) - 1)
-				if i >= len(files) {
-					return
-				}
-				if err := ctx.Err(); err != nil {
-					fail(err)
-					return
-				}
-				f := files[i]
-				mode := f.mode
-				if !preserve {
-					mode = 0o644
-				}
-				if err := copyFile(src+"/"+f.name, dst+"/"+f.name, f.size, mode); err != nil {
-					fail(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return first
 }

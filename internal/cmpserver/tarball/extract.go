@@ -68,6 +68,12 @@ type Options struct {
 	// their owner. Otherwise files get 0644 and directories 0755, as in
 	// Argo CD.
 	PreserveFileMode bool
+	// ReadOnly, for Store.Receive: the caller never writes the
+	// repository, so the Workspace may be the verified tree in the cache
+	// itself instead of a private copy (see Workspace). PreserveFileMode
+	// then does not apply: the tree has the archive's permission bits,
+	// made safe as above, less the write bits. Extract ignores it.
+	ReadOnly bool
 }
 
 func fileMode(m int64, preserve bool) fs.FileMode {
@@ -109,7 +115,7 @@ func Extract(ctx context.Context, r io.Reader, dir string, opts Options) error {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return fmt.Errorf("creating the repository directory: %w", err)
 	}
-	if _, err := extract(ctx, r, dir, opts.PreserveFileMode, opts.Limits.orDefault()); err != nil {
+	if _, err := extract(ctx, r, dir, opts.PreserveFileMode, false, opts.Limits.orDefault()); err != nil {
 		_ = removeAll(dir)
 		return err
 	}
@@ -162,15 +168,21 @@ type ref struct {
 
 // extract extracts the archive read from r into dir, which must exist and
 // be empty. On error it may leave a partial tree in dir.
-func extract(ctx context.Context, r io.Reader, dir string, preserve bool, lim Limits) (*tree, error) {
+//
+// With sealed, what extract writes has no write permission: files and
+// directories get the modes of the tree less the write bits (the tree
+// keeps the modes a copy gets). The Store seals what it caches.
+func extract(ctx context.Context, r io.Reader, dir string, preserve, sealed bool, lim Limits) (*tree, error) {
 	src := &source{ctx: ctx, r: r, max: lim.MaxCompressed}
 	x := &extractor{
 		src:      src,
 		root:     dir,
 		preserve: preserve,
+		sealed:   sealed,
 		lim:      lim,
 		seen:     map[string]ref{"": {kind: kindDir, i: -1}},
 		buf:      make([]byte, 256<<10),
+		umask:    umask(),
 	}
 	gz, err := gzip.NewReader(bufio.NewReaderSize(src, 64<<10))
 	if err != nil {
@@ -275,12 +287,14 @@ type extractor struct {
 	tarSrc   *expansion
 	root     string
 	preserve bool
+	sealed   bool // see extract
 	lim      Limits
 	seen     map[string]ref // every path of the tree; "" is the root
 	t        tree
 	buf      []byte
 	fw       fileWriter
 	lastDir  string // the parent directory last made sure of
+	umask    uint32 // the process's, which file modes pass through
 }
 
 // readErr reports an error of the gzip or tar reader: the stream's own
@@ -468,6 +482,7 @@ func (x *extractor) file(hdr *tar.Header, name string, tr *tar.Reader) error {
 	mode := fileMode(hdr.Mode, x.preserve)
 	x.seen[name] = ref{kind: kindFile, i: len(x.t.files)}
 	x.t.files = append(x.t.files, node{name: name, mode: mode, size: hdr.Size})
+	mode = x.diskMode(mode)
 	f, err := createFile(x.path(name), mode)
 	if err != nil {
 		return fmt.Errorf("extracting %q: %w", hdr.Name, err)
@@ -481,7 +496,7 @@ func (x *extractor) file(hdr *tar.Header, name string, tr *tar.Reader) error {
 		}
 		return x.readErr(err)
 	}
-	return closeFile(f, mode)
+	return closeFile(f, mode, x.umask)
 }
 
 // fileWriter writes to a file and keeps its error. It hides
@@ -516,7 +531,7 @@ func (x *extractor) hardlink(hdr *tar.Header, name string) error {
 	if err := x.addBytes(hdr.Name, src.size); err != nil {
 		return err
 	}
-	if err := copyFile(x.path(target), x.path(name), src.size, src.mode); err != nil {
+	if err := copyFile(x.path(target), x.path(name), src.size, x.diskMode(src.mode)); err != nil {
 		return fmt.Errorf("extracting %q: %w", hdr.Name, err)
 	}
 	x.seen[name] = ref{kind: kindFile, i: len(x.t.files)}
@@ -568,22 +583,28 @@ func (x *extractor) finish(ctx context.Context) error {
 	}
 	for i := len(x.t.dirs) - 1; i >= 0; i-- {
 		d := x.t.dirs[i]
-		if err := os.Chmod(x.path(d.name), d.mode); err != nil {
+		if err := os.Chmod(x.path(d.name), x.diskMode(d.mode)); err != nil {
 			return fmt.Errorf("extracting the repository: %w", err)
 		}
 	}
 	return nil
 }
 
-// createFile creates a new file; it never opens an existing file nor
-// follows a symbolic link.
-func createFile(name string, mode fs.FileMode) (*os.File, error) {
-	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+// diskMode is the mode a file or directory of the tree gets on disk.
+func (x *extractor) diskMode(m fs.FileMode) fs.FileMode {
+	if x.sealed {
+		return m &^ 0o222
+	}
+	return m
 }
 
-// closeFile gives f its mode, whatever the umask took away, and closes it.
-func closeFile(f *os.File, mode fs.FileMode) error {
-	err := f.Chmod(mode)
+// closeFile gives f its mode, if the umask (mask) took bits away, and
+// closes it.
+func closeFile(f *os.File, mode fs.FileMode, mask uint32) error {
+	var err error
+	if uint32(mode.Perm())&mask != 0 {
+		err = f.Chmod(mode)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -613,5 +634,5 @@ func copyFile(src, dst string, size int64, mode fs.FileMode) error {
 			return err
 		}
 	}
-	return closeFile(out, mode)
+	return closeFile(out, mode, 0o777)
 }

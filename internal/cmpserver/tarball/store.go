@@ -20,6 +20,7 @@ import (
 // package documentation for what it guarantees. A Store is safe for
 // concurrent use.
 type Store struct {
+	root  string
 	cache string // published trees, one directory per entry
 	tmp   string // extractions in progress and spooled streams
 	work  string // workspaces
@@ -52,14 +53,22 @@ type flight struct {
 	ent     *entry        // the published entry; nil if the extraction failed
 }
 
-// Stats counts what a Store did.
+// Stats counts what a Store did: counters since NewStore, and the cache's
+// size now.
 type Stats struct {
-	Hits        int64 // Receives that found the tree in the cache
-	Misses      int64 // Receives that did not
-	Extractions int64 // tarballs decompressed and extracted; a Receive that waits for another's extraction adds none
-	Evictions   int64 // entries removed from the cache
-	Entries     int   // entries in the cache now
-	Bytes       int64 // their approximate size on disk
+	// Hits counts the Receives that found the tree in the cache; Misses
+	// those that did not, including those that waited for another
+	// Receive's extraction of the same tarball.
+	Hits, Misses uint64
+	// Evictions counts the trees removed from the cache to make room.
+	Evictions uint64
+	// Extractions counts the tarballs decompressed and extracted; a
+	// Receive that waits for another's extraction adds none.
+	Extractions uint64
+	// Bytes is the approximate disk size of the trees in the cache now
+	// (whole 4 KiB blocks), Entries their number, in use or not.
+	Bytes   int64
+	Entries int
 }
 
 // NewStore returns a Store keeping at most about maxBytes of extracted
@@ -79,6 +88,7 @@ func NewStore(root string, maxBytes int64) (*Store, error) {
 		return nil, fmt.Errorf("creating the repository cache: %w", err)
 	}
 	s := &Store{
+		root:     root,
 		cache:    filepath.Join(root, "cache"),
 		tmp:      filepath.Join(root, "tmp"),
 		work:     filepath.Join(root, "work"),
@@ -96,6 +106,10 @@ func NewStore(root string, maxBytes int64) (*Store, error) {
 	}
 	return s, nil
 }
+
+// Root returns the directory holding the Store's cache and workspaces
+// (absolute): what a command given a workspace must not reach beyond it.
+func (s *Store) Root() string { return s.root }
 
 // Stats returns the Store's counters.
 func (s *Store) Stats() Stats {
@@ -139,8 +153,8 @@ func (s *Store) Receive(ctx context.Context, r io.Reader, size int64, checksum s
 		s.stats.Hits++
 		s.useLocked(e)
 		s.mu.Unlock()
-		defer s.release(e)
 		if err := in.finish(); err != nil {
+			s.release(e)
 			return nil, err
 		}
 		return s.workspace(ctx, e, opts, lim)
@@ -160,14 +174,13 @@ func (s *Store) Receive(ctx context.Context, r io.Reader, size int64, checksum s
 	if err != nil {
 		return nil, err
 	}
-	defer s.release(e)
 	return s.workspace(ctx, e, opts, lim)
 }
 
 // extractStream extracts in into dir, then makes sure in was what its
 // metadata said: only then may the tree be published.
 func extractStream(ctx context.Context, in *stream, dir string, lim Limits) (*tree, error) {
-	t, err := extract(ctx, in, dir, true, lim)
+	t, err := extract(ctx, in, dir, true, true, lim)
 	if err == nil {
 		err = in.finish()
 	} else if in.err == nil && errors.Is(err, ErrFormat) {
@@ -200,7 +213,6 @@ func (s *Store) follow(ctx context.Context, key string, f *flight, in *stream, o
 			return nil, ctx.Err()
 		}
 		if e := f.ent; e != nil {
-			defer s.release(e)
 			return s.workspace(ctx, e, opts, lim)
 		}
 		// That extraction failed (its client went away, say): try again.
@@ -208,7 +220,6 @@ func (s *Store) follow(ctx context.Context, key string, f *flight, in *stream, o
 		if e := s.entries[key]; e != nil {
 			s.useLocked(e)
 			s.mu.Unlock()
-			defer s.release(e)
 			return s.workspace(ctx, e, opts, lim)
 		}
 		if f = s.flights[key]; f != nil {
@@ -224,12 +235,11 @@ func (s *Store) follow(ctx context.Context, key string, f *flight, in *stream, o
 				return nil, err
 			}
 			defer r.Close()
-			return extract(ctx, r, dir, true, lim)
+			return extract(ctx, r, dir, true, true, lim)
 		})
 		if err != nil {
 			return nil, err
 		}
-		defer s.release(e)
 		return s.workspace(ctx, e, opts, lim)
 	}
 }
@@ -273,6 +283,14 @@ func (s *Store) fill(key string, f *flight, extract func(dir string) (*tree, err
 		if t, err = extract(tmp); err == nil {
 			dir := filepath.Join(s.cache, key+"-"+filepath.Base(tmp))
 			if err = os.Rename(tmp, dir); err == nil {
+				// Sealed like the rest of the tree (see extract); only
+				// now: a directory without write permission cannot move
+				// to another parent.
+				if err = os.Chmod(dir, 0o555); err != nil {
+					_ = removeAll(dir)
+				}
+			}
+			if err == nil {
 				e = &entry{key: key, dir: dir, tree: t, disk: diskSize(t)}
 			}
 		}
@@ -367,24 +385,38 @@ func diskSize(t *tree) int64 {
 	return n
 }
 
-// workspace checks e against the request's limits and copies it into a
-// new workspace.
+// workspace checks e against the request's limits and gives the request
+// its view of e: a private copy, or with opts.ReadOnly, e itself, in use
+// until the Workspace is closed. It takes over the caller's use of e.
 func (s *Store) workspace(ctx context.Context, e *entry, opts Options, lim Limits) (*Workspace, error) {
 	if err := within(e.tree, lim); err != nil {
+		s.release(e)
 		return nil, err
 	}
+	if opts.ReadOnly {
+		return &Workspace{repo: e.dir, release: func() { s.release(e) }}, nil
+	}
+	defer s.release(e)
 	dir, err := os.MkdirTemp(s.work, "ws-")
 	if err != nil {
 		return nil, fmt.Errorf("creating the repository workspace: %w", err)
 	}
-	if err := copyTree(ctx, e.tree, e.dir, dir, opts.PreserveFileMode); err != nil {
+	ws := &Workspace{dir: dir, repo: filepath.Join(dir, "repo"), tmp: filepath.Join(dir, "tmp")}
+	err = os.Mkdir(ws.tmp, 0o700)
+	if err == nil {
+		err = os.Mkdir(ws.repo, 0o700)
+	}
+	if err == nil {
+		err = copyTree(ctx, e.tree, e.dir, ws.repo, opts.PreserveFileMode)
+	}
+	if err != nil {
 		_ = removeAll(dir)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, fmt.Errorf("copying the repository into its workspace: %w", err)
 	}
-	return &Workspace{dir: dir}, nil
+	return ws, nil
 }
 
 // within checks a cached tree, extracted under some request's limits,

@@ -3,6 +3,7 @@ package tarball_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -511,4 +512,128 @@ func TestNewStoreClears(t *testing.T) {
 	}
 	receive(t, s2, data, tarball.Options{})
 	wantStats(t, s2, tarball.Stats{Misses: 1, Extractions: 1, Entries: 1})
+}
+
+// TestReceiveReadOnly: a ReadOnly Receive hands out the cached tree
+// itself, without write permission, kept from eviction until Close.
+func TestReceiveReadOnly(t *testing.T) {
+	a := tgz(t, repoEntries...)
+	b := tgz(t, reg("b", randomish(20<<10)))
+	// Room for one of them.
+	s, root := newStore(t, 30<<10)
+
+	ws := receive(t, s, a, tarball.Options{ReadOnly: true})
+	if ws.TempDir() != "" {
+		t.Errorf("TempDir() = %q, want none", ws.TempDir())
+	}
+	if c := cached(t, root); len(c) != 1 || ws.Dir() != filepath.Join(root, "cache", c[0]) {
+		t.Errorf("Dir() = %s, want the cached tree (cache holds %v)", ws.Dir(), c)
+	}
+	sealed := map[string]string{
+		".":                     "d 0555",
+		"app":                   "d 0555",
+		"app/values.yaml":       "f 0444 replicas: 1\n",
+		"app/run.sh":            "f 0555 #!/bin/sh\n",
+		"app/templates":         "d 0555",
+		"app/templates/cm.yaml": "f 0444 kind: ConfigMap\n",
+		"app/link":              "l values.yaml",
+		"app/copy":              "f 0444 replicas: 1\n",
+	}
+	got := listing(t, ws.Dir())
+	fi, err := os.Stat(ws.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got["."] = fmt.Sprintf("d %04o", fi.Mode().Perm())
+	if diff := cmp.Diff(sealed, got); diff != "" {
+		t.Errorf("read-only view (-want +got):\n%s", diff)
+	}
+	if os.Geteuid() != 0 {
+		// Root ignores permission bits; the modes above are what stops
+		// everyone else.
+		if err := os.WriteFile(filepath.Join(ws.Dir(), "app/values.yaml"), []byte("x"), 0o644); !errors.Is(err, os.ErrPermission) {
+			t.Errorf("writing through the view: %v, want permission denied", err)
+		}
+	}
+	wantStats(t, s, tarball.Stats{Misses: 1, Extractions: 1, Entries: 1})
+
+	// A copy of the same tree is writable, as always, and a hit.
+	wsCopy := receive(t, s, a, tarball.Options{})
+	if diff := cmp.Diff(repoTree, listing(t, wsCopy.Dir())); diff != "" {
+		t.Errorf("copy (-want +got):\n%s", diff)
+	}
+	wsCopy.Close()
+	wantStats(t, s, tarball.Stats{Hits: 1, Misses: 1, Extractions: 1, Entries: 1})
+
+	// b does not fit beside a, and a is in use: b goes as soon as it is
+	// released, a stays.
+	receive(t, s, b, tarball.Options{ReadOnly: true}).Close()
+	wantStats(t, s, tarball.Stats{Hits: 1, Misses: 2, Extractions: 2, Entries: 1, Evictions: 1})
+	if _, err := os.Stat(filepath.Join(ws.Dir(), "app/values.yaml")); err != nil {
+		t.Errorf("the tree in use was removed: %v", err)
+	}
+	// Closed, a may go: b, received again, pushes it out.
+	if err := ws.Close(); err != nil {
+		t.Fatal(err)
+	}
+	receive(t, s, b, tarball.Options{ReadOnly: true}).Close()
+	wantStats(t, s, tarball.Stats{Hits: 1, Misses: 3, Extractions: 3, Entries: 1, Evictions: 2})
+	if _, err := os.Stat(ws.Dir()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a closed, evicted tree is still there: %v", err)
+	}
+	if st := s.Stats(); st.Bytes != 24<<10 {
+		t.Errorf("Stats().Bytes = %d, want %d (b's 20 KiB file and its root)", st.Bytes, 24<<10)
+	}
+	if left := leftovers(t, root); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestStats follows the counters through hits, misses, a failed Receive,
+// evictions, and concurrent Receives sharing one extraction.
+func TestStats(t *testing.T) {
+	a := tgz(t, reg("a", randomish(20<<10)))
+	b := tgz(t, reg("b", randomish(20<<10)))
+	s, _ := newStore(t, 30<<10)
+	wantStats(t, s, tarball.Stats{})
+	if st := s.Stats(); st.Bytes != 0 {
+		t.Errorf("empty Store: Bytes = %d", st.Bytes)
+	}
+
+	receive(t, s, a, tarball.Options{}).Close()
+	receive(t, s, a, tarball.Options{ReadOnly: true}).Close()
+	wantStats(t, s, tarball.Stats{Hits: 1, Misses: 1, Extractions: 1, Entries: 1})
+
+	// A damaged stream: a miss, an extraction that publishes nothing.
+	bad := append([]byte(nil), b...)
+	bad[len(bad)/2] ^= 0xff
+	if _, err := s.Receive(context.Background(), chunks(bad), int64(len(bad)), sum(b), tarball.Options{}); err == nil {
+		t.Fatal("Receive of a damaged stream succeeded")
+	}
+	wantStats(t, s, tarball.Stats{Hits: 1, Misses: 2, Extractions: 2, Entries: 1})
+
+	// b pushes a out.
+	receive(t, s, b, tarball.Options{}).Close()
+	wantStats(t, s, tarball.Stats{Hits: 1, Misses: 3, Extractions: 3, Evictions: 1, Entries: 1})
+	if st := s.Stats(); st.Bytes != 24<<10 {
+		t.Errorf("Bytes = %d, want %d", st.Bytes, 24<<10)
+	}
+
+	// 8 concurrent Receives of a: one extraction; every one a miss or a hit.
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			ws, err := s.Receive(context.Background(), chunks(a), int64(len(a)), sum(a), tarball.Options{})
+			if err != nil {
+				t.Errorf("Receive() = %v", err)
+				return
+			}
+			ws.Close()
+		})
+	}
+	wg.Wait()
+	st := s.Stats()
+	if st.Hits+st.Misses != 12 || st.Extractions != 4 || st.Evictions != 2 || st.Entries != 1 || st.Bytes != 24<<10 {
+		t.Errorf("after 8 concurrent Receives: %+v; want 12 Receives counted, 4 extractions, 2 evictions, 1 entry of 24 KiB", st)
+	}
 }
