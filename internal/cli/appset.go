@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/generator"
 	"github.com/strata-dev/strata/internal/generator/appset"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 func newAppsetCmd(g *globals) *cobra.Command {
@@ -77,7 +77,7 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 	if err != nil {
 		return err
 	}
-	format, err := values.ParseFormat(f.output)
+	format, err := document.ParseFormat(f.output)
 	if err != nil {
 		return err
 	}
@@ -144,13 +144,13 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 		return fmt.Errorf("rendering %s: gave up after --timeout %s: %w", file, f.timeout, ctx.Err())
 	}
 	var b bytes.Buffer
-	if format == values.JSON {
+	if format == document.JSON {
 		items := make([]any, len(apps))
 		for i, a := range apps {
 			items[i] = a
 		}
 		list := map[string]any{"apiVersion": "v1", "kind": "List", "items": items}
-		if err := values.Encode(&b, list, values.JSON); err != nil {
+		if err := document.Encode(&b, list, document.JSON); err != nil {
 			return err
 		}
 	} else {
@@ -158,7 +158,7 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 			if i > 0 {
 				b.WriteString("---\n")
 			}
-			if err := values.Encode(&b, a, values.YAML); err != nil {
+			if err := document.Encode(&b, a, document.YAML); err != nil {
 				return err
 			}
 		}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/generator"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 func newGeneratorCmd(g *globals) *cobra.Command {
@@ -159,7 +159,7 @@ returned (YAML, or JSON with -o json). --input is a YAML or JSON file holding
 the generator's input.parameters ("-" for stdin).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := values.ParseFormat(output)
+			f, err := document.ParseFormat(output)
 			if err != nil {
 				return err
 			}
@@ -195,7 +195,7 @@ the generator's input.parameters ("-" for stdin).`,
 				if err != nil {
 					return fmt.Errorf("--input: %w", err)
 				}
-				if input, err = values.Parse(data, inputFile); err != nil {
+				if input, err = document.Parse(data, inputFile); err != nil {
 					return err
 				}
 			}
@@ -207,7 +207,7 @@ the generator's input.parameters ("-" for stdin).`,
 			for i, s := range sets {
 				list[i] = s
 			}
-			return values.Encode(g.stdout, list, f)
+			return document.Encode(g.stdout, list, f)
 		},
 	}
 	fs := cmd.Flags()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/kube"
 	"github.com/strata-dev/strata/internal/layers"
 	"github.com/strata-dev/strata/internal/layers/controller"
@@ -155,7 +156,7 @@ func (f *layersRender) run(cmd *cobra.Command, g *globals, appFile string) error
 	if explaining {
 		return f.writeExplanation(cmd, g, res)
 	}
-	format, err := values.ParseFormat(f.output)
+	format, err := document.ParseFormat(f.output)
 	if err != nil {
 		return err
 	}
@@ -166,9 +167,9 @@ func (f *layersRender) run(cmd *cobra.Command, g *globals, appFile string) error
 		}
 	}
 	if f.valuesOnly {
-		return values.Encode(g.stdout, merged, format)
+		return document.Encode(g.stdout, merged, format)
 	}
-	return values.EncodeOrdered(g.stdout,
+	return document.EncodeOrdered(g.stdout,
 		[]string{"app", "layers", "configMapValues", "secretValues", "values"},
 		[]any{res.Plan.App, layerList(res), res.ConfigMapValues, secretValues, merged}, format)
 }
@@ -249,10 +250,10 @@ func layerList(res *layers.Rendered) []any {
 }
 
 func (f *layersRender) writeExplanation(cmd *cobra.Command, g *globals, res *layers.Rendered) error {
-	var p values.Path
+	var p document.Path
 	if f.explain != explainAll {
 		var err error
-		if p, err = values.ParsePath(f.explain); err != nil {
+		if p, err = document.ParsePath(f.explain); err != nil {
 			return err
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // Limits on what ParseManifests accepts.
@@ -49,11 +49,11 @@ var ErrInvalidManifest = errors.New("invalid manifest")
 // repo-server requires. Numbers are kept exact: integers beyond 2^53 are
 // not rounded. Duplicate keys are errors.
 //
-// Errors are *values.LoadError naming source and the line: output that is
+// Errors are *document.LoadError naming source and the line: output that is
 // not YAML or JSON (the error quotes its start), a document that is not a
 // manifest (wrapping ErrInvalidManifest, naming the document's number,
 // counted from 1 among the non-empty documents), or output past the limits
-// (wrapping values.ErrTooLarge).
+// (wrapping document.ErrTooLarge).
 func ParseManifests(out []byte, source string) ([]string, error) {
 	p := &manifestParser{source: source, out: out}
 	text := bytes.TrimLeft(bytes.TrimPrefix(out, []byte("\ufeff")), " \t\r\n")
@@ -89,18 +89,18 @@ func (p *manifestParser) result() []string {
 
 // isSyntax reports whether err says that the output is not YAML or JSON.
 func (p *manifestParser) isSyntax(err error) bool {
-	return errors.Is(err, values.ErrSyntax) || errors.Is(err, values.ErrInvalidUTF8)
+	return errors.Is(err, document.ErrSyntax) || errors.Is(err, document.ErrInvalidUTF8)
 }
 
 // fail adds the start of the output to an error saying that it is not YAML
 // or JSON.
 func (p *manifestParser) fail(err error) error {
-	var le *values.LoadError
+	var le *document.LoadError
 	if !p.isSyntax(err) || !errors.As(err, &le) {
 		return err
 	}
 	e := *le
-	if errors.Is(le.Err, values.ErrInvalidUTF8) {
+	if errors.Is(le.Err, document.ErrInvalidUTF8) {
 		e.Msg = "invalid UTF-8" // not the loader's advice about files
 	}
 	e.Msg = fmt.Sprintf("%s: the output is not YAML or JSON manifests; it starts with %s: print only manifests to stdout, and anything else to stderr",
@@ -118,15 +118,15 @@ type manifestParser struct {
 }
 
 // A document is a piece of the output holding one YAML or JSON document.
-type document struct {
+type rawDocument struct {
 	data []byte
 	line int // the line of the output that data starts on
 }
 
 // splitJSON splits a stream of JSON values.
-func (p *manifestParser) splitJSON(out []byte) ([]document, error) {
+func (p *manifestParser) splitJSON(out []byte) ([]rawDocument, error) {
 	dec := json.NewDecoder(bytes.NewReader(out))
-	var docs []document
+	var docs []rawDocument
 	line, counted := 1, 0
 	for {
 		off := int(dec.InputOffset())
@@ -135,7 +135,7 @@ func (p *manifestParser) splitJSON(out []byte) ([]document, error) {
 			if errors.Is(err, io.EOF) {
 				return docs, nil
 			}
-			e := &values.LoadError{Source: p.source, Err: values.ErrSyntax, Msg: err.Error(), Line: line}
+			e := &document.LoadError{Source: p.source, Err: document.ErrSyntax, Msg: err.Error(), Line: line}
 			var se *json.SyntaxError
 			if errors.As(err, &se) {
 				e.Line = 1 + bytes.Count(out[:min(int(se.Offset), len(out))], []byte("\n"))
@@ -148,7 +148,7 @@ func (p *manifestParser) splitJSON(out []byte) ([]document, error) {
 		start := off + bytes.Index(out[off:], raw[:1])
 		line += bytes.Count(out[counted:start], []byte("\n"))
 		counted = start
-		docs = append(docs, document{data: raw, line: line})
+		docs = append(docs, rawDocument{data: raw, line: line})
 		if len(docs) > MaxManifests {
 			return nil, p.tooMany(line)
 		}
@@ -169,14 +169,14 @@ func (p *manifestParser) parseYAML(out []byte) error {
 // with a document marker ("---" or "..."). Markers cannot occur inside a
 // document, not even in a block scalar, so the cut is exact; each piece is
 // then parsed by the values loader, which keeps numbers exact.
-func (p *manifestParser) splitYAML(out []byte) ([]document, error) {
-	var docs []document
+func (p *manifestParser) splitYAML(out []byte) ([]rawDocument, error) {
+	var docs []rawDocument
 	start, startLine := 0, 1
 	content := false   // the piece holds more than comments and directives
 	directive := false // the piece holds a directive (%YAML, %TAG)
 	cut := func(end, nextLine int) error {
 		if content {
-			docs = append(docs, document{data: out[start:end], line: startLine})
+			docs = append(docs, rawDocument{data: out[start:end], line: startLine})
 			if len(docs) > MaxManifests {
 				return p.tooMany(startLine)
 			}
@@ -235,15 +235,15 @@ func hasContent(l []byte) bool {
 }
 
 // parseDocs loads each document and adds its manifests.
-func (p *manifestParser) parseDocs(docs []document, jsonOnly bool) error {
+func (p *manifestParser) parseDocs(docs []rawDocument, jsonOnly bool) error {
 	for _, d := range docs {
 		if p.nodes >= maxOutputNodes {
 			return p.tooBig(d.line)
 		}
-		loader := values.Loader{Positions: true, JSON: jsonOnly, Limits: values.Limits{MaxNodes: maxOutputNodes - p.nodes}}
+		loader := document.Loader{Positions: true, JSON: jsonOnly, Limits: document.Limits{MaxNodes: maxOutputNodes - p.nodes}}
 		tree, pos, err := loader.ParseAny(d.data, p.source)
 		if err != nil {
-			var le *values.LoadError
+			var le *document.LoadError
 			if !errors.As(err, &le) {
 				return err
 			}
@@ -275,12 +275,12 @@ func (p *manifestParser) parseDocs(docs []document, jsonOnly bool) error {
 type location struct {
 	doc    int    // counted from 1
 	path   string // such as "[2]" or "items[0]"; "" for the document itself
-	pos    *values.Pos
+	pos    *document.Pos
 	offset int // lines of the output before the document
 }
 
 // line returns the line of pos, or of the manifest when pos is nil.
-func (l location) line(pos *values.Pos) int {
+func (l location) line(pos *document.Pos) int {
 	if pos == nil {
 		pos = l.pos
 	}
@@ -316,8 +316,8 @@ func (l location) String() string {
 	return s
 }
 
-func (p *manifestParser) invalid(loc location, pos *values.Pos, format string, args ...any) error {
-	return &values.LoadError{Source: p.source, Line: loc.line(pos), Err: ErrInvalidManifest,
+func (p *manifestParser) invalid(loc location, pos *document.Pos, format string, args ...any) error {
+	return &document.LoadError{Source: p.source, Line: loc.line(pos), Err: ErrInvalidManifest,
 		Msg: loc.String() + " " + fmt.Sprintf(format, args...)}
 }
 
@@ -337,7 +337,7 @@ func (p *manifestParser) add(v any, loc location, nesting int) error {
 				missing = append(missing, field)
 			}
 		default:
-			return p.invalid(loc, loc.pos.Key(field), "has a %s that is %s; it must be a string", field, values.Describe(f))
+			return p.invalid(loc, loc.pos.Key(field), "has a %s that is %s; it must be a string", field, document.Describe(f))
 		}
 	}
 	if len(missing) > 0 {
@@ -387,9 +387,9 @@ func (p *manifestParser) add(v any, loc location, nesting int) error {
 // order of its JSON, so that its errors are the same every time.
 func (p *manifestParser) measure(m map[string]any, loc location) error {
 	size := 0
-	var path values.Path // built only for an error
-	var walk func(v any, pos *values.Pos) error
-	walk = func(v any, pos *values.Pos) error {
+	var path document.Path // built only for an error
+	var walk func(v any, pos *document.Pos) error
+	walk = func(v any, pos *document.Pos) error {
 		p.nodes++
 		size += 2
 		if p.nodes > maxOutputNodes || p.bytes+size > MaxManifestBytes {
@@ -399,7 +399,7 @@ func (p *manifestParser) measure(m map[string]any, loc location) error {
 		case map[string]any:
 			for _, k := range slices.Sorted(maps.Keys(v)) {
 				size += len(k) + 3
-				path = append(path, values.Key(k))
+				path = append(path, document.Key(k))
 				if err := walk(v[k], pos.Key(k)); err != nil {
 					return err
 				}
@@ -407,7 +407,7 @@ func (p *manifestParser) measure(m map[string]any, loc location) error {
 			}
 		case []any:
 			for i, e := range v {
-				path = append(path, values.Index(i))
+				path = append(path, document.Index(i))
 				if err := walk(e, pos.Item(i)); err != nil {
 					return err
 				}
@@ -428,12 +428,12 @@ func (p *manifestParser) measure(m map[string]any, loc location) error {
 }
 
 func (p *manifestParser) tooMany(line int) error {
-	return &values.LoadError{Source: p.source, Line: line, Err: values.ErrTooLarge,
+	return &document.LoadError{Source: p.source, Line: line, Err: document.ErrTooLarge,
 		Msg: fmt.Sprintf("the output holds more than %d manifests; split the application", MaxManifests)}
 }
 
 func (p *manifestParser) tooBig(line int) error {
-	return &values.LoadError{Source: p.source, Line: line, Err: values.ErrTooLarge,
+	return &document.LoadError{Source: p.source, Line: line, Err: document.ErrTooLarge,
 		Msg: fmt.Sprintf("the manifests are larger than %d bytes (or hold more than %d values) as JSON; split the application, or check for YAML aliases that repeat large values",
 			MaxManifestBytes, maxOutputNodes)}
 }
@@ -457,5 +457,5 @@ func describeDoc(v any) string {
 	if s, ok := v.(string); ok {
 		return "the string " + quoteStart([]byte(s))
 	}
-	return values.Describe(v)
+	return document.Describe(v)
 }

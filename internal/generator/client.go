@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // Defaults of the Client's zero fields.
@@ -147,7 +147,7 @@ func DecodeResponse(data []byte) ([]map[string]any, error) {
 	}
 	top, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf(`the answer must be an object {"output": {"parameters": [...]}}, but it is %s`, values.Describe(v))
+		return nil, fmt.Errorf(`the answer must be an object {"output": {"parameters": [...]}}, but it is %s`, document.Describe(v))
 	}
 	out := top["output"]
 	if out == nil {
@@ -155,7 +155,7 @@ func DecodeResponse(data []byte) ([]map[string]any, error) {
 	}
 	om, ok := out.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf(`the answer's "output" must be an object {"parameters": [...]}, but it is %s`, values.Describe(out))
+		return nil, fmt.Errorf(`the answer's "output" must be an object {"parameters": [...]}, but it is %s`, document.Describe(out))
 	}
 	return parameterSets(om["parameters"], "output.parameters")
 }
@@ -172,12 +172,12 @@ func errorMessage(data []byte) string {
 			switch f := f.(type) {
 			case string:
 				if f != "" {
-					return values.Clip(f, maxErrorBody)
+					return document.Clip(f, maxErrorBody)
 				}
 			case nil:
 			default:
 				b, _ := json.Marshal(f)
-				return values.Clip(string(b), maxErrorBody)
+				return document.Clip(string(b), maxErrorBody)
 			}
 		}
 	}
@@ -188,5 +188,5 @@ func clipBody(data []byte) string {
 	if len(data) > 2*maxErrorBody {
 		data = data[:2*maxErrorBody]
 	}
-	return values.Clip(strings.ToValidUTF8(strings.TrimSpace(string(data)), "\uFFFD"), maxErrorBody)
+	return document.Clip(strings.ToValidUTF8(strings.TrimSpace(string(data)), "\uFFFD"), maxErrorBody)
 }

@@ -20,6 +20,7 @@ import (
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/values"
 )
 
@@ -407,7 +408,7 @@ func escapeSetValue(v string) string {
 // unchanged reports whether the helm-parameters entry key=v sets the key
 // to the value it holds already, as the announcement prints it.
 func unchanged(tree map[string]any, key, v string) bool {
-	p, err := values.ParsePath(key)
+	p, err := document.ParsePath(key)
 	if err != nil {
 		return false
 	}

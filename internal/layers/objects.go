@@ -11,8 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/layers/v1alpha1"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 // Kinds of the objects strata reads, as Kubernetes writes them.
@@ -56,9 +56,9 @@ func readObjects(data []byte, file string, maxBytes int64) ([]*object, error) {
 	var out []*object
 	var x *lineIndex
 	for _, d := range splitDocuments(data) {
-		v, pos, err := values.Loader{Positions: true, Limits: values.Limits{MaxBytes: maxBytes}}.ParseAny(d.text, file)
+		v, pos, err := document.Loader{Positions: true, Limits: document.Limits{MaxBytes: maxBytes}}.ParseAny(d.text, file)
 		if err != nil {
-			var le *values.LoadError
+			var le *document.LoadError
 			if errors.As(err, &le) && le.Line > 0 {
 				le.Line += d.offset
 			}
@@ -88,7 +88,7 @@ func readObjects(data []byte, file string, maxBytes int64) ([]*object, error) {
 }
 
 // collectObjects returns the object m, or the items of a List.
-func collectObjects(m map[string]any, pos *values.Pos, file, listAPI, listKind string) ([]*object, error) {
+func collectObjects(m map[string]any, pos *document.Pos, file, listAPI, listKind string) ([]*object, error) {
 	api, _ := m["apiVersion"].(string)
 	kind, _ := m["kind"].(string)
 	if api == "" && kind == "" && listKind != "" {
@@ -106,8 +106,8 @@ func collectObjects(m map[string]any, pos *values.Pos, file, listAPI, listKind s
 		for i, it := range items {
 			im, ok := it.(map[string]any)
 			if !ok {
-				return nil, &values.LoadError{Source: file, Line: linePos(pos.Key("items").Item(i)),
-					Msg: fmt.Sprintf("items[%d] of a %s must be an object, not %s", i, kind, values.Describe(it))}
+				return nil, &document.LoadError{Source: file, Line: linePos(pos.Key("items").Item(i)),
+					Msg: fmt.Sprintf("items[%d] of a %s must be an object, not %s", i, kind, document.Describe(it))}
 			}
 			objs, err := collectObjects(im, pos.Key("items").Item(i), file, api, itemKind)
 			if err != nil {
@@ -125,7 +125,7 @@ func collectObjects(m map[string]any, pos *values.Pos, file, listAPI, listKind s
 	o.name, _ = md["name"].(string)
 	o.namespace, _ = md["namespace"].(string)
 	if o.name == "" {
-		return nil, &values.LoadError{Source: file, Line: linePos(pos), Msg: fmt.Sprintf("%s %s without metadata.name: name it", article(kind), kind)}
+		return nil, &document.LoadError{Source: file, Line: linePos(pos), Msg: fmt.Sprintf("%s %s without metadata.name: name it", article(kind), kind)}
 	}
 	if o.namespace == "" {
 		o.namespace = DefaultNamespace
@@ -133,14 +133,14 @@ func collectObjects(m map[string]any, pos *values.Pos, file, listAPI, listKind s
 	return []*object{o}, nil
 }
 
-func linePos(p *values.Pos) int {
+func linePos(p *document.Pos) int {
 	if p == nil {
 		return 0
 	}
 	return p.Line
 }
 
-type document struct {
+type rawDocument struct {
 	text   []byte
 	offset int // lines before the document in its file
 }
@@ -148,8 +148,8 @@ type document struct {
 // splitDocuments splits a YAML stream at its "---" lines, keeping each
 // separator line at the start of the document it opens, so that every
 // piece holds at most one document and line numbers can be restored.
-func splitDocuments(data []byte) []document {
-	var docs []document
+func splitDocuments(data []byte) []rawDocument {
+	var docs []rawDocument
 	start, startLine, line := 0, 0, 0
 	for i := 0; i < len(data); {
 		end := bytes.IndexByte(data[i:], '\n')
@@ -159,13 +159,13 @@ func splitDocuments(data []byte) []document {
 		}
 		l := data[i:next]
 		if i > start && isDocumentStart(l) {
-			docs = append(docs, document{text: data[start:i], offset: startLine})
+			docs = append(docs, rawDocument{text: data[start:i], offset: startLine})
 			start, startLine = i, line
 		}
 		line++
 		i = next
 	}
-	return append(docs, document{text: data[start:], offset: startLine})
+	return append(docs, rawDocument{text: data[start:], offset: startLine})
 }
 
 func isDocumentStart(l []byte) bool {
@@ -177,11 +177,11 @@ func isDocumentStart(l []byte) bool {
 }
 
 // shiftPos moves every line of p down by n.
-func shiftPos(p *values.Pos, n int) {
+func shiftPos(p *document.Pos, n int) {
 	shiftLines(p, n, 0)
 }
 
-func shiftLines(p *values.Pos, lines, cols int) {
+func shiftLines(p *document.Pos, lines, cols int) {
 	if p == nil || (lines == 0 && cols == 0) {
 		return
 	}
@@ -323,19 +323,19 @@ func checkStringData(o *object, field string) error {
 	}
 	mm, ok := m.(map[string]any)
 	if !ok {
-		return &values.LoadError{Source: o.loc.File, Line: o.loc.Line(values.Path{values.Key(field)}),
-			Msg: fmt.Sprintf("%s: %s must be a map of keys to strings, not %s", o.id(), field, values.Describe(m))}
+		return &document.LoadError{Source: o.loc.File, Line: o.loc.Line(document.Path{document.Key(field)}),
+			Msg: fmt.Sprintf("%s: %s must be a map of keys to strings, not %s", o.id(), field, document.Describe(m))}
 	}
 	for _, k := range sortedKeys(mm) {
 		switch mm[k].(type) {
 		case string:
 		case map[string]any, []any:
-			return &values.LoadError{Source: o.loc.File, Line: o.loc.Line(values.Path{values.Key(field), values.Key(k)}),
+			return &document.LoadError{Source: o.loc.File, Line: o.loc.Line(document.Path{document.Key(field), document.Key(k)}),
 				Msg: fmt.Sprintf("%s: %s.%s must be a string holding YAML, not %s: write `%s: |` and indent the values below it",
-					o.id(), field, k, values.Describe(mm[k]), k)}
+					o.id(), field, k, document.Describe(mm[k]), k)}
 		default:
-			return &values.LoadError{Source: o.loc.File, Line: o.loc.Line(values.Path{values.Key(field), values.Key(k)}),
-				Msg: fmt.Sprintf("%s: %s.%s must be a string, not %s: quote it", o.id(), field, k, values.Describe(mm[k]))}
+			return &document.LoadError{Source: o.loc.File, Line: o.loc.Line(document.Path{document.Key(field), document.Key(k)}),
+				Msg: fmt.Sprintf("%s: %s.%s must be a string, not %s: quote it", o.id(), field, k, document.Describe(mm[k]))}
 		}
 	}
 	return nil
@@ -359,9 +359,9 @@ type secretDoc struct {
 }
 
 func (o *object) decode(out any, status bool) error {
-	err := values.Decode(withoutFields(o.tree, status), o.loc.Pos, o.loc.File, out)
+	err := document.Decode(withoutFields(o.tree, status), o.loc.Pos, o.loc.File, out)
 	if err != nil {
-		var le *values.LoadError
+		var le *document.LoadError
 		if errors.As(err, &le) {
 			le.Msg = o.id() + ": " + le.Msg
 		}
@@ -425,7 +425,7 @@ func (o *object) base64Map(field string, m map[string]string) (map[string][]byte
 	for _, k := range sortedKeys(m) {
 		b, err := base64.StdEncoding.DecodeString(m[k])
 		if err != nil {
-			return nil, &values.LoadError{Source: o.loc.File, Line: o.loc.Line(values.Path{values.Key(field), values.Key(k)}),
+			return nil, &document.LoadError{Source: o.loc.File, Line: o.loc.Line(document.Path{document.Key(field), document.Key(k)}),
 				Msg: fmt.Sprintf("%s: %s.%s is not valid base64 (%v): encode it with `base64 -w0`, or put the plain text under stringData", o.id(), field, k, err)}
 		}
 		out[k] = b
@@ -466,7 +466,7 @@ type AppDoc struct {
 func ReadApps(data []byte, file string) ([]AppDoc, error) {
 	lim := DefaultLimits()
 	if int64(len(data)) > lim.MaxFileBytes {
-		return nil, &values.LoadError{Source: file, Err: values.ErrTooLarge,
+		return nil, &document.LoadError{Source: file, Err: document.ErrTooLarge,
 			Msg: fmt.Sprintf("file is larger than the limit of %d bytes", lim.MaxFileBytes)}
 	}
 	objs, err := readObjects(data, file, lim.MaxFileBytes)
@@ -507,10 +507,10 @@ func (o *object) checkExtraConfigs() error {
 	}
 	for i, it := range list {
 		m, ok := it.(map[string]any)
-		p := values.Path{values.Key("spec"), values.Key("extraConfigs"), values.Index(i)}
+		p := document.Path{document.Key("spec"), document.Key("extraConfigs"), document.Index(i)}
 		if !ok {
-			return &values.LoadError{Source: o.loc.File, Line: o.loc.Line(p),
-				Msg: fmt.Sprintf("%s: %s must be a map with kind, name, namespace and priority, not %s", o.id(), p, values.Describe(it))}
+			return &document.LoadError{Source: o.loc.File, Line: o.loc.Line(p),
+				Msg: fmt.Sprintf("%s: %s must be a map with kind, name, namespace and priority, not %s", o.id(), p, document.Describe(it))}
 		}
 		for _, k := range sortedKeys(m) {
 			var ok bool
@@ -529,16 +529,16 @@ func (o *object) checkExtraConfigs() error {
 				continue
 			}
 			if !ok && m[k] != nil {
-				kp := p.Append(values.Key(k))
-				return &values.LoadError{Source: o.loc.File, Line: o.loc.Line(kp), Column: colOf(o.loc.Pos.Lookup(kp)),
-					Msg: fmt.Sprintf("%s: %s must be %s, not %s", o.id(), kp, want, values.Describe(m[k]))}
+				kp := p.Append(document.Key(k))
+				return &document.LoadError{Source: o.loc.File, Line: o.loc.Line(kp), Column: colOf(o.loc.Pos.Lookup(kp)),
+					Msg: fmt.Sprintf("%s: %s must be %s, not %s", o.id(), kp, want, document.Describe(m[k]))}
 			}
 		}
 	}
 	return nil
 }
 
-func colOf(p *values.Pos) int {
+func colOf(p *document.Pos) int {
 	if p == nil {
 		return 0
 	}

@@ -6,12 +6,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/values"
 )
 
 func mustParse(t testing.TB, s string) map[string]any {
 	t.Helper()
-	m, err := values.Parse([]byte(s), "test")
+	m, err := document.Parse([]byte(s), "test")
 	if err != nil {
 		t.Fatalf("Parse(%q): %v", s, err)
 	}
@@ -22,7 +23,7 @@ func layersOf(t testing.TB, docs ...string) []*values.Layer {
 	t.Helper()
 	var ls []*values.Layer
 	for i, d := range docs {
-		m, pos, err := values.Loader{Positions: true}.Parse([]byte(d), "")
+		m, pos, err := document.Loader{Positions: true}.Parse([]byte(d), "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // ArgoCDSecret is the Secret a plugin ConfigMap's "$key" token refers to.
@@ -92,7 +92,7 @@ func (s *PluginSet) Load(data []byte, source string, secretsOnly bool) error {
 	if s.configMaps == nil {
 		s.configMaps, s.secrets = map[string]*manifest{}, map[string]*manifest{}
 	}
-	loader := values.Loader{Positions: true, Limits: fileLimits}
+	loader := document.Loader{Positions: true, Limits: fileLimits}
 	found := 0
 	for _, doc := range splitDocuments(data) {
 		tree, pos, err := loader.ParseAny(doc.text, source)
@@ -114,10 +114,10 @@ func (s *PluginSet) Load(data []byte, source string, secretsOnly bool) error {
 	return nil
 }
 
-func (s *PluginSet) loadObject(tree any, pos *values.Pos, source string, secretsOnly bool, depth int) (int, error) {
+func (s *PluginSet) loadObject(tree any, pos *document.Pos, source string, secretsOnly bool, depth int) (int, error) {
 	m, ok := tree.(map[string]any)
 	if !ok {
-		return 0, invalidf(source, pos, "expected a ConfigMap or Secret manifest, found %s", values.Describe(tree))
+		return 0, invalidf(source, pos, "expected a ConfigMap or Secret manifest, found %s", document.Describe(tree))
 	}
 	kind, _ := m["kind"].(string)
 	name := ""
@@ -144,20 +144,20 @@ func (s *PluginSet) loadObject(tree any, pos *values.Pos, source string, secrets
 			return 0, invalidf(source, pos, "ConfigMap %q given as a Secret; pass plugin ConfigMaps with --plugin-config", name)
 		}
 		var doc configMapDoc
-		if err := values.Decode(m, pos, source, &doc); err != nil {
+		if err := document.Decode(m, pos, source, &doc); err != nil {
 			return 0, err
 		}
 		return 1, s.add(s.configMaps, "ConfigMap", name, source, pos, doc.Data)
 	case "Secret":
 		var doc secretDoc
-		if err := values.Decode(m, pos, source, &doc); err != nil {
+		if err := document.Decode(m, pos, source, &doc); err != nil {
 			return 0, err
 		}
 		data := make(map[string]string, len(doc.Data)+len(doc.StringData))
 		for k, v := range doc.Data {
 			b, err := base64.StdEncoding.DecodeString(v)
 			if err != nil {
-				return 0, invalidf(source, pos.Lookup(values.Path{values.Key("data"), values.Key(k)}),
+				return 0, invalidf(source, pos.Lookup(document.Path{document.Key("data"), document.Key(k)}),
 					"Secret %q data.%s is not base64; put plain text under stringData instead", name, k)
 			}
 			data[k] = string(b)
@@ -170,7 +170,7 @@ func (s *PluginSet) loadObject(tree any, pos *values.Pos, source string, secrets
 	return 0, invalidf(source, pos, "kind %q: expected a ConfigMap or a Secret", kind)
 }
 
-func (s *PluginSet) add(into map[string]*manifest, kind, name, source string, pos *values.Pos, data map[string]string) error {
+func (s *PluginSet) add(into map[string]*manifest, kind, name, source string, pos *document.Pos, data map[string]string) error {
 	if name == "" {
 		return invalidf(source, pos, "%s without metadata.name", kind)
 	}
@@ -270,14 +270,14 @@ func (s *PluginSet) Resolver(newGetter func(PluginConfig) ParamsGetter) PluginFu
 	}
 }
 
-type document struct {
+type rawDocument struct {
 	text []byte
 	line int // 1-based line of its first line in the file
 }
 
 // splitDocuments splits a YAML stream at its "---" lines.
-func splitDocuments(data []byte) []document {
-	var docs []document
+func splitDocuments(data []byte) []rawDocument {
+	var docs []rawDocument
 	start, startLine, line := 0, 1, 1
 	for i := 0; i <= len(data); {
 		end := len(data)
@@ -286,7 +286,7 @@ func splitDocuments(data []byte) []document {
 		}
 		text := strings.TrimRight(string(data[i:end]), " \t\r")
 		if text == "---" || strings.HasPrefix(text, "--- #") {
-			docs = append(docs, document{text: data[start:i], line: startLine})
+			docs = append(docs, rawDocument{text: data[start:i], line: startLine})
 			start, startLine = end+1, line+1
 			if start > len(data) {
 				start = len(data)
@@ -295,13 +295,13 @@ func splitDocuments(data []byte) []document {
 		i = end + 1
 		line++
 	}
-	return append(docs, document{text: data[start:], line: startLine})
+	return append(docs, rawDocument{text: data[start:], line: startLine})
 }
 
 // shiftLine moves the line of a LoadError by offset, for a document that
 // starts further down its file.
 func shiftLine(err error, offset int) error {
-	var le *values.LoadError
+	var le *document.LoadError
 	if offset == 0 || !errors.As(err, &le) || le.Line == 0 {
 		return err
 	}

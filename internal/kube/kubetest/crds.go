@@ -175,7 +175,7 @@ func ParseCRDs(file string, data []byte) ([]CRD, error) {
 	return crds, nil
 }
 
-type document struct {
+type rawDocument struct {
 	line    int // 1-based line of the document's first content line
 	body    []byte
 	content bool // line is set to a content line (not blank, not a comment)
@@ -183,16 +183,16 @@ type document struct {
 
 // splitDocuments splits a YAML stream at its "---" lines. Text after "---"
 // on the same line belongs to the next document.
-func splitDocuments(data []byte) []document {
-	var docs []document
-	cur := document{line: 1}
+func splitDocuments(data []byte) []rawDocument {
+	var docs []rawDocument
+	cur := rawDocument{line: 1}
 	n := 0
 	for line := range bytes.Lines(data) {
 		n++
 		trimmed := bytes.TrimRight(line, "\r\n")
 		if bytes.Equal(trimmed, []byte("---")) || bytes.HasPrefix(trimmed, []byte("--- ")) || bytes.HasPrefix(trimmed, []byte("---\t")) {
 			docs = append(docs, cur)
-			cur = document{line: n + 1}
+			cur = rawDocument{line: n + 1}
 			line = trimmed[3:]
 			if len(bytes.TrimSpace(line)) == 0 {
 				continue

@@ -1,4 +1,4 @@
-package values
+package document
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -113,35 +112,8 @@ func Parse(data []byte, source string) (map[string]any, error) {
 	return m, err
 }
 
-// ReadFile reads and parses a file into a layer named after it.
-func (l Loader) ReadFile(path string) (*Layer, error) {
-	data, err := l.readBounded(path)
-	if err != nil {
-		return nil, err
-	}
-	m, pos, err := l.Parse(data, path)
-	if err != nil {
-		return nil, err
-	}
-	return &Layer{Name: path, Source: path, Values: m, Pos: pos}, nil
-}
-
-func (l Loader) readBounded(path string) ([]byte, error) {
-	lim := l.limits()
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading values: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, lim.MaxBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if int64(len(data)) > lim.MaxBytes {
-		return nil, &LoadError{Source: path, Msg: fmt.Sprintf("file is larger than the limit of %d bytes", lim.MaxBytes), Err: ErrTooLarge}
-	}
-	return data, nil
-}
+// MaxBytes returns the size limit the Loader applies to a document.
+func (l Loader) MaxBytes() int64 { return l.limits().MaxBytes }
 
 // Parse parses YAML or JSON holding a map. As in Helm 4, a YAML stream of
 // several documents is merged in order, each document a map (an empty
@@ -192,11 +164,22 @@ func mergeDoc(dst, src map[string]any, dpos, spos *Pos) {
 	}
 }
 
-func colOf(p *Pos) int {
+// At returns the line and column of p; 0, 0 when p is nil.
+func (p *Pos) At() (line, column int) {
 	if p == nil {
-		return 0
+		return 0, 0
 	}
-	return p.Column
+	return p.Line, p.Column
+}
+
+func lineOf(p *Pos) int {
+	line, _ := p.At()
+	return line
+}
+
+func colOf(p *Pos) int {
+	_, col := p.At()
+	return col
 }
 
 type parsedDoc struct {
