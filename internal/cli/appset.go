@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -202,25 +201,10 @@ func renderSets(ctx context.Context, r *appset.Renderer, sets []*appset.Applicat
 
 // readAppsetFile reads a file ("-": standard input) of at most max bytes.
 func readAppsetFile(g *globals, path string, max int64) ([]byte, error) {
-	var r io.Reader
 	if path == "-" {
-		r = g.stdin
-	} else {
-		fh, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer fh.Close()
-		r = fh
+		return document.ReadAll(g.stdin, max, "<stdin>")
 	}
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s is larger than the limit of %d bytes", path, max)
-	}
-	return data, nil
+	return document.ReadFile(path, max)
 }
 
 // tokenArgHint shows a malformed --token argument without its value.

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,12 +184,9 @@ the generator's input.parameters ("-" for stdin).`,
 			if inputFile != "" {
 				var data []byte
 				if inputFile == "-" {
-					data, err = io.ReadAll(io.LimitReader(g.stdin, generator.DefaultMaxRequestBytes+1))
-					if err == nil && len(data) > generator.DefaultMaxRequestBytes {
-						err = fmt.Errorf("stdin holds more than %d bytes", generator.DefaultMaxRequestBytes)
-					}
+					data, err = document.ReadAll(g.stdin, generator.DefaultMaxRequestBytes, "<stdin>")
 				} else {
-					data, err = os.ReadFile(inputFile)
+					data, err = document.ReadFile(inputFile, generator.DefaultMaxRequestBytes)
 				}
 				if err != nil {
 					return fmt.Errorf("--input: %w", err)

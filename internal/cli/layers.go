@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -180,20 +179,13 @@ func (f *layersRender) readApp(g *globals, file string) (layers.AppDoc, error) {
 	var err error
 	lim := layers.DefaultLimits().MaxFileBytes
 	if file == "-" {
-		data, err = io.ReadAll(io.LimitReader(g.stdin, lim+1))
 		file = "<stdin>"
+		data, err = document.ReadAll(g.stdin, lim, file)
 	} else {
-		var fh *os.File
-		if fh, err = os.Open(file); err == nil {
-			data, err = io.ReadAll(io.LimitReader(fh, lim+1))
-			fh.Close()
-		}
+		data, err = document.ReadFile(file, lim)
 	}
 	if err != nil {
 		return layers.AppDoc{}, fmt.Errorf("reading the App: %w", err)
-	}
-	if int64(len(data)) > lim {
-		return layers.AppDoc{}, fmt.Errorf("%s is larger than the limit of %d bytes", file, lim)
 	}
 	apps, err := layers.ReadApps(data, file)
 	if err != nil {

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -202,18 +200,12 @@ var stringFields = []string{
 
 // LoadConfig reads and parses a plugin.yaml of at most MaxConfigBytes.
 func LoadConfig(file string) (*Config, error) {
-	f, err := os.Open(file)
+	data, err := document.ReadFile(file, MaxConfigBytes)
+	if errors.Is(err, document.ErrTooLarge) {
+		return nil, fmt.Errorf("%w; a plugin configuration is much smaller: keep scripts in files of their own", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the plugin configuration: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading the plugin configuration %s: %w", file, err)
-	}
-	if len(data) > MaxConfigBytes {
-		return nil, &document.LoadError{Source: file, Err: document.ErrTooLarge,
-			Msg: fmt.Sprintf("the file is larger than %d bytes; a plugin configuration is much smaller: keep scripts in files of their own", MaxConfigBytes)}
 	}
 	return ParseConfig(data, file)
 }

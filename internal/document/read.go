@@ -7,25 +7,24 @@ import (
 )
 
 // ReadFile reads a whole file of at most max bytes. A larger file is a
-// *LoadError wrapping ErrTooLarge that names the file and the limit; nothing
-// beyond max+1 bytes is read. A max below 1 means no limit.
+// *LoadError wrapping ErrTooLarge that names the file and the limit (see
+// ReadAll); nothing beyond max+1 bytes is read. A max below 1 means no
+// limit. Errors opening the file are those of os.Open.
 func ReadFile(path string, max int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return readAll(f, max, path, "file")
+	return ReadAll(f, max, path)
 }
 
 // ReadAll reads r to its end, at most max bytes; name says what r is (a file
-// name, "<stdin>", "the response of https://...") in the error for a larger
-// input, a *LoadError wrapping ErrTooLarge. A max below 1 means no limit.
+// name, "<stdin>", "the answer of https://...") in the error for a larger
+// input: a *LoadError wrapping ErrTooLarge, "NAME: larger than the limit of
+// MAX bytes", returned with the first max bytes (for callers that show the
+// start of an answer they refuse). A max below 1 means no limit.
 func ReadAll(r io.Reader, max int64, name string) ([]byte, error) {
-	return readAll(r, max, name, "input")
-}
-
-func readAll(r io.Reader, max int64, name, noun string) ([]byte, error) {
 	if max < 1 {
 		data, err := io.ReadAll(r)
 		if err != nil {
@@ -38,7 +37,7 @@ func readAll(r io.Reader, max int64, name, noun string) ([]byte, error) {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
 	if int64(len(data)) > max {
-		return nil, &LoadError{Source: name, Msg: fmt.Sprintf("%s is larger than the limit of %d bytes", noun, max), Err: ErrTooLarge}
+		return data[:max], &LoadError{Source: name, Msg: fmt.Sprintf("larger than the limit of %d bytes", max), Err: ErrTooLarge}
 	}
 	return data, nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -113,15 +112,16 @@ func (c *Client) GetParams(ctx context.Context, appSetName string, input map[str
 	if limit <= 0 {
 		limit = DefaultMaxResponseBytes
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("plugin %s: reading the answer: %w", url, err)
+	data, err := document.ReadAll(resp.Body, limit, "the answer")
+	tooLarge := errors.Is(err, document.ErrTooLarge)
+	if err != nil && !tooLarge {
+		return nil, fmt.Errorf("plugin %s: %w", url, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, &StatusError{URL: url, StatusCode: resp.StatusCode, Message: errorMessage(data)}
 	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("plugin %s: the answer is larger than the limit of %d bytes", url, limit)
+	if tooLarge {
+		return nil, fmt.Errorf("plugin %s: %w", url, err)
 	}
 	sets, err := DecodeResponse(data)
 	if err != nil {

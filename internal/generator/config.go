@@ -3,9 +3,7 @@ package generator
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -192,18 +190,12 @@ type fileCache struct {
 
 // LoadConfig reads and checks a configuration file.
 func LoadConfig(path string) (*Config, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	data, err := document.ReadFile(path, MaxConfigBytes)
+	if err != nil && !errors.Is(err, document.ErrTooLarge) {
 		return nil, fmt.Errorf("reading the generator configuration: %w", err)
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if len(data) > MaxConfigBytes {
-		return nil, &document.LoadError{Source: path, Err: document.ErrTooLarge,
-			Msg: fmt.Sprintf("the file is larger than the limit of %d bytes", MaxConfigBytes)}
+		return nil, err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -143,12 +142,9 @@ func readSets(path, name string) ([]map[string]any, error) {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxStaticFileBytes+1))
+	data, err := document.ReadAll(f, MaxStaticFileBytes, name)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", name, err)
-	}
-	if len(data) > MaxStaticFileBytes {
-		return nil, &document.LoadError{Source: name, Err: document.ErrTooLarge, Msg: fmt.Sprintf("the file is larger than the limit of %d bytes", MaxStaticFileBytes)}
+		return nil, err
 	}
 	tree, pos, err := document.Loader{Positions: true}.ParseAny(data, name)
 	if err != nil {

@@ -249,12 +249,9 @@ func (j *job) readFile(rel string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", rel)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, j.lim.MaxValuesBytes+1))
+	data, err := document.ReadAll(f, j.lim.MaxValuesBytes, rel)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", rel, err)
-	}
-	if int64(len(data)) > j.lim.MaxValuesBytes {
-		return nil, fmt.Errorf("%s is larger than the limit of %d bytes", rel, j.lim.MaxValuesBytes)
+		return nil, err
 	}
 	if err := j.count(int64(len(data))); err != nil {
 		return nil, err

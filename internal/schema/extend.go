@@ -3,7 +3,6 @@ package schema
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,7 +34,7 @@ func DirResolver(dir string) Resolver {
 			return nil, "", err
 		}
 		defer f.Close()
-		data, err := io.ReadAll(io.LimitReader(f, MaxSchemaSize+1))
+		data, err := document.ReadAll(f, MaxSchemaSize, filepath.Join(dir, rel))
 		if err != nil {
 			return nil, "", err
 		}

@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/strata-dev/strata/internal/document"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -126,7 +126,7 @@ func ReadCRDs(paths ...string) ([]CRD, error) {
 	}
 	var crds []CRD
 	for _, file := range files {
-		data, err := readLimited(file, maxCRDFileSize)
+		data, err := document.ReadFile(file, maxCRDFileSize)
 		if err != nil {
 			return nil, fmt.Errorf("reading CRDs: %w", err)
 		}
@@ -206,21 +206,4 @@ func splitDocuments(data []byte) []rawDocument {
 		cur.body = append(cur.body, line...)
 	}
 	return append(docs, cur)
-}
-
-// readLimited reads a file of at most limit bytes.
-func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: larger than %d MiB", path, limit>>20)
-	}
-	return data, nil
 }
