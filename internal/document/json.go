@@ -26,7 +26,7 @@ func (c *converter) parseJSON(data []byte) (any, *Pos, error) {
 	if err := json.Unmarshal(data, new(json.RawMessage)); err != nil {
 		return nil, nil, c.jsonSyntaxError(data, err)
 	}
-	r := &jsonReader{c: c, data: data, line: 1}
+	r := &jsonReader{c: c, data: data, line: 1 + c.lineOff}
 	r.dec = json.NewDecoder(bytes.NewReader(data))
 	r.dec.UseNumber()
 	tok, err := r.token()
@@ -44,7 +44,7 @@ func (c *converter) jsonSyntaxError(data []byte, err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		off := min(int(se.Offset), len(data))
-		le.Line = 1 + bytes.Count(data[:off], []byte("\n"))
+		le.Line = 1 + c.lineOff + bytes.Count(data[:off], []byte("\n"))
 	}
 	return le
 }

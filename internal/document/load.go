@@ -103,6 +103,10 @@ type Loader struct {
 	Limits    Limits // zero fields take DefaultLimits
 	Positions bool   // record the line of every node
 	JSON      bool   // accept JSON only, not YAML
+	// FirstLine is the line of its file that the data starts on, for a
+	// document cut from a longer stream: positions and errors count lines
+	// of the file. 0 means 1.
+	FirstLine int
 }
 
 // Parse parses one YAML or JSON document holding a map, with default limits.
@@ -243,11 +247,11 @@ func (l Loader) parseStream(data []byte, source string) ([]parsedDoc, error) {
 	}
 	if !utf8.Valid(data) {
 		line, col := invalidUTF8At(data)
-		return nil, &LoadError{Source: source, Line: line, Column: col, Err: ErrInvalidUTF8,
+		return nil, &LoadError{Source: source, Line: line + max(l.FirstLine-1, 0), Column: col, Err: ErrInvalidUTF8,
 			Msg: "invalid UTF-8: save the file as UTF-8"}
 	}
 	// One converter for the whole stream: the node budget is shared.
-	c := converter{source: source, lim: lim, positions: l.Positions, jsonOnly: l.JSON}
+	c := converter{source: source, lim: lim, positions: l.Positions, jsonOnly: l.JSON, lineOff: max(l.FirstLine-1, 0)}
 	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a UTF-8 byte order mark
 	text := bytes.TrimSpace(data)
 	if len(text) == 0 {
@@ -275,7 +279,7 @@ func (l Loader) parseStream(data []byte, source string) ([]parsedDoc, error) {
 				// Meant as JSON, most likely: the JSON error is the clearer one.
 				return nil, c.jsonSyntaxError(data, json.Unmarshal(data, new(json.RawMessage)))
 			}
-			return nil, syntaxError(source, data, err)
+			return nil, syntaxError(source, data, err, c.lineOff)
 		}
 		if len(doc.Content) == 0 {
 			continue
@@ -286,7 +290,7 @@ func (l Loader) parseStream(data []byte, source string) ([]parsedDoc, error) {
 			return nil, err
 		}
 		if pos == nil { // positions off: keep the document's own, for errors
-			pos = &Pos{Line: root.Line, Column: root.Column}
+			pos = &Pos{Line: c.line(root), Column: root.Column}
 		}
 		docs = append(docs, parsedDoc{v: v, pos: pos})
 	}
@@ -328,7 +332,7 @@ var yamlParserErrors = map[string]bool{
 }
 
 // syntaxError turns a YAML library error into a LoadError with a 1-based line.
-func syntaxError(source string, data []byte, err error) *LoadError {
+func syntaxError(source string, data []byte, err error, lineOff int) *LoadError {
 	msg := err.Error()
 	line := 0
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
@@ -348,7 +352,7 @@ func syntaxError(source string, data []byte, err error) *LoadError {
 			}
 		}
 	}
-	return &LoadError{Source: source, Line: line, Err: ErrSyntax, Msg: msg}
+	return &LoadError{Source: source, Line: line + lineOff, Err: ErrSyntax, Msg: msg}
 }
 
 func invalidUTF8At(data []byte) (line, col int) {
@@ -374,17 +378,21 @@ type converter struct {
 	lim       Limits
 	positions bool
 	nodes     int
+	lineOff   int // lines of the file before the data
 }
 
+// line returns the line of n in the file.
+func (c *converter) line(n *yaml.Node) int { return n.Line + c.lineOff }
+
 func (c *converter) errorf(n *yaml.Node, sentinel error, format string, args ...any) *LoadError {
-	return &LoadError{Source: c.source, Line: n.Line, Column: n.Column, Err: sentinel, Msg: fmt.Sprintf(format, args...)}
+	return &LoadError{Source: c.source, Line: c.line(n), Column: n.Column, Err: sentinel, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (c *converter) pos(n *yaml.Node) *Pos {
 	if !c.positions {
 		return nil
 	}
-	return &Pos{Line: n.Line, Column: n.Column}
+	return &Pos{Line: c.line(n), Column: n.Column}
 }
 
 func (c *converter) node(n *yaml.Node, depth int) (any, *Pos, error) {
@@ -402,7 +410,7 @@ func (c *converter) node(n *yaml.Node, depth int) (any, *Pos, error) {
 		}
 		v, p, err := c.node(n.Alias, depth+1)
 		if p != nil {
-			p = &Pos{Line: n.Line, Column: n.Column, Keys: p.Keys, Items: p.Items}
+			p = &Pos{Line: c.line(n), Column: n.Column, Keys: p.Keys, Items: p.Items}
 		}
 		return v, p, err
 	case yaml.MappingNode:
@@ -458,7 +466,7 @@ func (c *converter) mapping(n *yaml.Node, depth int) (any, *Pos, error) {
 		if lines == nil {
 			lines = make(map[string]int, len(n.Content)/2)
 		}
-		lines[key] = kn.Line
+		lines[key] = c.line(kn)
 		v, p, err := c.node(vn, depth+1)
 		if err != nil {
 			return nil, nil, err
@@ -468,7 +476,7 @@ func (c *converter) mapping(n *yaml.Node, depth int) (any, *Pos, error) {
 			if p == nil {
 				p = &Pos{}
 			}
-			p.Line, p.Column = kn.Line, kn.Column
+			p.Line, p.Column = c.line(kn), kn.Column
 			pos.Keys[key] = p
 		}
 	}

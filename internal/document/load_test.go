@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/strata-dev/strata/internal/document"
 )
 
@@ -225,5 +226,36 @@ func TestParseDocuments(t *testing.T) {
 	}
 	if _, err := (document.Loader{}).ParseDocuments([]byte("a: 1\n---\nb: [\n"), "s.yaml"); err == nil || !strings.HasPrefix(err.Error(), "s.yaml:") {
 		t.Errorf("syntax error in the second document: %v, want an error naming s.yaml and a line", err)
+	}
+}
+
+// TestParseFirstLine: a document cut from a stream counts the lines of the
+// stream, in positions and in every error, messages included.
+func TestParseFirstLine(t *testing.T) {
+	l := document.Loader{Positions: true, FirstLine: 10}
+	_, pos, err := l.ParseAny([]byte("a:\n  b: 1\n"), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pos.Key("a").Key("b").Line; got != 11 {
+		t.Errorf("line of a.b = %d, want 11", got)
+	}
+	_, pos, err = document.Loader{Positions: true, FirstLine: 10, JSON: true}.ParseAny([]byte("{\n\"a\": 1}"), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pos.Key("a").Line; got != 11 {
+		t.Errorf("JSON: line of a = %d, want 11", got)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"a: 1\na: 2\n", `s:11:1: duplicate key "a" (first defined at line 10); remove one of them`},
+		{"a: 1\nb: [\n", "s:12: did not find expected node content"},
+		{"a: 1\nb: \xff\n", "s:11:4: invalid UTF-8: save the file as UTF-8"},
+		{"{\"a\": 1,\n\"b\": [}", "s:11: invalid character '}' looking for beginning of value"},
+		{"{\"a\": 1,\n\"a\": 2}", `s:11: duplicate key "a" (first defined at line 10); remove one of them`},
+	} {
+		if _, _, err := l.ParseAny([]byte(tc.in), "s"); err == nil || err.Error() != tc.want {
+			t.Errorf("ParseAny(%q) with FirstLine 10 error = %v, want %q", tc.in, err, tc.want)
+		}
 	}
 }

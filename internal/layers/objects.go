@@ -1,7 +1,6 @@
 package layers
 
 import (
-	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/layers/v1alpha1"
+	"github.com/strata-dev/strata/internal/manifest"
 )
 
 // Kinds of the objects strata reads, as Kubernetes writes them.
@@ -48,28 +48,23 @@ func relevant(apiVersion, kind string) bool {
 	return false
 }
 
-// readObjects reads the ConfigMaps, Secrets, Apps and Catalogs of a YAML
-// stream (several documents separated by ---, or one JSON document); items
-// of List kinds count as objects. Documents that are not Kubernetes objects
+// readObjects reads the ConfigMaps, Secrets, Apps and Catalogs of a
+// manifest stream (package manifest: YAML documents separated by ---, or
+// JSON); items of lists (manifest.ListItems) count as objects. Documents that are not Kubernetes objects
 // (no apiVersion and kind) and objects of other kinds are skipped.
 func readObjects(data []byte, file string, maxBytes int64) ([]*object, error) {
 	var out []*object
 	var x *lineIndex
-	for _, d := range splitDocuments(data) {
-		v, pos, err := document.Loader{Positions: true, Limits: document.Limits{MaxBytes: maxBytes}}.ParseAny(d.text, file)
-		if err != nil {
-			var le *document.LoadError
-			if errors.As(err, &le) && le.Line > 0 {
-				le.Line += d.offset
-			}
-			return nil, err
-		}
-		shiftPos(pos, d.offset)
-		m, ok := v.(map[string]any)
+	docs, err := manifest.Parse(data, file, manifest.Limits{MaxBytes: maxBytes})
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range docs {
+		m, ok := d.Value.(map[string]any)
 		if !ok {
 			continue
 		}
-		objs, err := collectObjects(m, pos, file, "", "")
+		objs, err := collectObjects(m, d.Pos, file, "", "")
 		if err != nil {
 			return nil, err
 		}
@@ -97,7 +92,7 @@ func collectObjects(m map[string]any, pos *document.Pos, file, listAPI, listKind
 	if api == "" || kind == "" {
 		return nil, nil
 	}
-	if items, ok := m["items"].([]any); ok && strings.HasSuffix(kind, "List") {
+	if items, ok := manifest.ListItems(m); ok {
 		itemKind := strings.TrimSuffix(kind, "List")
 		if kind == "List" {
 			itemKind = ""
@@ -138,47 +133,6 @@ func linePos(p *document.Pos) int {
 		return 0
 	}
 	return p.Line
-}
-
-type rawDocument struct {
-	text   []byte
-	offset int // lines before the document in its file
-}
-
-// splitDocuments splits a YAML stream at its "---" lines, keeping each
-// separator line at the start of the document it opens, so that every
-// piece holds at most one document and line numbers can be restored.
-func splitDocuments(data []byte) []rawDocument {
-	var docs []rawDocument
-	start, startLine, line := 0, 0, 0
-	for i := 0; i < len(data); {
-		end := bytes.IndexByte(data[i:], '\n')
-		next := len(data)
-		if end >= 0 {
-			next = i + end + 1
-		}
-		l := data[i:next]
-		if i > start && isDocumentStart(l) {
-			docs = append(docs, rawDocument{text: data[start:i], offset: startLine})
-			start, startLine = i, line
-		}
-		line++
-		i = next
-	}
-	return append(docs, rawDocument{text: data[start:], offset: startLine})
-}
-
-func isDocumentStart(l []byte) bool {
-	if !bytes.HasPrefix(l, []byte("---")) {
-		return false
-	}
-	rest := l[3:]
-	return len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\n' || rest[0] == '\r'
-}
-
-// shiftPos moves every line of p down by n.
-func shiftPos(p *document.Pos, n int) {
-	shiftLines(p, n, 0)
 }
 
 func shiftLines(p *document.Pos, lines, cols int) {

@@ -6,9 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/values"
-	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // closeObjects sets additionalProperties: false on every object schema that

@@ -10,8 +10,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/strata-dev/strata/internal/document"
 	"k8s.io/kube-openapi/pkg/validation/validate"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // kind is what a keyword's value must be.

@@ -12,9 +12,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	kerrors "k8s.io/kube-openapi/pkg/validation/errors"
+
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/values"
-	kerrors "k8s.io/kube-openapi/pkg/validation/errors"
 )
 
 // fieldError is a FieldError before its path is written out.

@@ -6,10 +6,11 @@ import (
 	"math"
 	"regexp"
 
-	"github.com/strata-dev/strata/internal/document"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
 	"k8s.io/kube-openapi/pkg/validation/validate"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // rootToken is the path kube-openapi is given for the root; every path in

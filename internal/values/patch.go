@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
+
 	"github.com/strata-dev/strata/internal/document"
 )
 

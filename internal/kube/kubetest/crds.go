@@ -11,11 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/strata-dev/strata/internal/document"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // Limits on the CRD files InstallCRDs reads.
