@@ -20,11 +20,11 @@ const module = "github.com/strata-dev/strata"
 // directory share its rank and may import their parent.
 var rank = map[string]int{
 	"internal/document": 0,
-	"internal/manifest": 0,
 	"internal/testbin":  0,
 	"internal/golden":   0,
 
-	"internal/values": 1,
+	"internal/values":   1,
+	"internal/manifest": 1,
 
 	"internal/schema":    2,
 	"internal/params":    2,
