@@ -57,7 +57,7 @@ var ErrInvalidManifest = errors.New("invalid manifest")
 // (wrapping document.ErrTooLarge).
 func ParseManifests(out []byte, source string) ([]string, error) {
 	p := &manifestParser{source: source, out: out}
-	docs, err := manifest.Parse(out, source, manifest.Limits{MaxDocuments: MaxManifests, MaxNodes: maxOutputNodes, MaxListNesting: MaxListNesting})
+	docs, err := manifest.Parse(out, source, manifest.Limits{MaxDocuments: MaxManifests, MaxNodes: maxOutputNodes})
 	if err != nil {
 		return nil, p.fail(err)
 	}

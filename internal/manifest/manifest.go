@@ -14,16 +14,15 @@ import (
 // Limits bound what a stream may cost to read. A zero field takes the
 // default of DefaultLimits.
 type Limits struct {
-	MaxDocuments   int   // non-empty documents in the stream
-	MaxBytes       int64 // size of the stream
-	MaxNodes       int   // maps, lists and values of all documents, aliases counted each time they are used
-	MaxDepth       int   // nesting of maps and lists in a document; 0 takes document.DefaultLimits'
-	MaxListNesting int   // how deep lists inside lists are unpacked (for callers of ListItems)
+	MaxDocuments int   // non-empty documents in the stream
+	MaxBytes     int64 // size of the stream
+	MaxNodes     int   // maps, lists and values of all documents, aliases counted each time they are used
+	MaxDepth     int   // nesting of maps and lists in a document; 0 takes document.DefaultLimits'
 }
 
 // DefaultLimits returns the limits used when a field of Limits is zero.
 func DefaultLimits() Limits {
-	return Limits{MaxDocuments: 100_000, MaxBytes: 64 << 20, MaxNodes: 4 << 20, MaxListNesting: 8}
+	return Limits{MaxDocuments: 100_000, MaxBytes: 64 << 20, MaxNodes: 4 << 20}
 }
 
 func (l Limits) withDefaults() Limits {
@@ -38,9 +37,6 @@ func (l Limits) withDefaults() Limits {
 		d.MaxNodes = l.MaxNodes
 	}
 	d.MaxDepth = l.MaxDepth // 0: the loader's default
-	if l.MaxListNesting > 0 {
-		d.MaxListNesting = l.MaxListNesting
-	}
 	return d
 }
 
