@@ -8,8 +8,8 @@ import (
 
 // ReadFile reads a whole file of at most max bytes. A larger file is a
 // *LoadError wrapping ErrTooLarge that names the file and the limit (see
-// ReadAll); nothing beyond max+1 bytes is read. A max below 1 means no
-// limit. Errors opening the file are those of os.Open.
+// ReadAll); nothing beyond max+1 bytes is read. Errors opening the file
+// are those of os.Open.
 func ReadFile(path string, max int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -23,9 +23,13 @@ func ReadFile(path string, max int64) ([]byte, error) {
 // name, "<stdin>", "the answer of https://...") in the error for a larger
 // input: a *LoadError wrapping ErrTooLarge, "NAME: larger than the limit of
 // MAX bytes", returned with the first max bytes (for callers that show the
-// start of an answer they refuse). A max below 1 means no limit.
+// start of an answer they refuse). As everywhere in strata, 0 means the
+// default (DefaultLimits().MaxBytes) and a negative max means no limit.
 func ReadAll(r io.Reader, max int64, name string) ([]byte, error) {
-	if max < 1 {
+	if max == 0 {
+		max = DefaultLimits().MaxBytes
+	}
+	if max < 0 {
 		data, err := io.ReadAll(r)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", name, err)

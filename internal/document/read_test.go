@@ -2,6 +2,7 @@ package document_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,8 +25,8 @@ func TestReadAll(t *testing.T) {
 		{"at the limit", "abcd", 4, "abcd", ""},
 		{"one byte over", "abcde", 4, "abcd", "in.yaml: larger than the limit of 4 bytes"},
 		{"far over", strings.Repeat("x", 1000), 10, strings.Repeat("x", 10), "in.yaml: larger than the limit of 10 bytes"},
-		{"no limit", strings.Repeat("x", 1000), 0, strings.Repeat("x", 1000), ""},
-		{"negative: no limit", "abc", -1, "abc", ""},
+		{"zero: the default limit", strings.Repeat("x", 1000), 0, strings.Repeat("x", 1000), ""},
+		{"negative: no limit", strings.Repeat("x", 1000), -1, strings.Repeat("x", 1000), ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,6 +73,15 @@ func TestReadAllStopsAtTheLimit(t *testing.T) {
 	}
 	if r.n > 101+512 {
 		t.Errorf("ReadAll(endless, 100) read %d bytes", r.n)
+	}
+}
+
+// TestReadAllDefault: a max of 0 is the default limit, not "none".
+func TestReadAllDefault(t *testing.T) {
+	r := &countingReader{}
+	_, err := document.ReadAll(r, 0, "endless")
+	if want := fmt.Sprintf("endless: larger than the limit of %d bytes", document.DefaultLimits().MaxBytes); err == nil || err.Error() != want {
+		t.Fatalf("ReadAll(endless, 0) error = %v, want %q", err, want)
 	}
 }
 
