@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/strata-dev/strata/internal/cmpserver"
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // TestDeployManifests checks that every manifest under deploy/ parses
@@ -24,7 +24,7 @@ func TestDeployManifests(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := values.Parse(data, f)
+		m, err := document.Parse(data, f)
 		if err != nil {
 			t.Errorf("%v", err)
 			continue

@@ -21,33 +21,36 @@ const module = "github.com/strata-dev/strata"
 // strictly lower rank (ARCHITECTURE.md, STYLE.md). Packages under a listed
 // directory share its rank and may import their parent.
 var rank = map[string]int{
-	"internal/values":     0,
+	"internal/document":   0,
 	"internal/testbin":    0,
 	"internal/golden":     0,
 	"internal/eventually": 0,
 
-	"internal/schema":    1,
-	"internal/params":    1,
-	"internal/hookexec":  1,
-	"internal/kube":      1,
-	"internal/kustomize": 1,
+	"internal/values":   1,
+	"internal/manifest": 1,
 
-	"internal/layers":     2,
-	"internal/helmplugin": 2,
-	"internal/cmpserver":  2,
-	"internal/generator":  2,
-	"internal/operator":   2,
+	"internal/schema":    2,
+	"internal/params":    2,
+	"internal/hookexec":  2,
+	"internal/kube":      2,
+	"internal/kustomize": 2,
+
+	"internal/layers":     3,
+	"internal/helmplugin": 3,
+	"internal/cmpserver":  3,
+	"internal/generator":  3,
+	"internal/operator":   3,
 
 	// builtin is the table of built-in plugins: it joins cmpserver's plugin
-	// interface and the plugins (helmplugin), both of rank 2.
-	"internal/cmpserver/builtin": 3,
+	// interface and the plugins (helmplugin), both of rank 3.
+	"internal/cmpserver/builtin": 4,
 
-	"internal/cli": 4,
-	"cmd/strata":   5,
+	"internal/cli": 5,
+	"cmd/strata":   6,
 
 	// hack holds programs that are not the product (benchmarks, dev
 	// tools), each a package main; nothing imports them.
-	"hack": 6,
+	"hack": 7,
 }
 
 // product is the program strata ships; testOnly are the packages that
@@ -103,8 +106,8 @@ func TestLayeringCatchesViolations(t *testing.T) {
 	}
 	want := []string{
 		"internal/cmpserver/server.go imports helm.sh/helm/v4/pkg/action: only [internal/helmplugin] may",
-		"internal/cmpserver/server.go (rank 2) imports github.com/strata-dev/strata/internal/generator (rank 2): imports must point down",
-		"internal/values/tree.go (rank 0) imports github.com/strata-dev/strata/internal/cli (rank 4): imports must point down",
+		"internal/cmpserver/server.go (rank 3) imports github.com/strata-dev/strata/internal/generator (rank 3): imports must point down",
+		"internal/values/tree.go (rank 1) imports github.com/strata-dev/strata/internal/cli (rank 5): imports must point down",
 		"internal/widget/widget.go: package internal/widget has no rank; add it to the rank table in layering_test.go",
 		"cmd/strata pulls in the test-only package internal/golden: cmd/strata → internal/cli → internal/golden",
 		"cmd/strata pulls in package testing: cmd/strata → internal/cli → testing",

@@ -5,16 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/generator"
 	"github.com/strata-dev/strata/internal/generator/appset"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 func newAppsetCmd(g *globals) *cobra.Command {
@@ -77,7 +76,7 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 	if err != nil {
 		return err
 	}
-	format, err := values.ParseFormat(f.output)
+	format, err := document.ParseFormat(f.output)
 	if err != nil {
 		return err
 	}
@@ -129,13 +128,13 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 		return err
 	}
 	var b bytes.Buffer
-	if format == values.JSON {
+	if format == document.JSON {
 		items := make([]any, len(apps))
 		for i, a := range apps {
 			items[i] = a
 		}
 		list := map[string]any{"apiVersion": "v1", "kind": "List", "items": items}
-		if err := values.Encode(&b, list, values.JSON); err != nil {
+		if err := document.Encode(&b, list, document.JSON); err != nil {
 			return err
 		}
 	} else {
@@ -143,7 +142,7 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 			if i > 0 {
 				b.WriteString("---\n")
 			}
-			if err := values.Encode(&b, a, values.YAML); err != nil {
+			if err := document.Encode(&b, a, document.YAML); err != nil {
 				return err
 			}
 		}
@@ -154,25 +153,10 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 
 // readAppsetFile reads a file ("-": standard input) of at most max bytes.
 func readAppsetFile(g *globals, path string, max int64) ([]byte, error) {
-	var r io.Reader
 	if path == "-" {
-		r = g.stdin
-	} else {
-		fh, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer fh.Close()
-		r = fh
+		return document.ReadAll(g.stdin, max, "<stdin>")
 	}
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s is larger than the limit of %d bytes", path, max)
-	}
-	return data, nil
+	return document.ReadFile(path, max)
 }
 
 // tokenArgHint shows a malformed --token argument without its value.

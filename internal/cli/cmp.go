@@ -15,10 +15,10 @@ import (
 	"github.com/strata-dev/strata/internal/cmpserver"
 	"github.com/strata-dev/strata/internal/cmpserver/builtin"
 	"github.com/strata-dev/strata/internal/cmpserver/tarball"
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/helmplugin"
 	"github.com/strata-dev/strata/internal/hookexec"
 	"github.com/strata-dev/strata/internal/params"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 func newCmpCmd(g *globals) *cobra.Command {
@@ -366,26 +366,26 @@ a kustomize pass after Helm.`,
 }
 
 func writeManifests(g *globals, manifests []string, output string) error {
-	f, err := values.ParseFormat(output)
+	f, err := document.ParseFormat(output)
 	if err != nil {
 		return err
 	}
 	list := make([]any, 0, len(manifests))
 	for i, m := range manifests {
-		v, _, err := values.Loader{JSON: true}.ParseAny([]byte(m), fmt.Sprintf("manifest %d", i))
+		v, _, err := document.Loader{JSON: true}.ParseAny([]byte(m), fmt.Sprintf("manifest %d", i))
 		if err != nil {
 			return err
 		}
 		list = append(list, v)
 	}
-	if f == values.JSON {
-		return values.Encode(g.stdout, list, f)
+	if f == document.JSON {
+		return document.Encode(g.stdout, list, f)
 	}
 	for _, v := range list {
 		if _, err := fmt.Fprintln(g.stdout, "---"); err != nil {
 			return err
 		}
-		if err := values.Encode(g.stdout, v, values.YAML); err != nil {
+		if err := document.Encode(g.stdout, v, document.YAML); err != nil {
 			return err
 		}
 	}
@@ -407,7 +407,7 @@ func newCmpParametersCmd(g *globals) *cobra.Command {
 				if anns == nil {
 					anns = []params.Announcement{}
 				}
-				return values.EncodeJSONValue(g.stdout, anns)
+				return document.EncodeJSONValue(g.stdout, anns)
 			})
 		},
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/generator"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 func newGeneratorCmd(g *globals) *cobra.Command {
@@ -159,7 +158,7 @@ returned (YAML, or JSON with -o json). --input is a YAML or JSON file holding
 the generator's input.parameters ("-" for stdin).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := values.ParseFormat(output)
+			f, err := document.ParseFormat(output)
 			if err != nil {
 				return err
 			}
@@ -185,17 +184,14 @@ the generator's input.parameters ("-" for stdin).`,
 			if inputFile != "" {
 				var data []byte
 				if inputFile == "-" {
-					data, err = io.ReadAll(io.LimitReader(g.stdin, generator.DefaultMaxRequestBytes+1))
-					if err == nil && len(data) > generator.DefaultMaxRequestBytes {
-						err = fmt.Errorf("stdin holds more than %d bytes", generator.DefaultMaxRequestBytes)
-					}
+					data, err = document.ReadAll(g.stdin, generator.DefaultMaxRequestBytes, "<stdin>")
 				} else {
-					data, err = os.ReadFile(inputFile)
+					data, err = document.ReadFile(inputFile, generator.DefaultMaxRequestBytes)
 				}
 				if err != nil {
 					return fmt.Errorf("--input: %w", err)
 				}
-				if input, err = values.Parse(data, inputFile); err != nil {
+				if input, err = document.Parse(data, inputFile); err != nil {
 					return err
 				}
 			}
@@ -207,7 +203,7 @@ the generator's input.parameters ("-" for stdin).`,
 			for i, s := range sets {
 				list[i] = s
 			}
-			return values.Encode(g.stdout, list, f)
+			return document.Encode(g.stdout, list, f)
 		},
 	}
 	fs := cmd.Flags()

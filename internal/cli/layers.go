@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/kube"
 	"github.com/strata-dev/strata/internal/layers"
 	"github.com/strata-dev/strata/internal/layers/controller"
@@ -155,7 +155,7 @@ func (f *layersRender) run(cmd *cobra.Command, g *globals, appFile string) error
 	if explaining {
 		return f.writeExplanation(cmd, g, res)
 	}
-	format, err := values.ParseFormat(f.output)
+	format, err := document.ParseFormat(f.output)
 	if err != nil {
 		return err
 	}
@@ -166,9 +166,9 @@ func (f *layersRender) run(cmd *cobra.Command, g *globals, appFile string) error
 		}
 	}
 	if f.valuesOnly {
-		return values.Encode(g.stdout, merged, format)
+		return document.Encode(g.stdout, merged, format)
 	}
-	return values.EncodeOrdered(g.stdout,
+	return document.EncodeOrdered(g.stdout,
 		[]string{"app", "layers", "configMapValues", "secretValues", "values"},
 		[]any{res.Plan.App, layerList(res), res.ConfigMapValues, secretValues, merged}, format)
 }
@@ -179,20 +179,13 @@ func (f *layersRender) readApp(g *globals, file string) (layers.AppDoc, error) {
 	var err error
 	lim := layers.DefaultLimits().MaxFileBytes
 	if file == "-" {
-		data, err = io.ReadAll(io.LimitReader(g.stdin, lim+1))
 		file = "<stdin>"
+		data, err = document.ReadAll(g.stdin, lim, file)
 	} else {
-		var fh *os.File
-		if fh, err = os.Open(file); err == nil {
-			data, err = io.ReadAll(io.LimitReader(fh, lim+1))
-			fh.Close()
-		}
+		data, err = document.ReadFile(file, lim)
 	}
 	if err != nil {
 		return layers.AppDoc{}, fmt.Errorf("reading the App: %w", err)
-	}
-	if int64(len(data)) > lim {
-		return layers.AppDoc{}, fmt.Errorf("%s is larger than the limit of %d bytes", file, lim)
 	}
 	apps, err := layers.ReadApps(data, file)
 	if err != nil {
@@ -232,10 +225,10 @@ func layerList(res *layers.Rendered) []any {
 }
 
 func (f *layersRender) writeExplanation(cmd *cobra.Command, g *globals, res *layers.Rendered) error {
-	var p values.Path
+	var p document.Path
 	if f.explain != explainAll {
 		var err error
-		if p, err = values.ParsePath(f.explain); err != nil {
+		if p, err = document.ParsePath(f.explain); err != nil {
 			return err
 		}
 	}

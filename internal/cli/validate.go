@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/schema"
 	"github.com/strata-dev/strata/internal/values"
 )
@@ -69,11 +70,11 @@ broken and the layer that set the value. Exits 1 when the values are invalid.`,
 				fmt.Fprintf(g.stdout, "valid: the values match %s\n", schemaFile)
 				return nil
 			}
-			f, err := values.ParseFormat(output)
+			f, err := document.ParseFormat(output)
 			if err != nil {
 				return err
 			}
-			return values.Encode(g.stdout, defaulted, f)
+			return document.Encode(g.stdout, defaulted, f)
 		},
 	}
 	fs := cmd.Flags()
@@ -110,7 +111,7 @@ func winner(res *values.Result, path string) (values.Setting, bool) {
 	if path == "" {
 		return values.Setting{}, false
 	}
-	p, err := values.ParsePath(path)
+	p, err := document.ParsePath(path)
 	if err != nil {
 		return values.Setting{}, false
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/values"
 )
 
@@ -43,7 +44,7 @@ func (f *inputFlags) layers(g *globals, files []string) ([]*values.Layer, error)
 	in := f.in
 	in.Files = files
 	in.Stdin = g.stdin
-	layers, err := in.Layers(values.Loader{Positions: true})
+	layers, err := in.Layers(document.Loader{Positions: true})
 	if err != nil {
 		return nil, err
 	}
@@ -94,15 +95,15 @@ every value it overrode. --explain=PATH restricts it to one key (or subtree).`,
 				return err
 			}
 			if !explaining {
-				f, err := values.ParseFormat(output)
+				f, err := document.ParseFormat(output)
 				if err != nil {
 					return err
 				}
-				return values.Encode(g.stdout, res.Values, f)
+				return document.Encode(g.stdout, res.Values, f)
 			}
-			var path values.Path
+			var path document.Path
 			if explain != explainAll {
-				if path, err = values.ParsePath(explain); err != nil {
+				if path, err = document.ParsePath(explain); err != nil {
 					return err
 				}
 			}
@@ -178,11 +179,11 @@ with --set exactly.`,
 				_, err := g.stdout.Write(b.Bytes())
 				return err
 			}
-			f, err := values.ParseFormat(output)
+			f, err := document.ParseFormat(output)
 			if err != nil {
 				return fmt.Errorf("%w (or properties)", err)
 			}
-			return values.EncodeOrdered(g.stdout, keys, vals, f)
+			return document.EncodeOrdered(g.stdout, keys, vals, f)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml, json or properties (key=value lines)")
@@ -196,7 +197,7 @@ func propertyValue(v any) string {
 		return strings.ReplaceAll(s, "\n", `\n`)
 	}
 	var b bytes.Buffer
-	if err := values.Encode(&b, v, values.JSON); err != nil {
+	if err := document.Encode(&b, v, document.JSON); err != nil {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSpace(b.String())

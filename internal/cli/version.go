@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // version is set at build time: -ldflags "-X github.com/strata-dev/strata/internal/cli.version=v1.2.3".
@@ -50,7 +50,7 @@ func newVersionCmd(g *globals) *cobra.Command {
 				cmd.Println(")")
 				return nil
 			}
-			f, err := values.ParseFormat(output)
+			f, err := document.ParseFormat(output)
 			if err != nil {
 				return err
 			}
@@ -58,7 +58,7 @@ func newVersionCmd(g *globals) *cobra.Command {
 			if v.Commit != "" {
 				m["commit"] = v.Commit
 			}
-			return values.Encode(g.stdout, m, f)
+			return document.Encode(g.stdout, m, f)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: yaml or json")

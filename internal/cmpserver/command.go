@@ -13,9 +13,9 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/hookexec"
 	"github.com/strata-dev/strata/internal/params"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 // CommandOptions are the settings of a CommandPlugin that do not come from
@@ -259,7 +259,7 @@ func (p *CommandPlugin) run(ctx context.Context, step string, c Command, req *pa
 		return res, err
 	}
 	if len(res.Stderr) > 0 {
-		attrs = append(attrs, "stderr", values.Clip(strings.TrimSpace(string(res.Stderr)), 4<<10))
+		attrs = append(attrs, "stderr", document.Clip(strings.TrimSpace(string(res.Stderr)), 4<<10))
 	}
 	p.log.Debug("plugin command", attrs...)
 	return res, nil
@@ -345,7 +345,7 @@ func shortCommand(argv []string) string {
 		s, cut = s[:i], true
 	}
 	if len(s) > 80 {
-		s, cut = values.Clip(s, 80), false
+		s, cut = document.Clip(s, 80), false
 	}
 	if cut {
 		s += "..."

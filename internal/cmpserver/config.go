@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -15,8 +13,8 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/params"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 // What a plugin.yaml must say it is.
@@ -132,7 +130,7 @@ type Parameters struct {
 	Dynamic Command
 }
 
-// The shape of plugin.yaml, for values.Decode. Fields holding what Argo CD
+// The shape of plugin.yaml, for document.Decode. Fields holding what Argo CD
 // accepts and ignores are decoded to be reported, not used.
 type configFile struct {
 	APIVersion string       `json:"apiVersion"`
@@ -186,7 +184,7 @@ type fileParameters struct {
 }
 
 // commandFields are the lists of strings of a plugin.yaml, checked before
-// values.Decode so that the common mistakes get a message saying what to do.
+// document.Decode so that the common mistakes get a message saying what to do.
 var commandFields = []string{
 	"spec.init.command", "spec.init.args",
 	"spec.generate.command", "spec.generate.args",
@@ -194,7 +192,7 @@ var commandFields = []string{
 	"spec.parameters.dynamic.command", "spec.parameters.dynamic.args",
 }
 
-// stringFields are the strings of a plugin.yaml, checked before values.Decode.
+// stringFields are the strings of a plugin.yaml, checked before document.Decode.
 var stringFields = []string{
 	"metadata.name", "metadata.namespace", "spec.version",
 	"spec.discover.fileName", "spec.discover.find.glob",
@@ -202,18 +200,12 @@ var stringFields = []string{
 
 // LoadConfig reads and parses a plugin.yaml of at most MaxConfigBytes.
 func LoadConfig(file string) (*Config, error) {
-	f, err := os.Open(file)
+	data, err := document.ReadFile(file, MaxConfigBytes)
+	if errors.Is(err, document.ErrTooLarge) {
+		return nil, fmt.Errorf("%w; a plugin configuration is much smaller: keep scripts in files of their own", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the plugin configuration: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading the plugin configuration %s: %w", file, err)
-	}
-	if len(data) > MaxConfigBytes {
-		return nil, &values.LoadError{Source: file, Err: values.ErrTooLarge,
-			Msg: fmt.Sprintf("the file is larger than %d bytes; a plugin configuration is much smaller: keep scripts in files of their own", MaxConfigBytes)}
 	}
 	return ParseConfig(data, file)
 }
@@ -226,15 +218,15 @@ func LoadConfig(file string) (*Config, error) {
 // that cannot be part of a socket file name, an empty command, and a
 // discovery pattern that is invalid or reaches outside the application's
 // directory are errors. spec.parameters.static is checked with
-// params.DecodeAnnouncements. Errors are *values.LoadError (most wrapping
+// params.DecodeAnnouncements. Errors are *document.LoadError (most wrapping
 // ErrInvalidConfig) or *params.Error, naming the file, line and field and
 // saying what to do; what is accepted but ignored is in Config.Warnings.
 func ParseConfig(data []byte, source string) (*Config, error) {
 	if len(data) > MaxConfigBytes {
-		return nil, &values.LoadError{Source: source, Err: values.ErrTooLarge,
+		return nil, &document.LoadError{Source: source, Err: document.ErrTooLarge,
 			Msg: fmt.Sprintf("the file is larger than %d bytes; a plugin configuration is much smaller: keep scripts in files of their own", MaxConfigBytes)}
 	}
-	loader := values.Loader{Positions: true, Limits: values.Limits{MaxBytes: MaxConfigBytes}}
+	loader := document.Loader{Positions: true, Limits: document.Limits{MaxBytes: MaxConfigBytes}}
 	tree, pos, err := loader.ParseAny(data, source)
 	if err != nil {
 		return nil, err
@@ -245,7 +237,7 @@ func ParseConfig(data []byte, source string) (*Config, error) {
 		if tree == nil {
 			return nil, p.errorf(nil, "the file is empty; it must hold a plugin configuration: apiVersion: %s, kind: %s, metadata.name and spec.generate", ConfigAPIVersion, ConfigKind)
 		}
-		return nil, p.errorf(pos, "the file holds %s; it must hold a map: a plugin configuration with apiVersion: %s, kind: %s, metadata and spec", values.Describe(tree), ConfigAPIVersion, ConfigKind)
+		return nil, p.errorf(pos, "the file holds %s; it must hold a map: a plugin configuration with apiVersion: %s, kind: %s, metadata and spec", document.Describe(tree), ConfigAPIVersion, ConfigKind)
 	}
 	p.root = root
 	if err := p.checkType(); err != nil {
@@ -255,7 +247,7 @@ func ParseConfig(data []byte, source string) (*Config, error) {
 		return nil, err
 	}
 	var file configFile
-	if err := values.Decode(root, pos, source, &file); err != nil {
+	if err := document.Decode(root, pos, source, &file); err != nil {
 		return nil, err
 	}
 	return p.build(&file)
@@ -264,19 +256,19 @@ func ParseConfig(data []byte, source string) (*Config, error) {
 type configParser struct {
 	source   string
 	root     map[string]any
-	pos      *values.Pos
+	pos      *document.Pos
 	warnings []string
 }
 
-func (p *configParser) errorf(pos *values.Pos, format string, args ...any) *values.LoadError {
-	e := &values.LoadError{Source: p.source, Err: ErrInvalidConfig, Msg: fmt.Sprintf(format, args...)}
+func (p *configParser) errorf(pos *document.Pos, format string, args ...any) *document.LoadError {
+	e := &document.LoadError{Source: p.source, Err: ErrInvalidConfig, Msg: fmt.Sprintf(format, args...)}
 	if pos != nil {
 		e.Line, e.Column = pos.Line, pos.Column
 	}
 	return e
 }
 
-func (p *configParser) warnf(pos *values.Pos, format string, args ...any) {
+func (p *configParser) warnf(pos *document.Pos, format string, args ...any) {
 	where := p.source
 	if pos != nil && pos.Line > 0 {
 		where += ":" + strconv.Itoa(pos.Line)
@@ -287,7 +279,7 @@ func (p *configParser) warnf(pos *values.Pos, format string, args ...any) {
 // lookup returns the value at a dotted path of map keys, whether it is
 // there, and its position (or, when it is missing, the position of the
 // nearest map on the way that is there).
-func (p *configParser) lookup(dotted string) (any, bool, *values.Pos) {
+func (p *configParser) lookup(dotted string) (any, bool, *document.Pos) {
 	var v any = p.root
 	pos := p.pos
 	for _, k := range strings.Split(dotted, ".") {
@@ -314,14 +306,14 @@ func (p *configParser) checkType() error {
 		case !ok || v == nil:
 			return p.errorf(pos, "%s is missing; a plugin configuration starts with apiVersion: %s and kind: %s", f.field, ConfigAPIVersion, ConfigKind)
 		case v != f.want:
-			return p.errorf(pos, "%s is %s; a plugin configuration has %s: %s", f.field, values.Describe(v), f.field, f.want)
+			return p.errorf(pos, "%s is %s; a plugin configuration has %s: %s", f.field, document.Describe(v), f.field, f.want)
 		}
 	}
 	return nil
 }
 
 // checkShapes reports strings and lists of strings of the wrong type with
-// advice that values.Decode cannot give.
+// advice that document.Decode cannot give.
 func (p *configParser) checkShapes() error {
 	if _, ok, pos := p.lookup("spec.parameters.command"); ok {
 		return p.errorf(pos, "unknown field \"spec.parameters.command\": the command that announces parameters goes under spec.parameters.dynamic (dynamic: {command: [...], args: [...]})")
@@ -332,7 +324,7 @@ func (p *configParser) checkShapes() error {
 			continue
 		}
 		if _, isString := v.(string); !isString {
-			msg := fmt.Sprintf("%s must be a string, not %s", field, values.Describe(v))
+			msg := fmt.Sprintf("%s must be a string, not %s", field, document.Describe(v))
 			if isScalar(v) {
 				msg += "; quote the value"
 			}
@@ -346,7 +338,7 @@ func (p *configParser) checkShapes() error {
 		}
 		list, isList := v.([]any)
 		if !isList {
-			return p.errorf(pos, "%s must be a list of strings, such as [sh, -c, \"kustomize build .\"], not %s: the command is run directly, never through a shell", field, values.Describe(v))
+			return p.errorf(pos, "%s must be a list of strings, such as [sh, -c, \"kustomize build .\"], not %s: the command is run directly, never through a shell", field, document.Describe(v))
 		}
 		for i, item := range list {
 			s, isString := item.(string)
@@ -356,7 +348,7 @@ func (p *configParser) checkShapes() error {
 			}
 			switch {
 			case !isString:
-				msg := fmt.Sprintf("%s[%d] must be a string, not %s", field, i, values.Describe(item))
+				msg := fmt.Sprintf("%s[%d] must be a string, not %s", field, i, document.Describe(item))
 				if isScalar(item) {
 					msg += "; quote it"
 				}
@@ -379,7 +371,7 @@ func isScalar(v any) bool {
 	return false
 }
 
-// build checks what values.Decode cannot and makes the Config.
+// build checks what document.Decode cannot and makes the Config.
 func (p *configParser) build(f *configFile) (*Config, error) {
 	cfg := &Config{Source: p.source, Name: f.Metadata.Name}
 
@@ -459,7 +451,7 @@ func (p *configParser) optionalCommand(field string, c *fileCommand) (Command, e
 
 // checkSocketPart checks a name or version that becomes part of the
 // socket's file name.
-func (p *configParser) checkSocketPart(field, s string, pos *values.Pos) error {
+func (p *configParser) checkSocketPart(field, s string, pos *document.Pos) error {
 	var problem string
 	switch {
 	case s == "." || s == "..":

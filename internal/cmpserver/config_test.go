@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/strata-dev/strata/internal/cmpserver"
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/params"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 // fullConfig is the proposal's example 2 with every field of plugin.yaml set.
@@ -255,7 +255,7 @@ func TestParseConfigErrors(t *testing.T) {
 // checkConfigError checks that err is one of ParseConfig's typed errors.
 func checkConfigError(t *testing.T, err error) {
 	t.Helper()
-	var le *values.LoadError
+	var le *document.LoadError
 	var pe *params.Error
 	switch {
 	case errors.As(err, &le):
@@ -267,7 +267,7 @@ func checkConfigError(t *testing.T, err error) {
 			t.Errorf("error %q has no source", err)
 		}
 	default:
-		t.Errorf("error %v is %T, want *values.LoadError or *params.Error", err, err)
+		t.Errorf("error %v is %T, want *document.LoadError or *params.Error", err, err)
 	}
 }
 
@@ -277,8 +277,8 @@ func TestParseConfigErrorKinds(t *testing.T) {
 		t.Errorf("missing generate: error %v does not match ErrInvalidConfig", err)
 	}
 	_, err = cmpserver.ParseConfig([]byte(cfgGen+"  x: 1\n"), "plugin.yaml")
-	if !errors.Is(err, values.ErrUnknownField) {
-		t.Errorf("unknown field: error %v does not match values.ErrUnknownField", err)
+	if !errors.Is(err, document.ErrUnknownField) {
+		t.Errorf("unknown field: error %v does not match document.ErrUnknownField", err)
 	}
 }
 
@@ -309,8 +309,8 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = cmpserver.LoadConfig(big)
-	if !errors.Is(err, values.ErrTooLarge) {
-		t.Errorf("LoadConfig(big) error = %v, want values.ErrTooLarge", err)
+	if !errors.Is(err, document.ErrTooLarge) {
+		t.Errorf("LoadConfig(big) error = %v, want document.ErrTooLarge", err)
 	}
 	if _, err := cmpserver.LoadConfig(filepath.Join(dir, "missing.yaml")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("LoadConfig(missing) error = %v, want os.ErrNotExist", err)

@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/strata-dev/strata/internal/cmpserver"
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/golden"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 // FuzzParseConfig: any input parses or fails with a typed error that names
@@ -45,7 +45,7 @@ func FuzzParseConfig(f *testing.F) {
 	})
 }
 
-// FuzzParseManifests: any output parses or fails with a *values.LoadError
+// FuzzParseManifests: any output parses or fails with a *document.LoadError
 // naming the source; what parses is JSON objects with apiVersion and kind,
 // which parse again, as a JSON stream, to themselves.
 func FuzzParseManifests(f *testing.F) {
@@ -58,9 +58,9 @@ func FuzzParseManifests(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		manifests, err := cmpserver.ParseManifests(data, outputSource)
 		if err != nil {
-			var le *values.LoadError
+			var le *document.LoadError
 			if !errors.As(err, &le) || le.Source != outputSource || err.Error() == "" {
-				t.Fatalf("error %v is %T, want a *values.LoadError naming the source", err, err)
+				t.Fatalf("error %v is %T, want a *document.LoadError naming the source", err, err)
 			}
 			return
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"slices"
@@ -13,7 +12,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
+	"github.com/strata-dev/strata/internal/manifest"
 )
 
 // Limits on what ParseManifests accepts.
@@ -40,42 +40,40 @@ var ErrInvalidManifest = errors.New("invalid manifest")
 // returns each as a compact JSON object (keys sorted), the form Argo CD's
 // repo-server expects. Source names the output in errors.
 //
-// The output is a YAML stream (documents separated by "---") or a JSON
-// stream (JSON values one after another); a document that is a list holds
-// manifests, as a JSON array of objects does. Empty documents are dropped.
-// An object whose kind ends in "List" (List, ConfigMapList...) and that
-// has an items list is unpacked into its items, Lists inside it too. Every
+// The output is a manifest stream, read by package manifest: a YAML stream
+// (documents separated by "---") or a JSON stream (JSON values one after
+// another); a document that is a list holds manifests, as a JSON array of
+// objects does. Empty documents are dropped. An object with an items list
+// (List, ConfigMapList...) is unpacked into its items, Lists inside it too,
+// and one with null items is an empty list (manifest.ListItems). Every
 // manifest must be a map with apiVersion and kind strings, as Argo CD's
 // repo-server requires. Numbers are kept exact: integers beyond 2^53 are
 // not rounded. Duplicate keys are errors.
 //
-// Errors are *values.LoadError naming source and the line: output that is
+// Errors are *document.LoadError naming source and the line: output that is
 // not YAML or JSON (the error quotes its start), a document that is not a
 // manifest (wrapping ErrInvalidManifest, naming the document's number,
 // counted from 1 among the non-empty documents), or output past the limits
-// (wrapping values.ErrTooLarge).
+// (wrapping document.ErrTooLarge).
 func ParseManifests(out []byte, source string) ([]string, error) {
 	p := &manifestParser{source: source, out: out}
-	text := bytes.TrimLeft(bytes.TrimPrefix(out, []byte("\ufeff")), " \t\r\n")
-	if len(text) > 0 && (text[0] == '{' || text[0] == '[') {
-		docs, jsonErr := p.splitJSON(out)
-		if jsonErr == nil {
-			if err := p.parseDocs(docs, true); err != nil {
-				return nil, p.fail(err)
+	docs, err := manifest.Parse(out, source, manifest.Limits{MaxDocuments: MaxManifests, MaxNodes: maxOutputNodes})
+	if err != nil {
+		return nil, p.fail(err)
+	}
+	for _, d := range docs {
+		loc := location{doc: d.Index, pos: d.Pos, start: d.Line}
+		if list, ok := d.Value.([]any); ok {
+			for i, item := range list {
+				if err := p.add(item, loc.item("", i), 0); err != nil {
+					return nil, err
+				}
 			}
-			return p.result(), nil
+			continue
 		}
-		// Perhaps JSON documents separated by "---", or YAML in flow style.
-		if err := p.parseYAML(out); err != nil {
-			if p.isSyntax(err) {
-				return nil, p.fail(jsonErr)
-			}
+		if err := p.add(d.Value, loc, 0); err != nil {
 			return nil, err
 		}
-		return p.result(), nil
-	}
-	if err := p.parseYAML(out); err != nil {
-		return nil, p.fail(err)
 	}
 	return p.result(), nil
 }
@@ -87,20 +85,15 @@ func (p *manifestParser) result() []string {
 	return p.manifests
 }
 
-// isSyntax reports whether err says that the output is not YAML or JSON.
-func (p *manifestParser) isSyntax(err error) bool {
-	return errors.Is(err, values.ErrSyntax) || errors.Is(err, values.ErrInvalidUTF8)
-}
-
 // fail adds the start of the output to an error saying that it is not YAML
 // or JSON.
 func (p *manifestParser) fail(err error) error {
-	var le *values.LoadError
-	if !p.isSyntax(err) || !errors.As(err, &le) {
+	var le *document.LoadError
+	if !manifest.IsSyntax(err) || !errors.As(err, &le) {
 		return err
 	}
 	e := *le
-	if errors.Is(le.Err, values.ErrInvalidUTF8) {
+	if errors.Is(le.Err, document.ErrInvalidUTF8) {
 		e.Msg = "invalid UTF-8" // not the loader's advice about files
 	}
 	e.Msg = fmt.Sprintf("%s: the output is not YAML or JSON manifests; it starts with %s: print only manifests to stdout, and anything else to stderr",
@@ -114,180 +107,25 @@ type manifestParser struct {
 	manifests []string
 	bytes     int // total length of manifests
 	nodes     int // nodes counted
-	docs      int // non-empty documents seen
-}
-
-// A document is a piece of the output holding one YAML or JSON document.
-type document struct {
-	data []byte
-	line int // the line of the output that data starts on
-}
-
-// splitJSON splits a stream of JSON values.
-func (p *manifestParser) splitJSON(out []byte) ([]document, error) {
-	dec := json.NewDecoder(bytes.NewReader(out))
-	var docs []document
-	line, counted := 1, 0
-	for {
-		off := int(dec.InputOffset())
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			if errors.Is(err, io.EOF) {
-				return docs, nil
-			}
-			e := &values.LoadError{Source: p.source, Err: values.ErrSyntax, Msg: err.Error(), Line: line}
-			var se *json.SyntaxError
-			if errors.As(err, &se) {
-				e.Line = 1 + bytes.Count(out[:min(int(se.Offset), len(out))], []byte("\n"))
-			} else if errors.Is(err, io.ErrUnexpectedEOF) {
-				e.Line = 1 + bytes.Count(out, []byte("\n"))
-			}
-			return nil, e
-		}
-		// raw starts after the white space that follows off.
-		start := off + bytes.Index(out[off:], raw[:1])
-		line += bytes.Count(out[counted:start], []byte("\n"))
-		counted = start
-		docs = append(docs, document{data: raw, line: line})
-		if len(docs) > MaxManifests {
-			return nil, p.tooMany(line)
-		}
-	}
-}
-
-// parseYAML parses a YAML stream, starting over.
-func (p *manifestParser) parseYAML(out []byte) error {
-	p.manifests, p.bytes, p.nodes, p.docs = nil, 0, 0, 0
-	docs, err := p.splitYAML(out)
-	if err != nil {
-		return err
-	}
-	return p.parseDocs(docs, false)
-}
-
-// splitYAML cuts a YAML stream into its documents at the lines that start
-// with a document marker ("---" or "..."). Markers cannot occur inside a
-// document, not even in a block scalar, so the cut is exact; each piece is
-// then parsed by the values loader, which keeps numbers exact.
-func (p *manifestParser) splitYAML(out []byte) ([]document, error) {
-	var docs []document
-	start, startLine := 0, 1
-	content := false   // the piece holds more than comments and directives
-	directive := false // the piece holds a directive (%YAML, %TAG)
-	cut := func(end, nextLine int) error {
-		if content {
-			docs = append(docs, document{data: out[start:end], line: startLine})
-			if len(docs) > MaxManifests {
-				return p.tooMany(startLine)
-			}
-		}
-		start, startLine, content, directive = end, nextLine, false, false
-		return nil
-	}
-	line := 1
-	for off := 0; off < len(out); line++ {
-		next := len(out)
-		if i := bytes.IndexByte(out[off:], '\n'); i >= 0 {
-			next = off + i + 1
-		}
-		l := out[off:next]
-		switch {
-		case isMarker(l, "---"):
-			if content {
-				if err := cut(off, line); err != nil {
-					return nil, err
-				}
-			}
-			switch {
-			case hasContent(l[3:]):
-				content = true
-			case !directive:
-				// A bare marker starting the piece is left out, so that
-				// the loader sees JSON documents as JSON.
-				start, startLine = next, line+1
-			}
-		case isMarker(l, "..."):
-			if err := cut(next, line+1); err != nil {
-				return nil, err
-			}
-		case len(l) > 0 && l[0] == '%' && !content:
-			directive = true // it belongs to the document after it
-		case hasContent(l):
-			content = true
-		}
-		off = next
-	}
-	content = content || directive
-	if err := cut(len(out), line); err != nil {
-		return nil, err
-	}
-	return docs, nil
-}
-
-func isMarker(l []byte, m string) bool {
-	return bytes.HasPrefix(l, []byte(m)) && (len(l) == 3 || strings.IndexByte(" \t\r\n", l[3]) >= 0)
-}
-
-// hasContent reports whether a line holds more than white space and a comment.
-func hasContent(l []byte) bool {
-	l = bytes.TrimLeft(l, " \t\r\n")
-	return len(l) > 0 && l[0] != '#'
-}
-
-// parseDocs loads each document and adds its manifests.
-func (p *manifestParser) parseDocs(docs []document, jsonOnly bool) error {
-	for _, d := range docs {
-		if p.nodes >= maxOutputNodes {
-			return p.tooBig(d.line)
-		}
-		loader := values.Loader{Positions: true, JSON: jsonOnly, Limits: values.Limits{MaxNodes: maxOutputNodes - p.nodes}}
-		tree, pos, err := loader.ParseAny(d.data, p.source)
-		if err != nil {
-			var le *values.LoadError
-			if !errors.As(err, &le) {
-				return err
-			}
-			shifted := *le
-			shifted.Line = max(le.Line, 1) + d.line - 1
-			return &shifted
-		}
-		if tree == nil {
-			continue
-		}
-		p.docs++
-		loc := location{doc: p.docs, pos: pos, offset: d.line - 1}
-		if list, ok := tree.([]any); ok {
-			for i, item := range list {
-				if err := p.add(item, loc.item("", i), 0); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		if err := p.add(tree, loc, 0); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // location is where a manifest is: its document and the path to it.
 type location struct {
-	doc    int    // counted from 1
-	path   string // such as "[2]" or "items[0]"; "" for the document itself
-	pos    *values.Pos
-	offset int // lines of the output before the document
+	doc   int           // counted from 1
+	path  string        // such as "[2]" or "items[0]"; "" for the document itself
+	pos   *document.Pos // positions in lines of the whole output
+	start int           // the line the document starts on
 }
 
 // line returns the line of pos, or of the manifest when pos is nil.
-func (l location) line(pos *values.Pos) int {
+func (l location) line(pos *document.Pos) int {
 	if pos == nil {
 		pos = l.pos
 	}
 	if pos == nil || pos.Line == 0 {
-		return l.offset + 1
+		return l.start
 	}
-	return pos.Line + l.offset
+	return pos.Line
 }
 
 // item returns the location of item i of the list in field ("" for the
@@ -301,7 +139,7 @@ func (l location) item(field string, i int) location {
 		}
 		path += field
 	}
-	sub := location{doc: l.doc, path: path + "[" + strconv.Itoa(i) + "]", pos: list.Item(i), offset: l.offset}
+	sub := location{doc: l.doc, path: path + "[" + strconv.Itoa(i) + "]", pos: list.Item(i), start: l.start}
 	if sub.pos == nil {
 		sub.pos = list
 	}
@@ -316,8 +154,8 @@ func (l location) String() string {
 	return s
 }
 
-func (p *manifestParser) invalid(loc location, pos *values.Pos, format string, args ...any) error {
-	return &values.LoadError{Source: p.source, Line: loc.line(pos), Err: ErrInvalidManifest,
+func (p *manifestParser) invalid(loc location, pos *document.Pos, format string, args ...any) error {
+	return &document.LoadError{Source: p.source, Line: loc.line(pos), Err: ErrInvalidManifest,
 		Msg: loc.String() + " " + fmt.Sprintf(format, args...)}
 }
 
@@ -337,28 +175,25 @@ func (p *manifestParser) add(v any, loc location, nesting int) error {
 				missing = append(missing, field)
 			}
 		default:
-			return p.invalid(loc, loc.pos.Key(field), "has a %s that is %s; it must be a string", field, values.Describe(f))
+			return p.invalid(loc, loc.pos.Key(field), "has a %s that is %s; it must be a string", field, document.Describe(f))
 		}
 	}
 	if len(missing) > 0 {
 		return p.invalid(loc, nil, "has no %s; every manifest needs apiVersion and kind", strings.Join(missing, " or "))
 	}
 	kind := m["kind"].(string)
-	if items, isList := m["items"]; strings.HasSuffix(kind, "List") && isList {
-		switch items := items.(type) {
-		case nil:
-			return nil
-		case []any:
-			if nesting >= MaxListNesting {
-				return p.invalid(loc, nil, "is a %s inside %d Lists; Lists may be nested at most %d deep", kind, nesting, MaxListNesting)
-			}
-			for i, item := range items {
-				if err := p.add(item, loc.item("items", i), nesting+1); err != nil {
-					return err
-				}
-			}
-			return nil
+	// Lists are unpacked as the repo-server would (manifest.ListItems),
+	// nested ones too, so that every item is checked here.
+	if items, isList := manifest.ListItems(m); isList {
+		if nesting >= MaxListNesting {
+			return p.invalid(loc, nil, "is a %s inside %d Lists; Lists may be nested at most %d deep", kind, nesting, MaxListNesting)
 		}
+		for i, item := range items {
+			if err := p.add(item, loc.item("items", i), nesting+1); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if err := p.measure(m, loc); err != nil {
 		return err
@@ -387,9 +222,9 @@ func (p *manifestParser) add(v any, loc location, nesting int) error {
 // order of its JSON, so that its errors are the same every time.
 func (p *manifestParser) measure(m map[string]any, loc location) error {
 	size := 0
-	var path values.Path // built only for an error
-	var walk func(v any, pos *values.Pos) error
-	walk = func(v any, pos *values.Pos) error {
+	var path document.Path // built only for an error
+	var walk func(v any, pos *document.Pos) error
+	walk = func(v any, pos *document.Pos) error {
 		p.nodes++
 		size += 2
 		if p.nodes > maxOutputNodes || p.bytes+size > MaxManifestBytes {
@@ -399,7 +234,7 @@ func (p *manifestParser) measure(m map[string]any, loc location) error {
 		case map[string]any:
 			for _, k := range slices.Sorted(maps.Keys(v)) {
 				size += len(k) + 3
-				path = append(path, values.Key(k))
+				path = append(path, document.Key(k))
 				if err := walk(v[k], pos.Key(k)); err != nil {
 					return err
 				}
@@ -407,7 +242,7 @@ func (p *manifestParser) measure(m map[string]any, loc location) error {
 			}
 		case []any:
 			for i, e := range v {
-				path = append(path, values.Index(i))
+				path = append(path, document.Index(i))
 				if err := walk(e, pos.Item(i)); err != nil {
 					return err
 				}
@@ -428,12 +263,12 @@ func (p *manifestParser) measure(m map[string]any, loc location) error {
 }
 
 func (p *manifestParser) tooMany(line int) error {
-	return &values.LoadError{Source: p.source, Line: line, Err: values.ErrTooLarge,
+	return &document.LoadError{Source: p.source, Line: line, Err: document.ErrTooLarge,
 		Msg: fmt.Sprintf("the output holds more than %d manifests; split the application", MaxManifests)}
 }
 
 func (p *manifestParser) tooBig(line int) error {
-	return &values.LoadError{Source: p.source, Line: line, Err: values.ErrTooLarge,
+	return &document.LoadError{Source: p.source, Line: line, Err: document.ErrTooLarge,
 		Msg: fmt.Sprintf("the manifests are larger than %d bytes (or hold more than %d values) as JSON; split the application, or check for YAML aliases that repeat large values",
 			MaxManifestBytes, maxOutputNodes)}
 }
@@ -457,5 +292,5 @@ func describeDoc(v any) string {
 	if s, ok := v.(string); ok {
 		return "the string " + quoteStart([]byte(s))
 	}
-	return values.Describe(v)
+	return document.Describe(v)
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/strata-dev/strata/internal/cmpserver"
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/golden"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 // outputSource names the output in the golden cases' errors.
@@ -61,13 +61,13 @@ func TestParseManifestsErrorKinds(t *testing.T) {
 		name, stdout string
 		want         error
 	}{
-		{"not YAML", "Error: [\n", values.ErrSyntax},
-		{"not UTF-8", "apiVersion: v1\nkind: \xff\n", values.ErrInvalidUTF8},
+		{"not YAML", "Error: [\n", document.ErrSyntax},
+		{"not UTF-8", "apiVersion: v1\nkind: \xff\n", document.ErrInvalidUTF8},
 		{"no kind", "apiVersion: v1\n", cmpserver.ErrInvalidManifest},
-		{"duplicate key", `{"apiVersion": "v1", "kind": "A", "kind": "B"}`, values.ErrDuplicateKey},
-		{"too many", strings.Repeat("---\n{apiVersion: v1, kind: A}\n", cmpserver.MaxManifests+1), values.ErrTooLarge},
-		{"too many in a list", "apiVersion: v1\nkind: List\nitems:\n" + strings.Repeat("- {apiVersion: v1, kind: A}\n", cmpserver.MaxManifests+1), values.ErrTooLarge},
-		{"alias bomb", aliasBomb(), values.ErrTooLarge},
+		{"duplicate key", `{"apiVersion": "v1", "kind": "A", "kind": "B"}`, document.ErrDuplicateKey},
+		{"too many", strings.Repeat("---\n{apiVersion: v1, kind: A}\n", cmpserver.MaxManifests+1), document.ErrTooLarge},
+		{"too many in a list", "apiVersion: v1\nkind: List\nitems:\n" + strings.Repeat("- {apiVersion: v1, kind: A}\n", cmpserver.MaxManifests+1), document.ErrTooLarge},
+		{"alias bomb", aliasBomb(), document.ErrTooLarge},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,9 +75,9 @@ func TestParseManifestsErrorKinds(t *testing.T) {
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("ParseManifests() = %d manifests, error %v; want an error matching %v", len(got), err, tc.want)
 			}
-			var le *values.LoadError
+			var le *document.LoadError
 			if !errors.As(err, &le) || le.Source != outputSource || le.Line == 0 {
-				t.Errorf("error %v is %T, want a *values.LoadError with source and line", err, err)
+				t.Errorf("error %v is %T, want a *document.LoadError with source and line", err, err)
 			}
 		})
 	}

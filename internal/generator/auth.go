@@ -5,12 +5,13 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // maxTokenBytes bounds a token file.
@@ -70,17 +71,12 @@ func (t *tokenChecker) Reload() (bool, error) {
 	if stamp == t.stamp && t.digest.Load() != nil {
 		return false, nil
 	}
-	f, err := os.Open(t.src.File)
+	data, err := document.ReadFile(t.src.File, maxTokenBytes)
+	if errors.Is(err, document.ErrTooLarge) {
+		return false, fmt.Errorf("token: %w; is it the right file?", err)
+	}
 	if err != nil {
 		return false, fmt.Errorf("token: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxTokenBytes+1))
-	if err != nil {
-		return false, fmt.Errorf("token: reading %s: %w", t.src.File, err)
-	}
-	if len(data) > maxTokenBytes {
-		return false, fmt.Errorf("token: %s is larger than %d bytes; is it the right file?", t.src.File, maxTokenBytes)
 	}
 	if err := t.set(string(data)); err != nil {
 		return false, fmt.Errorf("token: %s: %w", t.src.File, err)

@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // Defaults of the Client's zero fields.
@@ -113,15 +112,16 @@ func (c *Client) GetParams(ctx context.Context, appSetName string, input map[str
 	if limit <= 0 {
 		limit = DefaultMaxResponseBytes
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("plugin %s: reading the answer: %w", url, err)
+	data, err := document.ReadAll(resp.Body, limit, "the answer")
+	tooLarge := errors.Is(err, document.ErrTooLarge)
+	if err != nil && !tooLarge {
+		return nil, fmt.Errorf("plugin %s: %w", url, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, &StatusError{URL: url, StatusCode: resp.StatusCode, Message: errorMessage(data)}
 	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("plugin %s: the answer is larger than the limit of %d bytes", url, limit)
+	if tooLarge {
+		return nil, fmt.Errorf("plugin %s: %w", url, err)
 	}
 	sets, err := DecodeResponse(data)
 	if err != nil {
@@ -147,7 +147,7 @@ func DecodeResponse(data []byte) ([]map[string]any, error) {
 	}
 	top, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf(`the answer must be an object {"output": {"parameters": [...]}}, but it is %s`, values.Describe(v))
+		return nil, fmt.Errorf(`the answer must be an object {"output": {"parameters": [...]}}, but it is %s`, document.Describe(v))
 	}
 	out := top["output"]
 	if out == nil {
@@ -155,7 +155,7 @@ func DecodeResponse(data []byte) ([]map[string]any, error) {
 	}
 	om, ok := out.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf(`the answer's "output" must be an object {"parameters": [...]}, but it is %s`, values.Describe(out))
+		return nil, fmt.Errorf(`the answer's "output" must be an object {"parameters": [...]}, but it is %s`, document.Describe(out))
 	}
 	return parameterSets(om["parameters"], "output.parameters")
 }
@@ -172,12 +172,12 @@ func errorMessage(data []byte) string {
 			switch f := f.(type) {
 			case string:
 				if f != "" {
-					return values.Clip(f, maxErrorBody)
+					return document.Clip(f, maxErrorBody)
 				}
 			case nil:
 			default:
 				b, _ := json.Marshal(f)
-				return values.Clip(string(b), maxErrorBody)
+				return document.Clip(string(b), maxErrorBody)
 			}
 		}
 	}
@@ -188,5 +188,5 @@ func clipBody(data []byte) string {
 	if len(data) > 2*maxErrorBody {
 		data = data[:2*maxErrorBody]
 	}
-	return values.Clip(strings.ToValidUTF8(strings.TrimSpace(string(data)), "\uFFFD"), maxErrorBody)
+	return document.Clip(strings.ToValidUTF8(strings.TrimSpace(string(data)), "\uFFFD"), maxErrorBody)
 }

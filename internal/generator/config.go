@@ -3,9 +3,7 @@ package generator
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -13,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // What a generator server configuration must say it is.
@@ -121,7 +119,7 @@ func (t *TokenSource) String() string {
 	return "environment variable " + t.Env
 }
 
-// The shape of the file, for values.Decode.
+// The shape of the file, for document.Decode.
 type configFile struct {
 	APIVersion      string        `json:"apiVersion"`
 	Kind            string        `json:"kind"`
@@ -194,18 +192,12 @@ type fileCache struct {
 
 // LoadConfig reads and checks a configuration file.
 func LoadConfig(path string) (*Config, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	data, err := document.ReadFile(path, MaxConfigBytes)
+	if err != nil && !errors.Is(err, document.ErrTooLarge) {
 		return nil, fmt.Errorf("reading the generator configuration: %w", err)
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if len(data) > MaxConfigBytes {
-		return nil, &values.LoadError{Source: path, Err: values.ErrTooLarge,
-			Msg: fmt.Sprintf("the file is larger than the limit of %d bytes", MaxConfigBytes)}
+		return nil, err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -218,24 +210,24 @@ func LoadConfig(path string) (*Config, error) {
 // errors, and relative paths in it are relative to dir. Errors name the
 // source and line.
 func ParseConfig(data []byte, source, dir string) (*Config, error) {
-	tree, pos, err := values.Loader{Positions: true, Limits: values.Limits{MaxBytes: MaxConfigBytes}}.ParseAny(data, source)
+	tree, pos, err := document.Loader{Positions: true, Limits: document.Limits{MaxBytes: MaxConfigBytes}}.ParseAny(data, source)
 	if err != nil {
 		return nil, err
 	}
 	if tree == nil {
-		return nil, &values.LoadError{Source: source, Line: 1, Err: ErrInvalidConfig,
+		return nil, &document.LoadError{Source: source, Line: 1, Err: ErrInvalidConfig,
 			Msg: fmt.Sprintf("the file is empty; it must hold a %s (apiVersion %s)", ConfigKind, ConfigAPIVersion)}
 	}
 	if _, ok := tree.(map[string]any); !ok {
-		return nil, &values.LoadError{Source: source, Line: 1, Err: ErrInvalidConfig,
-			Msg: fmt.Sprintf("the document must be a map (a %s), but it is %s", ConfigKind, values.Describe(tree))}
+		return nil, &document.LoadError{Source: source, Line: 1, Err: ErrInvalidConfig,
+			Msg: fmt.Sprintf("the document must be a map (a %s), but it is %s", ConfigKind, document.Describe(tree))}
 	}
 	c := checker{source: source, pos: pos, dir: dir}
 	if err := c.argvLists(tree); err != nil {
 		return nil, err
 	}
 	var file configFile
-	if err := values.Decode(tree, pos, source, &file); err != nil {
+	if err := document.Decode(tree, pos, source, &file); err != nil {
 		return nil, err
 	}
 	return c.config(&file)
@@ -244,14 +236,14 @@ func ParseConfig(data []byte, source, dir string) (*Config, error) {
 // checker turns a decoded file into a Config, with errors at lines.
 type checker struct {
 	source string
-	pos    *values.Pos
+	pos    *document.Pos
 	dir    string
 }
 
 func (c *checker) errorf(path string, format string, args ...any) error {
 	p := c.pos
 	if path != "" {
-		if pp, err := values.ParsePath(path); err == nil {
+		if pp, err := document.ParsePath(path); err == nil {
 			for i := len(pp); i >= 0; i-- { // the deepest node written down
 				if q := c.pos.Lookup(pp[:i]); q != nil {
 					p = q
@@ -260,7 +252,7 @@ func (c *checker) errorf(path string, format string, args ...any) error {
 			}
 		}
 	}
-	le := &values.LoadError{Source: c.source, Err: ErrInvalidConfig, Msg: fmt.Sprintf(format, args...)}
+	le := &document.LoadError{Source: c.source, Err: ErrInvalidConfig, Msg: fmt.Sprintf(format, args...)}
 	if p != nil {
 		le.Line, le.Column = p.Line, p.Column
 	}
@@ -271,7 +263,7 @@ func (c *checker) errorf(path string, format string, args ...any) error {
 }
 
 // argvLists checks, before decoding, that every command's argv is a list of
-// strings: values.Decode would report a string without its line.
+// strings: document.Decode would report a string without its line.
 func (c *checker) argvLists(tree any) error {
 	plugins, _ := tree.(map[string]any)["plugins"].([]any)
 	for i, p := range plugins {
@@ -289,7 +281,7 @@ func (c *checker) argvLists(tree any) error {
 		}
 		for j, a := range list {
 			if _, ok := a.(string); !ok {
-				return c.errorf(fmt.Sprintf("%s[%d]", at, j), "must be a string, but it is %s; quote it", values.Describe(a))
+				return c.errorf(fmt.Sprintf("%s[%d]", at, j), "must be a string, but it is %s; quote it", document.Describe(a))
 			}
 		}
 	}
@@ -427,13 +419,13 @@ func (c *checker) duration(field string, raw any, def time.Duration) (time.Durat
 			return 0, c.errorf(field, "%d seconds is out of range", v)
 		}
 		return time.Duration(v) * time.Second, nil
-	case float64: // values.Decode hands numbers over as float64
+	case float64: // document.Decode hands numbers over as float64
 		if v < 0 || v > 1e9 || math.IsNaN(v) {
 			return 0, c.errorf(field, "%v seconds is out of range", v)
 		}
 		return time.Duration(v * float64(time.Second)), nil
 	}
-	return 0, c.errorf(field, "expected a duration such as 30s or a number of seconds, got %s", values.Describe(raw))
+	return 0, c.errorf(field, "expected a duration such as 30s or a number of seconds, got %s", document.Describe(raw))
 }
 
 func (c *checker) plugin(at string, fp *filePlugin) (*PluginConfig, error) {
@@ -547,10 +539,10 @@ func (c *checker) command(at string, fc *fileCommand) (*CommandBackend, error) {
 	b.PassEnv = fc.PassEnv
 	for k, v := range fc.Env {
 		if !envRE.MatchString(k) {
-			return nil, c.errorf(at+".env."+values.EscapeKey(k), "%q is not an environment variable name", k)
+			return nil, c.errorf(at+".env."+document.EscapeKey(k), "%q is not an environment variable name", k)
 		}
 		if strings.IndexByte(v, 0) >= 0 {
-			return nil, c.errorf(at+".env."+values.EscapeKey(k), "contains a NUL byte")
+			return nil, c.errorf(at+".env."+document.EscapeKey(k), "contains a NUL byte")
 		}
 		b.Env = append(b.Env, k+"="+v)
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/generator"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 const header = "apiVersion: strata.dev/v1alpha1\nkind: GeneratorConfig\n"
@@ -81,9 +81,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"empty", "", "gen.yaml:1: the file is empty; it must hold a GeneratorConfig (apiVersion strata.dev/v1alpha1)", generator.ErrInvalidConfig},
 		{"not a map", "[]", "gen.yaml:1: the document must be a map (a GeneratorConfig), but it is a list", generator.ErrInvalidConfig},
 		{"wrong kind", "apiVersion: v1\nkind: ConfigMap\n", `gen.yaml:1:1: apiVersion "v1", kind "ConfigMap": this file must say apiVersion: strata.dev/v1alpha1 and kind: GeneratorConfig`, generator.ErrInvalidConfig},
-		{"unknown field", header + "plugins:\n- name: p\n  tokn: {env: X}\n" + ok, `gen.yaml:5:3: unknown field "plugins[0].tokn"; known fields here: allowUnauthenticated, backend, cache, concurrency, maxQueue, name, path, requestTimeout, token`, values.ErrUnknownField},
-		{"syntax", header + "plugins: [\n", "gen.yaml:4", values.ErrSyntax},
-		{"wrong type", header + "maxRequestBytes: lots\nplugins:\n- name: p\n" + ok, "gen.yaml:3:1: maxRequestBytes: expected an integer, got a JSON string", values.ErrSyntax},
+		{"unknown field", header + "plugins:\n- name: p\n  tokn: {env: X}\n" + ok, `gen.yaml:5:3: unknown field "plugins[0].tokn"; known fields here: allowUnauthenticated, backend, cache, concurrency, maxQueue, name, path, requestTimeout, token`, document.ErrUnknownField},
+		{"syntax", header + "plugins: [\n", "gen.yaml:4", document.ErrSyntax},
+		{"wrong type", header + "maxRequestBytes: lots\nplugins:\n- name: p\n" + ok, "gen.yaml:3:1: maxRequestBytes: expected an integer, got a JSON string", document.ErrSyntax},
 		{"no plugins", header, "gen.yaml:1:1: plugins: no plugins: list at least one under plugins", generator.ErrInvalidConfig},
 		{"bad name", header + "plugins:\n- name: My_Plugin\n" + ok, `gen.yaml:4:3: plugins[0].name: "My_Plugin" is not a valid plugin name`, generator.ErrInvalidConfig},
 		{"duplicate name", header + "plugins:\n- name: p\n" + ok + "- name: p\n  path: /q\n" + ok, `gen.yaml:7:3: plugins[1].name: plugin name "p" is already used by plugins[0]`, generator.ErrInvalidConfig},
@@ -111,7 +111,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad glob", header + "plugins:\n- name: p\n  allowUnauthenticated: true\n  backend: {static: {files: [\"[\"]}}\n", `plugins[0].backend.static.files[0]: "[" is not a valid glob`, generator.ErrInvalidConfig},
 		{"no files", header + "plugins:\n- name: p\n  allowUnauthenticated: true\n  backend: {static: {}}\n", "plugins[0].backend.static.files: no files", generator.ErrInvalidConfig},
 		{"small body limit", header + "maxRequestBytes: 10\nplugins:\n- name: p\n" + ok, "maxRequestBytes: 10 is out of range", generator.ErrInvalidConfig},
-		{"duplicate key", header + "listen: :1\nlisten: :2\n", "duplicate key", values.ErrDuplicateKey},
+		{"duplicate key", header + "listen: :1\nlisten: :2\n", "duplicate key", document.ErrDuplicateKey},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

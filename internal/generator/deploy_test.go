@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/generator"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 // TestDeployConfig checks the GeneratorConfig shipped in
@@ -17,7 +17,7 @@ func TestDeployConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm, err := values.Parse(data, file)
+	cm, err := document.Parse(data, file)
 	if err != nil {
 		t.Fatal(err)
 	}

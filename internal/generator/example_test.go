@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/generator"
 	"github.com/strata-dev/strata/internal/golden"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 // TestExample serves examples/generator/gen.yaml and calls each of its
@@ -29,7 +29,7 @@ func TestExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	input, err := values.Parse(inputData, "input.yaml")
+	input, err := document.Parse(inputData, "input.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

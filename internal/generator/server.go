@@ -25,8 +25,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/hookexec"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 // A Server serves the plugins of a Config. Build it with New, then call Run
@@ -212,7 +212,7 @@ func (s *Server) newHandler() http.Handler {
 		mux.Handle("/metrics", s.MetricsHandler())
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no plugin serves %s; a plugin answers POST <its base path>%s", values.Clip(r.URL.Path, 200), APIPath))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no plugin serves %s; a plugin answers POST <its base path>%s", document.Clip(r.URL.Path, 200), APIPath))
 	})
 	return mux
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,7 +13,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // Limits of a StaticBackend's data.
@@ -143,14 +142,11 @@ func readSets(path, name string) ([]map[string]any, error) {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxStaticFileBytes+1))
+	data, err := document.ReadAll(f, MaxStaticFileBytes, name)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", name, err)
+		return nil, err
 	}
-	if len(data) > MaxStaticFileBytes {
-		return nil, &values.LoadError{Source: name, Err: values.ErrTooLarge, Msg: fmt.Sprintf("the file is larger than the limit of %d bytes", MaxStaticFileBytes)}
-	}
-	tree, pos, err := values.Loader{Positions: true}.ParseAny(data, name)
+	tree, pos, err := document.Loader{Positions: true}.ParseAny(data, name)
 	if err != nil {
 		return nil, err
 	}
@@ -161,17 +157,17 @@ func readSets(path, name string) ([]map[string]any, error) {
 			line = pos.Line
 		}
 		if tree == nil {
-			return nil, &values.LoadError{Source: name, Line: line, Err: ErrBadOutput, Msg: "the file is empty; write a list of parameter sets ([] for none)"}
+			return nil, &document.LoadError{Source: name, Line: line, Err: ErrBadOutput, Msg: "the file is empty; write a list of parameter sets ([] for none)"}
 		}
-		return nil, &values.LoadError{Source: name, Line: line, Err: ErrBadOutput,
-			Msg: fmt.Sprintf("the file must hold a list of parameter sets (objects), but it holds %s", values.Describe(tree))}
+		return nil, &document.LoadError{Source: name, Line: line, Err: ErrBadOutput,
+			Msg: fmt.Sprintf("the file must hold a list of parameter sets (objects), but it holds %s", document.Describe(tree))}
 	}
 	sets := make([]map[string]any, 0, len(list))
 	for i, e := range list {
 		m, ok := e.(map[string]any)
 		if !ok {
-			le := &values.LoadError{Source: name, Err: ErrBadOutput,
-				Msg: fmt.Sprintf("item %d must be an object (one parameter set), but it is %s", i, values.Describe(e))}
+			le := &document.LoadError{Source: name, Err: ErrBadOutput,
+				Msg: fmt.Sprintf("item %d must be an object (one parameter set), but it is %s", i, document.Describe(e))}
 			if p := pos.Item(i); p != nil {
 				le.Line = p.Line
 			}

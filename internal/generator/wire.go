@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // APIPath is where a plugin serves, below its base URL: Argo CD's
@@ -52,7 +52,7 @@ var ErrInvalidRequest = errors.New("invalid request")
 
 // requestLimits bound the tree a request body may decode into, on top of
 // the byte limit the server applies while reading it.
-var requestLimits = values.Limits{MaxDepth: 64, MaxNodes: 1 << 20}
+var requestLimits = document.Limits{MaxDepth: 64, MaxNodes: 1 << 20}
 
 // DecodeRequest decodes and checks a request body. Numbers keep their exact
 // value (integers as int64, or json.Number beyond its range), duplicate keys
@@ -74,7 +74,7 @@ var errNeedLines = errors.New("need lines")
 func decodeRequest(body []byte, positions bool) (*Request, error) {
 	lim := requestLimits
 	lim.MaxBytes = int64(len(body)) + 1
-	tree, pos, err := values.Loader{JSON: true, Limits: lim, Positions: positions}.ParseAny(body, "request body")
+	tree, pos, err := document.Loader{JSON: true, Limits: lim, Positions: positions}.ParseAny(body, "request body")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
@@ -85,7 +85,7 @@ func decodeRequest(body []byte, positions bool) (*Request, error) {
 	top, ok := tree.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("%w: the body must be a JSON object {\"applicationSetName\": ..., \"input\": {\"parameters\": {...}}}, but it is %s",
-			invalid, values.Describe(tree))
+			invalid, document.Describe(tree))
 	}
 	req := &Request{}
 	for k, v := range top {
@@ -93,7 +93,7 @@ func decodeRequest(body []byte, positions bool) (*Request, error) {
 		case "applicationSetName":
 			s, ok := v.(string)
 			if !ok && v != nil {
-				return nil, fmt.Errorf("%w: %s: applicationSetName must be a string, but it is %s", invalid, at(pos.Key(k)), values.Describe(v))
+				return nil, fmt.Errorf("%w: %s: applicationSetName must be a string, but it is %s", invalid, at(pos.Key(k)), document.Describe(v))
 			}
 			req.ApplicationSetName = s
 		case "input":
@@ -102,7 +102,7 @@ func decodeRequest(body []byte, positions bool) (*Request, error) {
 			}
 			in, ok := v.(map[string]any)
 			if !ok {
-				return nil, fmt.Errorf("%w: %s: input must be an object, but it is %s", invalid, at(pos.Key(k)), values.Describe(v))
+				return nil, fmt.Errorf("%w: %s: input must be an object, but it is %s", invalid, at(pos.Key(k)), document.Describe(v))
 			}
 			iv := in["parameters"]
 			if iv == nil {
@@ -110,7 +110,7 @@ func decodeRequest(body []byte, positions bool) (*Request, error) {
 			}
 			ps, ok := iv.(map[string]any)
 			if !ok {
-				return nil, fmt.Errorf("%w: %s: input.parameters must be an object, but it is %s", invalid, at(pos.Key(k).Key("parameters")), values.Describe(iv))
+				return nil, fmt.Errorf("%w: %s: input.parameters must be an object, but it is %s", invalid, at(pos.Key(k).Key("parameters")), document.Describe(iv))
 			}
 			if len(ps) > 0 { // {} is no parameters, as the controller omits it
 				req.Input.Parameters = ps
@@ -120,7 +120,7 @@ func decodeRequest(body []byte, positions bool) (*Request, error) {
 	return req, nil
 }
 
-func at(p *values.Pos) string {
+func at(p *document.Pos) string {
 	if p == nil || p.Line == 0 {
 		return "request body"
 	}
@@ -162,7 +162,7 @@ func decodeJSON(data []byte, out *any) error {
 func convertNumbers(v any) any {
 	switch v := v.(type) {
 	case json.Number:
-		return values.Number(string(v))
+		return document.Number(string(v))
 	case map[string]any:
 		for k, e := range v {
 			v[k] = convertNumbers(e)
@@ -183,13 +183,13 @@ func parameterSets(v any, what string) ([]map[string]any, error) {
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, fmt.Errorf("%s must be a list of objects, one per parameter set, but it is %s", what, values.Describe(v))
+		return nil, fmt.Errorf("%s must be a list of objects, one per parameter set, but it is %s", what, document.Describe(v))
 	}
 	sets := make([]map[string]any, 0, len(list))
 	for i, e := range list {
 		m, ok := e.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s[%d] must be an object (one parameter set), but it is %s", what, i, values.Describe(e))
+			return nil, fmt.Errorf("%s[%d] must be an object (one parameter set), but it is %s", what, i, document.Describe(e))
 		}
 		sets = append(sets, m)
 	}

@@ -10,6 +10,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/params"
 	"github.com/strata-dev/strata/internal/values"
 )
@@ -84,7 +85,7 @@ func (j *job) flatValues(vs *valueSet) map[string]string {
 }
 
 // flatten adds the leaves of v under prefix (a path in --set notation,
-// keys escaped as values.EscapeKey does) to m, and returns how many there
+// keys escaped as document.EscapeKey does) to m, and returns how many there
 // are; it stops adding past len(m) of 4 × params.MaxItems. Empty maps and
 // lists are leaves.
 func flatten(v any, prefix string, top bool, m map[string]string) int {
@@ -95,7 +96,7 @@ func flatten(v any, prefix string, top bool, m map[string]string) int {
 		}
 		n := 0
 		for k, e := range v {
-			key := values.EscapeKey(k)
+			key := document.EscapeKey(k)
 			if !top {
 				key = prefix + "." + key
 			}

@@ -20,6 +20,7 @@ import (
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/values"
 )
 
@@ -248,12 +249,9 @@ func (j *job) readFile(rel string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file", rel)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, j.lim.MaxValuesBytes+1))
+	data, err := document.ReadAll(f, j.lim.MaxValuesBytes, rel)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", rel, err)
-	}
-	if int64(len(data)) > j.lim.MaxValuesBytes {
-		return nil, fmt.Errorf("%s is larger than the limit of %d bytes", rel, j.lim.MaxValuesBytes)
+		return nil, err
 	}
 	if err := j.count(int64(len(data))); err != nil {
 		return nil, err
@@ -407,7 +405,7 @@ func escapeSetValue(v string) string {
 // unchanged reports whether the helm-parameters entry key=v sets the key
 // to the value it holds already, as the announcement prints it.
 func unchanged(tree map[string]any, key, v string) bool {
-	p, err := values.ParsePath(key)
+	p, err := document.ParsePath(key)
 	if err != nil {
 		return false
 	}

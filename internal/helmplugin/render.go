@@ -20,6 +20,8 @@ import (
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/strata-dev/strata/internal/manifest"
 )
 
 // DefaultKubeVersion is the Kubernetes version templates see when neither
@@ -336,8 +338,8 @@ func unpack(js []byte, source string, depth int, add func(string, string) error)
 	if kind == "" || apiVersion == "" {
 		return fmt.Errorf("%s: a rendered document has no apiVersion or kind: %s", where(source), clip(string(js), 120))
 	}
-	items, isList := m["items"].([]any)
-	if !strings.HasSuffix(kind, "List") || !isList {
+	items, isList := manifest.ListItems(m)
+	if !isList {
 		return add(string(js), source)
 	}
 	if depth >= maxListNesting {

@@ -12,6 +12,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/layers"
 	"github.com/strata-dev/strata/internal/layers/v1alpha1"
 	"github.com/strata-dev/strata/internal/values"
@@ -47,7 +48,7 @@ func benchValues(b *testing.B, layer int) []byte {
 		}
 		tree[fmt.Sprintf("group%02d", g)] = grp
 	}
-	data, err := values.MarshalYAML(tree)
+	data, err := document.MarshalYAML(tree)
 	if err != nil {
 		b.Fatal(err)
 	}

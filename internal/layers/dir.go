@@ -3,7 +3,6 @@ package layers
 import (
 	"context"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/layers/v1alpha1"
 )
 
@@ -105,7 +105,7 @@ func ReadDir(ctx context.Context, dir string, lim Limits) (*DirSource, error) {
 		if files > lim.MaxFiles {
 			return fmt.Errorf("%s holds more than %d YAML and JSON files: point --from at the directory of the App's objects", dir, lim.MaxFiles)
 		}
-		data, err := readLimited(path, lim.MaxFileBytes)
+		data, err := document.ReadFile(path, lim.MaxFileBytes)
 		if err != nil {
 			return err
 		}
@@ -132,22 +132,6 @@ func ReadDir(ctx context.Context, dir string, lim Limits) (*DirSource, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-func readLimited(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s is larger than the limit of %d bytes", path, max)
-	}
-	return data, nil
 }
 
 // lookup returns the one object of a kind, namespace and name.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/values"
 )
 
@@ -13,7 +14,7 @@ import (
 // chain's, and a Secret value overrides what the ConfigMap chain set at its
 // path (or above or below it). Values of Secret layers are redacted unless
 // opts.ShowSensitive. Render must have run with Provenance.
-func (r *Rendered) Explain(p values.Path, opts values.ExplainOptions) ([]values.Explanation, error) {
+func (r *Rendered) Explain(p document.Path, opts values.ExplainOptions) ([]values.Explanation, error) {
 	if r.cm == nil || r.sec == nil {
 		return nil, values.ErrNoProvenance
 	}
@@ -62,7 +63,7 @@ func (r *Rendered) Explain(p values.Path, opts values.ExplainOptions) ([]values.
 	return nil, fmt.Errorf("%w %q in the result", values.ErrNotFound, p.String())
 }
 
-func stepInto(v any, p values.Path) (any, bool) {
+func stepInto(v any, p document.Path) (any, bool) {
 	if v == values.Redacted {
 		return v, true
 	}
@@ -100,7 +101,7 @@ func isEmptyMap(v any) bool {
 	return ok && len(m) == 0
 }
 
-func withPath(s values.Setting, p values.Path) values.Setting {
+func withPath(s values.Setting, p document.Path) values.Setting {
 	if s.Path == nil {
 		s.Path = p
 	}
@@ -119,7 +120,7 @@ func compose(cm, sec []values.Explanation, secVals map[string]any, cmCount int) 
 	out := make([]values.Explanation, 0, len(cm)+len(sec))
 
 	// below returns the range of cm entries at or below p.
-	below := func(p values.Path) (int, int) {
+	below := func(p document.Path) (int, int) {
 		lo := sort.Search(len(cm), func(i int) bool { return values.ComparePaths(cm[i].Path, p) >= 0 })
 		hi := lo
 		for hi < len(cm) && hasPrefix(cm[hi].Path, p) {
@@ -192,7 +193,7 @@ func compose(cm, sec []values.Explanation, secVals map[string]any, cmCount int) 
 
 // history lists a ConfigMap explanation's writes, oldest first, as the
 // writes a Secret value at p overrode.
-func history(e values.Explanation, p values.Path) []values.Setting {
+func history(e values.Explanation, p document.Path) []values.Setting {
 	out := make([]values.Setting, 0, len(e.Overrode)+1)
 	for _, s := range append(e.Overrode[:len(e.Overrode):len(e.Overrode)], e.Winner) {
 		if s.Path == nil && values.ComparePaths(e.Path, p) != 0 {
@@ -217,7 +218,7 @@ func shifted(e values.Explanation, n int) values.Explanation {
 	return e
 }
 
-func hasPrefix(p, prefix values.Path) bool {
+func hasPrefix(p, prefix document.Path) bool {
 	if len(prefix) > len(p) {
 		return false
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/golden"
 	"github.com/strata-dev/strata/internal/layers"
 	"github.com/strata-dev/strata/internal/values"
@@ -29,7 +30,7 @@ func TestRenderGolden(t *testing.T) {
 func runGolden(t *testing.T, c golden.Case) {
 	var r layers.Renderer
 	r.Provenance = true
-	var explainPath values.Path
+	var explainPath document.Path
 	showSecrets := false
 	for _, line := range strings.Split(string(c.Archive.Comment), "\n") {
 		key, val, _ := strings.Cut(line, ":")
@@ -40,7 +41,7 @@ func runGolden(t *testing.T, c golden.Case) {
 			showSecrets = true
 		case "explain":
 			var err error
-			if explainPath, err = values.ParsePath(strings.TrimSpace(val)); err != nil {
+			if explainPath, err = document.ParsePath(strings.TrimSpace(val)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -54,7 +55,7 @@ func runGolden(t *testing.T, c golden.Case) {
 	}
 }
 
-func render(t *testing.T, r *layers.Renderer, explainPath values.Path, showSecrets bool) map[string]string {
+func render(t *testing.T, r *layers.Renderer, explainPath document.Path, showSecrets bool) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	fail := func(err error) map[string]string { return map[string]string{"error": err.Error() + "\n"} }
@@ -80,8 +81,8 @@ func render(t *testing.T, r *layers.Renderer, explainPath values.Path, showSecre
 	}
 	out := map[string]string{"plan": planText(res)}
 	var b bytes.Buffer
-	if err := values.EncodeOrdered(&b, []string{"configMapValues", "secretValues", "values"},
-		[]any{res.ConfigMapValues, res.SecretValues, res.Values}, values.YAML); err != nil {
+	if err := document.EncodeOrdered(&b, []string{"configMapValues", "secretValues", "values"},
+		[]any{res.ConfigMapValues, res.SecretValues, res.Values}, document.YAML); err != nil {
 		t.Fatal(err)
 	}
 	out["values"] = b.String()

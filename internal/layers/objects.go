@@ -1,7 +1,6 @@
 package layers
 
 import (
-	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -11,8 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/layers/v1alpha1"
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/manifest"
 )
 
 // Kinds of the objects strata reads, as Kubernetes writes them.
@@ -48,28 +48,23 @@ func relevant(apiVersion, kind string) bool {
 	return false
 }
 
-// readObjects reads the ConfigMaps, Secrets, Apps and Catalogs of a YAML
-// stream (several documents separated by ---, or one JSON document); items
-// of List kinds count as objects. Documents that are not Kubernetes objects
+// readObjects reads the ConfigMaps, Secrets, Apps and Catalogs of a
+// manifest stream (package manifest: YAML documents separated by ---, or
+// JSON); items of lists (manifest.ListItems) count as objects. Documents that are not Kubernetes objects
 // (no apiVersion and kind) and objects of other kinds are skipped.
 func readObjects(data []byte, file string, maxBytes int64) ([]*object, error) {
 	var out []*object
 	var x *lineIndex
-	for _, d := range splitDocuments(data) {
-		v, pos, err := values.Loader{Positions: true, Limits: values.Limits{MaxBytes: maxBytes}}.ParseAny(d.text, file)
-		if err != nil {
-			var le *values.LoadError
-			if errors.As(err, &le) && le.Line > 0 {
-				le.Line += d.offset
-			}
-			return nil, err
-		}
-		shiftPos(pos, d.offset)
-		m, ok := v.(map[string]any)
+	docs, err := manifest.Parse(data, file, manifest.Limits{MaxBytes: maxBytes})
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range docs {
+		m, ok := d.Value.(map[string]any)
 		if !ok {
 			continue
 		}
-		objs, err := collectObjects(m, pos, file, "", "")
+		objs, err := collectObjects(m, d.Pos, file, "", "")
 		if err != nil {
 			return nil, err
 		}
@@ -88,7 +83,7 @@ func readObjects(data []byte, file string, maxBytes int64) ([]*object, error) {
 }
 
 // collectObjects returns the object m, or the items of a List.
-func collectObjects(m map[string]any, pos *values.Pos, file, listAPI, listKind string) ([]*object, error) {
+func collectObjects(m map[string]any, pos *document.Pos, file, listAPI, listKind string) ([]*object, error) {
 	api, _ := m["apiVersion"].(string)
 	kind, _ := m["kind"].(string)
 	if api == "" && kind == "" && listKind != "" {
@@ -97,7 +92,7 @@ func collectObjects(m map[string]any, pos *values.Pos, file, listAPI, listKind s
 	if api == "" || kind == "" {
 		return nil, nil
 	}
-	if items, ok := m["items"].([]any); ok && strings.HasSuffix(kind, "List") {
+	if items, ok := manifest.ListItems(m); ok {
 		itemKind := strings.TrimSuffix(kind, "List")
 		if kind == "List" {
 			itemKind = ""
@@ -106,8 +101,8 @@ func collectObjects(m map[string]any, pos *values.Pos, file, listAPI, listKind s
 		for i, it := range items {
 			im, ok := it.(map[string]any)
 			if !ok {
-				return nil, &values.LoadError{Source: file, Line: linePos(pos.Key("items").Item(i)),
-					Msg: fmt.Sprintf("items[%d] of a %s must be an object, not %s", i, kind, values.Describe(it))}
+				return nil, &document.LoadError{Source: file, Line: linePos(pos.Key("items").Item(i)),
+					Msg: fmt.Sprintf("items[%d] of a %s must be an object, not %s", i, kind, document.Describe(it))}
 			}
 			objs, err := collectObjects(im, pos.Key("items").Item(i), file, api, itemKind)
 			if err != nil {
@@ -125,7 +120,7 @@ func collectObjects(m map[string]any, pos *values.Pos, file, listAPI, listKind s
 	o.name, _ = md["name"].(string)
 	o.namespace, _ = md["namespace"].(string)
 	if o.name == "" {
-		return nil, &values.LoadError{Source: file, Line: linePos(pos), Msg: fmt.Sprintf("%s %s without metadata.name: name it", article(kind), kind)}
+		return nil, &document.LoadError{Source: file, Line: linePos(pos), Msg: fmt.Sprintf("%s %s without metadata.name: name it", article(kind), kind)}
 	}
 	if o.namespace == "" {
 		o.namespace = DefaultNamespace
@@ -133,55 +128,14 @@ func collectObjects(m map[string]any, pos *values.Pos, file, listAPI, listKind s
 	return []*object{o}, nil
 }
 
-func linePos(p *values.Pos) int {
+func linePos(p *document.Pos) int {
 	if p == nil {
 		return 0
 	}
 	return p.Line
 }
 
-type document struct {
-	text   []byte
-	offset int // lines before the document in its file
-}
-
-// splitDocuments splits a YAML stream at its "---" lines, keeping each
-// separator line at the start of the document it opens, so that every
-// piece holds at most one document and line numbers can be restored.
-func splitDocuments(data []byte) []document {
-	var docs []document
-	start, startLine, line := 0, 0, 0
-	for i := 0; i < len(data); {
-		end := bytes.IndexByte(data[i:], '\n')
-		next := len(data)
-		if end >= 0 {
-			next = i + end + 1
-		}
-		l := data[i:next]
-		if i > start && isDocumentStart(l) {
-			docs = append(docs, document{text: data[start:i], offset: startLine})
-			start, startLine = i, line
-		}
-		line++
-		i = next
-	}
-	return append(docs, document{text: data[start:], offset: startLine})
-}
-
-func isDocumentStart(l []byte) bool {
-	if !bytes.HasPrefix(l, []byte("---")) {
-		return false
-	}
-	rest := l[3:]
-	return len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\n' || rest[0] == '\r'
-}
-
-// shiftPos moves every line of p down by n.
-func shiftPos(p *values.Pos, n int) {
-	shiftLines(p, n, 0)
-}
-
-func shiftLines(p *values.Pos, lines, cols int) {
+func shiftLines(p *document.Pos, lines, cols int) {
 	if p == nil || (lines == 0 && cols == 0) {
 		return
 	}
@@ -323,19 +277,19 @@ func checkStringData(o *object, field string) error {
 	}
 	mm, ok := m.(map[string]any)
 	if !ok {
-		return &values.LoadError{Source: o.loc.File, Line: o.loc.Line(values.Path{values.Key(field)}),
-			Msg: fmt.Sprintf("%s: %s must be a map of keys to strings, not %s", o.id(), field, values.Describe(m))}
+		return &document.LoadError{Source: o.loc.File, Line: o.loc.Line(document.Path{document.Key(field)}),
+			Msg: fmt.Sprintf("%s: %s must be a map of keys to strings, not %s", o.id(), field, document.Describe(m))}
 	}
 	for _, k := range sortedKeys(mm) {
 		switch mm[k].(type) {
 		case string:
 		case map[string]any, []any:
-			return &values.LoadError{Source: o.loc.File, Line: o.loc.Line(values.Path{values.Key(field), values.Key(k)}),
+			return &document.LoadError{Source: o.loc.File, Line: o.loc.Line(document.Path{document.Key(field), document.Key(k)}),
 				Msg: fmt.Sprintf("%s: %s.%s must be a string holding YAML, not %s: write `%s: |` and indent the values below it",
-					o.id(), field, k, values.Describe(mm[k]), k)}
+					o.id(), field, k, document.Describe(mm[k]), k)}
 		default:
-			return &values.LoadError{Source: o.loc.File, Line: o.loc.Line(values.Path{values.Key(field), values.Key(k)}),
-				Msg: fmt.Sprintf("%s: %s.%s must be a string, not %s: quote it", o.id(), field, k, values.Describe(mm[k]))}
+			return &document.LoadError{Source: o.loc.File, Line: o.loc.Line(document.Path{document.Key(field), document.Key(k)}),
+				Msg: fmt.Sprintf("%s: %s.%s must be a string, not %s: quote it", o.id(), field, k, document.Describe(mm[k]))}
 		}
 	}
 	return nil
@@ -359,9 +313,9 @@ type secretDoc struct {
 }
 
 func (o *object) decode(out any, status bool) error {
-	err := values.Decode(withoutFields(o.tree, status), o.loc.Pos, o.loc.File, out)
+	err := document.Decode(withoutFields(o.tree, status), o.loc.Pos, o.loc.File, out)
 	if err != nil {
-		var le *values.LoadError
+		var le *document.LoadError
 		if errors.As(err, &le) {
 			le.Msg = o.id() + ": " + le.Msg
 		}
@@ -425,7 +379,7 @@ func (o *object) base64Map(field string, m map[string]string) (map[string][]byte
 	for _, k := range sortedKeys(m) {
 		b, err := base64.StdEncoding.DecodeString(m[k])
 		if err != nil {
-			return nil, &values.LoadError{Source: o.loc.File, Line: o.loc.Line(values.Path{values.Key(field), values.Key(k)}),
+			return nil, &document.LoadError{Source: o.loc.File, Line: o.loc.Line(document.Path{document.Key(field), document.Key(k)}),
 				Msg: fmt.Sprintf("%s: %s.%s is not valid base64 (%v): encode it with `base64 -w0`, or put the plain text under stringData", o.id(), field, k, err)}
 		}
 		out[k] = b
@@ -466,7 +420,7 @@ type AppDoc struct {
 func ReadApps(data []byte, file string) ([]AppDoc, error) {
 	lim := DefaultLimits()
 	if int64(len(data)) > lim.MaxFileBytes {
-		return nil, &values.LoadError{Source: file, Err: values.ErrTooLarge,
+		return nil, &document.LoadError{Source: file, Err: document.ErrTooLarge,
 			Msg: fmt.Sprintf("file is larger than the limit of %d bytes", lim.MaxFileBytes)}
 	}
 	objs, err := readObjects(data, file, lim.MaxFileBytes)
@@ -507,10 +461,10 @@ func (o *object) checkExtraConfigs() error {
 	}
 	for i, it := range list {
 		m, ok := it.(map[string]any)
-		p := values.Path{values.Key("spec"), values.Key("extraConfigs"), values.Index(i)}
+		p := document.Path{document.Key("spec"), document.Key("extraConfigs"), document.Index(i)}
 		if !ok {
-			return &values.LoadError{Source: o.loc.File, Line: o.loc.Line(p),
-				Msg: fmt.Sprintf("%s: %s must be a map with kind, name, namespace and priority, not %s", o.id(), p, values.Describe(it))}
+			return &document.LoadError{Source: o.loc.File, Line: o.loc.Line(p),
+				Msg: fmt.Sprintf("%s: %s must be a map with kind, name, namespace and priority, not %s", o.id(), p, document.Describe(it))}
 		}
 		for _, k := range sortedKeys(m) {
 			var ok bool
@@ -529,16 +483,16 @@ func (o *object) checkExtraConfigs() error {
 				continue
 			}
 			if !ok && m[k] != nil {
-				kp := p.Append(values.Key(k))
-				return &values.LoadError{Source: o.loc.File, Line: o.loc.Line(kp), Column: colOf(o.loc.Pos.Lookup(kp)),
-					Msg: fmt.Sprintf("%s: %s must be %s, not %s", o.id(), kp, want, values.Describe(m[k]))}
+				kp := p.Append(document.Key(k))
+				return &document.LoadError{Source: o.loc.File, Line: o.loc.Line(kp), Column: colOf(o.loc.Pos.Lookup(kp)),
+					Msg: fmt.Sprintf("%s: %s must be %s, not %s", o.id(), kp, want, document.Describe(m[k]))}
 			}
 		}
 	}
 	return nil
 }
 
-func colOf(p *values.Pos) int {
+func colOf(p *document.Pos) int {
 	if p == nil {
 		return 0
 	}

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/layers/v1alpha1"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 // Priorities of the platform layers, and the range of extraConfigs'.
@@ -105,7 +105,7 @@ type checker struct {
 	errs   []error
 }
 
-func (c *checker) errorf(path values.Path, format string, args ...any) {
+func (c *checker) errorf(path document.Path, format string, args ...any) {
 	fe := &FieldError{Object: c.object, Field: path.String(), Msg: fmt.Sprintf(format, args...)}
 	if c.loc != nil {
 		fe.File, fe.Line = c.loc.File, c.loc.Line(path)
@@ -115,14 +115,14 @@ func (c *checker) errorf(path values.Path, format string, args ...any) {
 
 func (c *checker) err() error { return errors.Join(c.errs...) }
 
-func path(keys ...any) values.Path {
-	var p values.Path
+func path(keys ...any) document.Path {
+	var p document.Path
 	for _, k := range keys {
 		switch k := k.(type) {
 		case string:
-			p = append(p, values.Key(k))
+			p = append(p, document.Key(k))
 		case int:
-			p = append(p, values.Index(k))
+			p = append(p, document.Index(k))
 		}
 	}
 	return p
@@ -145,7 +145,7 @@ func appRefs(app *v1alpha1.App, loc *Location) ([]Ref, error) {
 	c := &checker{object: "App " + AppName(app), loc: loc}
 	var refs []Ref
 	seen := map[objectKey]string{}
-	add := func(r Ref, p values.Path) {
+	add := func(r Ref, p document.Path) {
 		k := objectKey{r.Kind, r.Namespace, r.Name}
 		if first, dup := seen[k]; dup {
 			c.errorf(p, "%s is already listed at %s: list each object once", r, first)
@@ -199,15 +199,15 @@ func appRefs(app *v1alpha1.App, loc *Location) ([]Ref, error) {
 			if strings.EqualFold(e.Kind, v1alpha1.KindConfigMap) || strings.EqualFold(e.Kind, v1alpha1.KindSecret) {
 				hint = " (kinds are case-sensitive)"
 			}
-			c.errorf(p.Append(values.Key("kind")), "unknown kind %q: use %s or %s%s", e.Kind, v1alpha1.KindConfigMap, v1alpha1.KindSecret, hint)
+			c.errorf(p.Append(document.Key("kind")), "unknown kind %q: use %s or %s%s", e.Kind, v1alpha1.KindConfigMap, v1alpha1.KindSecret, hint)
 			ok = false
 		}
 		if e.Name == "" {
-			c.errorf(p.Append(values.Key("name")), "the name is empty: name the %s", orAny(kind))
+			c.errorf(p.Append(document.Key("name")), "the name is empty: name the %s", orAny(kind))
 			ok = false
 		}
 		if e.Namespace == "" {
-			c.errorf(p.Append(values.Key("namespace")), "the namespace is empty: set the namespace of %s %s", orAny(kind), e.Name)
+			c.errorf(p.Append(document.Key("namespace")), "the namespace is empty: set the namespace of %s %s", orAny(kind), e.Name)
 			ok = false
 		}
 		prio := e.Priority
@@ -215,7 +215,7 @@ func appRefs(app *v1alpha1.App, loc *Location) ([]Ref, error) {
 		case prio == 0:
 			prio = PriorityDefault
 		case prio < 1 || prio > PriorityMax:
-			c.errorf(p.Append(values.Key("priority")),
+			c.errorf(p.Append(document.Key("priority")),
 				"%d is out of range: use 1..%d (1..%d merge before config, %d..%d before userConfig, %d..%d after it; unset means %d)",
 				prio, PriorityMax, PriorityConfig, PriorityConfig+1, PriorityUserConfig, PriorityUserConfig+1, PriorityMax, PriorityDefault)
 			ok = false
@@ -236,14 +236,14 @@ func orAny(kind string) string {
 	return kind
 }
 
-func checkRef(c *checker, p values.Path, r v1alpha1.ObjectRef) bool {
+func checkRef(c *checker, p document.Path, r v1alpha1.ObjectRef) bool {
 	ok := true
 	if r.Name == "" {
-		c.errorf(p.Append(values.Key("name")), "the namespace is set but the name is empty: set both, or remove the reference")
+		c.errorf(p.Append(document.Key("name")), "the namespace is set but the name is empty: set both, or remove the reference")
 		ok = false
 	}
 	if r.Namespace == "" {
-		c.errorf(p.Append(values.Key("namespace")), "the namespace of %s is empty: set it", r.Name)
+		c.errorf(p.Append(document.Key("namespace")), "the namespace of %s is empty: set it", r.Name)
 		ok = false
 	}
 	return ok

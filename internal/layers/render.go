@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/layers/v1alpha1"
 	"github.com/strata-dev/strata/internal/values"
 )
@@ -36,8 +37,8 @@ type Renderer struct {
 	// SkipCatalog leaves the Catalog's layers out.
 	SkipCatalog bool
 	// Limits bound each layer's values document; zero fields take
-	// values.DefaultLimits.
-	Limits values.Limits
+	// document.DefaultLimits.
+	Limits document.Limits
 }
 
 // Rendered is the merged values of an App.
@@ -237,7 +238,7 @@ func (r *Renderer) fetchError(ref Ref, listed string, err error) fetched {
 		}
 		return fetched{err: fmt.Errorf("%w (%s; mark it optional: true if it may be absent)", err, listed)}
 	}
-	var le *values.LoadError
+	var le *document.LoadError
 	if errors.As(err, &le) {
 		c := *le
 		c.Msg += " (" + listed + ")"
@@ -298,9 +299,9 @@ func (r *Renderer) parse(ref Ref, key string, text []byte, loc *Location, listed
 		}
 	}
 	name := ref.String() + " " + field
-	m, pos, err := values.Loader{Positions: r.Provenance, Limits: r.Limits}.Parse(text, name)
+	m, pos, err := document.Loader{Positions: r.Provenance, Limits: r.Limits}.Parse(text, name)
 	if err != nil {
-		var le *values.LoadError
+		var le *document.LoadError
 		if !errors.As(err, &le) {
 			return nil, fmt.Errorf("%s: %w (%s)", name, err, listed)
 		}
@@ -342,11 +343,11 @@ var lineRef = regexp.MustCompile(`line [0-9]+`)
 
 // redactLoadError keeps a Secret's content out of an error message: the
 // messages of these sentinels may quote values.
-func redactLoadError(le *values.LoadError) {
+func redactLoadError(le *document.LoadError) {
 	switch {
-	case errors.Is(le, values.ErrNotMap):
+	case errors.Is(le, document.ErrNotMap):
 		le.Msg = "the values must be a map of keys to values"
-	case errors.Is(le, values.ErrSyntax) && strings.ContainsAny(le.Msg, `"'`):
+	case errors.Is(le, document.ErrSyntax) && strings.ContainsAny(le.Msg, `"'`):
 		le.Msg = "invalid YAML (the parser's message is withheld: it quotes the Secret's content)"
 	}
 }

@@ -6,8 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/layers/v1alpha1"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 // ErrNotFound is wrapped by a Source's errors for an object that does not
@@ -34,7 +34,7 @@ type Location struct {
 	File string
 	// Pos holds the positions of the object's fields; Pos.Line is the
 	// line the object starts on.
-	Pos *values.Pos
+	Pos *document.Pos
 	// Blocks maps a data key ("data.values", "stringData.secrets") to the
 	// line before its content, when the value is a literal block scalar
 	// (`values: |`) whose lines map one to one to the file's; and its
@@ -50,7 +50,7 @@ type Block struct {
 
 // Line returns the line of the field at path, or of the object when the
 // field has no position; 0 when unknown.
-func (l *Location) Line(path values.Path) int {
+func (l *Location) Line(path document.Path) int {
 	if l == nil || l.Pos == nil {
 		return 0
 	}
@@ -65,7 +65,7 @@ func (l *Location) Line(path values.Path) int {
 }
 
 // where writes "file:line" for the field at path, or "" when unknown.
-func (l *Location) where(path values.Path) string {
+func (l *Location) where(path document.Path) string {
 	if l == nil || l.File == "" {
 		return ""
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/params"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 type announcementCase struct {
@@ -293,25 +293,25 @@ var announcementCases = []announcementCase{
 		name:  "duplicate key in json",
 		input: "[{\"name\": \"a\",\n  \"name\": \"b\"}]",
 		err:   `src:2: duplicate key "name" (first defined at line 1); remove one of them`,
-		is:    values.ErrDuplicateKey,
+		is:    document.ErrDuplicateKey,
 	},
 	{
 		name:  "duplicate key in yaml",
 		input: "- name: a\n  name: b\n",
 		err:   `src:2:3: duplicate key "name" (first defined at line 1); remove one of them`,
-		is:    values.ErrDuplicateKey,
+		is:    document.ErrDuplicateKey,
 	},
 	{
 		name:  "invalid utf-8",
 		input: "[{\"name\": \"a\"},\n {\"name\": \"\xff\"}]",
 		err:   `src:2:12: invalid UTF-8: save the file as UTF-8`,
-		is:    values.ErrInvalidUTF8,
+		is:    document.ErrInvalidUTF8,
 	},
 	{
 		name:  "broken json",
 		input: "[{\"name\": \"a\"},\n {\"name\": \"b\"]",
 		err:   `src:2: invalid character ']' after object key:value pair`,
-		is:    values.ErrSyntax,
+		is:    document.ErrSyntax,
 	},
 	{
 		name:  "invalid json that is valid yaml",
@@ -327,25 +327,25 @@ var announcementCases = []announcementCase{
 		name:  "two yaml documents",
 		input: "- name: a\n---\n- name: b\n",
 		err:   `src:3: a second YAML document starts here; this input holds exactly one document`,
-		is:    values.ErrSyntax,
+		is:    document.ErrSyntax,
 	},
 	{
 		name:  "deep json",
 		input: strings.Repeat("[", 100) + strings.Repeat("]", 100),
 		err:   `src:1: maps and lists are nested more than 32 levels deep`,
-		is:    values.ErrTooDeep,
+		is:    document.ErrTooDeep,
 	},
 	{
 		name:  "deep json map",
 		input: `[{"name": "a", "map": ` + strings.Repeat(`{"a": `, 40) + `1` + strings.Repeat(`}`, 41) + `]`,
 		err:   `src:1: maps and lists are nested more than 32 levels deep`,
-		is:    values.ErrTooDeep,
+		is:    document.ErrTooDeep,
 	},
 	{
 		name:  "deep yaml",
 		input: "- name: a\n  map: " + strings.Repeat("[", 100) + strings.Repeat("]", 100),
 		err:   `src:2:39: maps and lists are nested more than 32 levels deep`,
-		is:    values.ErrTooDeep,
+		is:    document.ErrTooDeep,
 	},
 	{
 		name:  "too many announcements",
@@ -435,9 +435,9 @@ func TestParseAnnouncements(t *testing.T) {
 			}
 			if err != nil {
 				var pe *params.Error
-				var le *values.LoadError
+				var le *document.LoadError
 				if !errors.As(err, &pe) && !errors.As(err, &le) {
-					t.Errorf("ParseAnnouncements() error is %T, want *params.Error or *values.LoadError", err)
+					t.Errorf("ParseAnnouncements() error is %T, want *params.Error or *document.LoadError", err)
 				}
 				if got != nil || warnings != nil {
 					t.Errorf("ParseAnnouncements() = %v, %v with an error, want nil", got, warnings)
@@ -484,7 +484,7 @@ spec:
       itemType: number
       string: many
 `
-	tree, pos, err := values.Loader{Positions: true}.Parse([]byte(plugin), "plugin.yaml")
+	tree, pos, err := document.Loader{Positions: true}.Parse([]byte(plugin), "plugin.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

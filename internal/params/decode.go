@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // ParseAnnouncements decodes a list of parameter announcements written in
@@ -16,7 +16,7 @@ import (
 // null are an empty list.
 //
 // The announcements come back normalised as DecodeAnnouncements describes.
-// Problems with the document are *values.LoadError; problems with an entry
+// Problems with the document are *document.LoadError; problems with an entry
 // are *Error.
 func ParseAnnouncements(data []byte, source string) ([]Announcement, []Warning, error) {
 	tree, pos, err := parseDoc(data, source, true)
@@ -39,7 +39,7 @@ func ParseAnnouncements(data []byte, source string) ([]Announcement, []Warning, 
 // collection type other than the announced one, and any later entry with
 // a name already used (the first one wins). itemType and collectionType
 // default to string.
-func DecodeAnnouncements(tree any, pos *values.Pos, source string) ([]Announcement, []Warning, error) {
+func DecodeAnnouncements(tree any, pos *document.Pos, source string) ([]Announcement, []Warning, error) {
 	d := &decoder{source: source, kind: "announcement"}
 	list, err := d.list(tree, pos)
 	if err != nil {
@@ -70,7 +70,7 @@ func DecodeAnnouncements(tree any, pos *values.Pos, source string) ([]Announceme
 // entry with no name or a NUL character in any string (an environment
 // variable cannot hold one) is an error naming the entry, field and line.
 // A field set to null counts as not set. Names may repeat; see Env.
-// Problems with the document are *values.LoadError; problems with an
+// Problems with the document are *document.LoadError; problems with an
 // entry are *Error.
 func ParseParameters(data []byte, source string) ([]Parameter, error) {
 	tree, pos, err := parseDoc(data, source, false)
@@ -95,11 +95,11 @@ func ParseParameters(data []byte, source string) ([]Parameter, error) {
 
 // parseDoc loads one JSON (or, when yamlOK, YAML) document with the values
 // loader: strict (duplicate keys, invalid UTF-8), bounded, with lines.
-func parseDoc(data []byte, source string, yamlOK bool) (any, *values.Pos, error) {
-	l := values.Loader{
+func parseDoc(data []byte, source string, yamlOK bool) (any, *document.Pos, error) {
+	l := document.Loader{
 		Positions: true,
 		JSON:      !yamlOK,
-		Limits:    values.Limits{MaxBytes: MaxBytes, MaxDepth: maxDepth, MaxNodes: 1 << 20},
+		Limits:    document.Limits{MaxBytes: MaxBytes, MaxDepth: maxDepth, MaxNodes: 1 << 20},
 	}
 	return l.ParseAny(data, source)
 }
@@ -113,22 +113,22 @@ type decoder struct {
 	warnings []Warning
 }
 
-func (d *decoder) fail(pos *values.Pos, index int, name, field string, sentinel error, msg string) *Error {
+func (d *decoder) fail(pos *document.Pos, index int, name, field string, sentinel error, msg string) *Error {
 	return &Error{Source: d.source, Line: lineOf(pos), Kind: d.kind, Index: index, Name: name, Field: field, Msg: msg, Err: sentinel}
 }
 
-func (d *decoder) warn(pos *values.Pos, index int, name, field, msg string) {
+func (d *decoder) warn(pos *document.Pos, index int, name, field, msg string) {
 	d.warnings = append(d.warnings, Warning{Source: d.source, Line: lineOf(pos), Kind: d.kind, Index: index, Name: name, Field: field, Msg: msg})
 }
 
-func lineOf(p *values.Pos) int {
+func lineOf(p *document.Pos) int {
 	if p == nil {
 		return 0
 	}
 	return p.Line
 }
 
-func (d *decoder) list(tree any, pos *values.Pos) ([]any, error) {
+func (d *decoder) list(tree any, pos *document.Pos) ([]any, error) {
 	switch v := tree.(type) {
 	case nil:
 		return nil, nil
@@ -144,7 +144,7 @@ func (d *decoder) list(tree any, pos *values.Pos) ([]any, error) {
 		hint = "; put the entry in a list: [{...}]"
 	}
 	return nil, d.fail(pos, -1, "", "", ErrInvalid,
-		fmt.Sprintf("the %ss must be a list, not %s%s", d.kind, values.Describe(tree), hint))
+		fmt.Sprintf("the %ss must be a list, not %s%s", d.kind, document.Describe(tree), hint))
 }
 
 // An entry is one map of a list, being decoded.
@@ -153,15 +153,15 @@ type entry struct {
 	index int
 	name  string
 	m     map[string]any
-	pos   *values.Pos
+	pos   *document.Pos
 }
 
 // start checks that v is a map and decodes its name.
-func (d *decoder) start(i int, v any, pos *values.Pos, fields []string) (*entry, error) {
+func (d *decoder) start(i int, v any, pos *document.Pos, fields []string) (*entry, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, d.fail(pos, i, "", "", ErrInvalid,
-			fmt.Sprintf(`must be a map with at least a name, such as {"name": "values-files"}, not %s`, values.Describe(v)))
+			fmt.Sprintf(`must be a map with at least a name, such as {"name": "values-files"}, not %s`, document.Describe(v)))
 	}
 	e := &entry{d: d, index: i, m: m, pos: pos}
 	name, err := e.str("name")
@@ -171,7 +171,7 @@ func (d *decoder) start(i int, v any, pos *values.Pos, fields []string) (*entry,
 	for _, k := range e.keys() {
 		if !slices.Contains(fields, k) {
 			e.name = name
-			return nil, e.failAt(pos.Key(k), values.Clip(k, 60), ErrInvalid, unknownField(k, fields))
+			return nil, e.failAt(pos.Key(k), document.Clip(k, 60), ErrInvalid, unknownField(k, fields))
 		}
 	}
 	if name == "" {
@@ -191,7 +191,7 @@ func (d *decoder) start(i int, v any, pos *values.Pos, fields []string) (*entry,
 }
 
 func unknownField(k string, fields []string) string {
-	msg := fmt.Sprintf("unknown field %q", values.Clip(k, 60))
+	msg := fmt.Sprintf("unknown field %q", document.Clip(k, 60))
 	for _, f := range fields {
 		if strings.EqualFold(f, k) {
 			return msg + fmt.Sprintf("; did you mean %q?", f)
@@ -220,7 +220,7 @@ func (e *entry) fail(field string, sentinel error, msg string) *Error {
 	return e.failAt(e.pos.Key(field), field, sentinel, msg)
 }
 
-func (e *entry) failAt(pos *values.Pos, field string, sentinel error, msg string) *Error {
+func (e *entry) failAt(pos *document.Pos, field string, sentinel error, msg string) *Error {
 	if pos == nil {
 		pos = e.pos
 	}
@@ -228,7 +228,7 @@ func (e *entry) failAt(pos *values.Pos, field string, sentinel error, msg string
 }
 
 // text accounts for a decoded string and checks it.
-func (e *entry) text(pos *values.Pos, field, s string) error {
+func (e *entry) text(pos *document.Pos, field, s string) error {
 	e.d.text += len(s)
 	if e.d.text > MaxBytes {
 		return e.failAt(pos, field, ErrTooLarge,
@@ -270,10 +270,10 @@ func (e *entry) boolean(key string) (bool, error) {
 		return v, nil
 	case string:
 		if v == "true" || v == "false" {
-			return false, e.fail(key, ErrInvalid, fmt.Sprintf("must be true or false, not %s; remove the quotes", values.Describe(v)))
+			return false, e.fail(key, ErrInvalid, fmt.Sprintf("must be true or false, not %s; remove the quotes", document.Describe(v)))
 		}
 	}
-	return false, e.fail(key, ErrInvalid, fmt.Sprintf("must be true or false, not %s", values.Describe(e.m[key])))
+	return false, e.fail(key, ErrInvalid, fmt.Sprintf("must be true or false, not %s", document.Describe(e.m[key])))
 }
 
 // array decodes an optional list of strings; null is nil, [] is empty.
@@ -284,9 +284,9 @@ func (e *entry) array(key string) ([]string, error) {
 	}
 	list, ok := v.([]any)
 	if !ok {
-		msg := fmt.Sprintf("must be a list of strings, not %s", values.Describe(v))
+		msg := fmt.Sprintf("must be a list of strings, not %s", document.Describe(v))
 		if s, ok := v.(string); ok {
-			msg += fmt.Sprintf("; write [%s]", strconv.Quote(values.Clip(s, 40)))
+			msg += fmt.Sprintf("; write [%s]", strconv.Quote(document.Clip(s, 40)))
 		}
 		return nil, e.fail(key, ErrInvalid, msg)
 	}
@@ -317,7 +317,7 @@ func (e *entry) strMap(key string) (map[string]string, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, e.fail(key, ErrInvalid, fmt.Sprintf(`must be a map of strings to strings, such as {"image.tag": "v1"}, not %s`, values.Describe(v)))
+		return nil, e.fail(key, ErrInvalid, fmt.Sprintf(`must be a map of strings to strings, such as {"image.tag": "v1"}, not %s`, document.Describe(v)))
 	}
 	pos := e.pos.Key(key)
 	if len(m) > MaxItems {
@@ -348,12 +348,12 @@ func (e *entry) strMap(key string) (map[string]string, error) {
 
 // mapField names a map entry in messages: map["image.tag"].
 func mapField(field, key string) string {
-	return field + "[" + strconv.Quote(values.Clip(key, 60)) + "]"
+	return field + "[" + strconv.Quote(document.Clip(key, 60)) + "]"
 }
 
 var announcementFields = []string{"name", "title", "tooltip", "required", "itemType", "collectionType", "string", "array", "map"}
 
-func (d *decoder) announcement(i int, v any, pos *values.Pos) (Announcement, error) {
+func (d *decoder) announcement(i int, v any, pos *document.Pos) (Announcement, error) {
 	e, err := d.start(i, v, pos, announcementFields)
 	if err != nil {
 		return Announcement{}, err
@@ -451,7 +451,7 @@ func (d *decoder) announcement(i int, v any, pos *values.Pos) (Announcement, err
 	return a, nil
 }
 
-func (e *entry) fits(t ItemType, field, s string, pos *values.Pos) error {
+func (e *entry) fits(t ItemType, field, s string, pos *document.Pos) error {
 	if msg := misfit(t, s); msg != "" {
 		return e.failAt(pos, field, ErrInvalid, msg+"; "+fix(t)+", or change itemType")
 	}
@@ -474,11 +474,11 @@ func misfit(t ItemType, s string) string {
 	switch t {
 	case ItemNumber:
 		if !isNumber(s) {
-			return fmt.Sprintf("%q is not a number, but itemType is number", values.Clip(s, 40))
+			return fmt.Sprintf("%q is not a number, but itemType is number", document.Clip(s, 40))
 		}
 	case ItemBoolean:
 		if s != "true" && s != "false" {
-			return fmt.Sprintf("%q is not a boolean, but itemType is boolean", values.Clip(s, 40))
+			return fmt.Sprintf("%q is not a boolean, but itemType is boolean", document.Clip(s, 40))
 		}
 	}
 	return ""
@@ -553,7 +553,7 @@ func suggest(s string, synonyms map[string]string) string {
 
 var parameterFields = []string{"name", "string", "array", "map"}
 
-func (d *decoder) parameter(i int, v any, pos *values.Pos) (Parameter, error) {
+func (d *decoder) parameter(i int, v any, pos *document.Pos) (Parameter, error) {
 	e, err := d.start(i, v, pos, parameterFields)
 	if err != nil {
 		return Parameter{}, err
@@ -591,7 +591,7 @@ func sortedKeys(m map[string]string) []string {
 
 // notString says that v, found where a string belongs, is not one.
 func notString(v any) string {
-	msg := "must be a string, not " + values.Describe(v)
+	msg := "must be a string, not " + document.Describe(v)
 	switch v.(type) {
 	case bool, int, int64, float64, json.Number:
 		msg += "; quote it"

@@ -12,9 +12,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/golden"
 	"github.com/strata-dev/strata/internal/params"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 // maxSeed leaves the limit cases (megabytes of input) out of the corpus:
@@ -32,9 +32,9 @@ func addSeeds(f *testing.F, inputs []string) {
 func checkErrorType(t *testing.T, err error) {
 	t.Helper()
 	var pe *params.Error
-	var le *values.LoadError
+	var le *document.LoadError
 	if !errors.As(err, &pe) && !errors.As(err, &le) {
-		t.Fatalf("error %v is %T, want *params.Error or *values.LoadError", err, err)
+		t.Fatalf("error %v is %T, want *params.Error or *document.LoadError", err, err)
 	}
 	if err.Error() == "" {
 		t.Fatal("empty error message")

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/params"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 func ptr(s string) *string { return &s }
@@ -136,37 +136,37 @@ var parameterCases = []parameterCase{
 		name:  "yaml is not accepted",
 		input: "- name: a\n",
 		err:   `ARGOCD_APP_PARAMETERS:1: invalid character ' ' in numeric literal; the input must be JSON`,
-		is:    values.ErrSyntax,
+		is:    document.ErrSyntax,
 	},
 	{
 		name:  "truncated",
 		input: `[{"name": "a"`,
 		err:   `ARGOCD_APP_PARAMETERS:1: unexpected end of JSON input; the input must be JSON`,
-		is:    values.ErrSyntax,
+		is:    document.ErrSyntax,
 	},
 	{
 		name:  "duplicate key",
 		input: `[{"name": "a", "string": "1", "string": "2"}]`,
 		err:   `ARGOCD_APP_PARAMETERS:1: duplicate key "string" (first defined at line 1); remove one of them`,
-		is:    values.ErrDuplicateKey,
+		is:    document.ErrDuplicateKey,
 	},
 	{
 		name:  "invalid utf-8",
 		input: "[{\"name\": \"a\", \"string\": \"\xc3\x28\"}]",
 		err:   `ARGOCD_APP_PARAMETERS:1:27: invalid UTF-8: save the file as UTF-8`,
-		is:    values.ErrInvalidUTF8,
+		is:    document.ErrInvalidUTF8,
 	},
 	{
 		name:  "deep",
 		input: `[{"name": "a", "array": ` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}]`,
 		err:   `ARGOCD_APP_PARAMETERS:1: maps and lists are nested more than 32 levels deep`,
-		is:    values.ErrTooDeep,
+		is:    document.ErrTooDeep,
 	},
 	{
 		name:  "deeper than encoding/json goes",
 		input: strings.Repeat("[", 20000) + strings.Repeat("]", 20000),
 		err:   `ARGOCD_APP_PARAMETERS:1: invalid character '[' exceeded max depth; the input must be JSON`,
-		is:    values.ErrSyntax,
+		is:    document.ErrSyntax,
 	},
 	{
 		name:  "too many parameters",

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // ItemType is the type of each value of a parameter: of its string, of
@@ -92,9 +92,9 @@ var (
 	// a missing name, an unknown field, a value of the wrong type.
 	ErrInvalid = errors.New("invalid parameter")
 	// ErrTooLarge is wrapped by errors about the limits above. It is
-	// values.ErrTooLarge, so a document over the size limit, reported by
+	// document.ErrTooLarge, so a document over the size limit, reported by
 	// the values loader, matches too.
-	ErrTooLarge = values.ErrTooLarge
+	ErrTooLarge = document.ErrTooLarge
 )
 
 // Where in a list a problem is.
@@ -134,7 +134,7 @@ func (p place) format(b *strings.Builder) {
 // An Error is a problem with one entry of a list of announcements or
 // parameters, or with the list as a whole. Problems with the document
 // itself (not JSON or YAML, a duplicate key, invalid UTF-8, too large or
-// too deep) are *values.LoadError instead.
+// too deep) are *document.LoadError instead.
 type Error struct {
 	Source string // where the list came from, e.g. "plugin.yaml" or "ARGOCD_APP_PARAMETERS"; may be ""
 	Line   int    // 1-based line in Source; 0 when unknown

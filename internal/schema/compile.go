@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/strata-dev/strata/internal/values"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/strata-dev/strata/internal/document"
+	"github.com/strata-dev/strata/internal/values"
 )
 
 // closeObjects sets additionalProperties: false on every object schema that
@@ -133,12 +135,12 @@ func hasHelmRequired(m obj) bool {
 // checkDefaults validates every default the defaulting can apply against
 // its own schema, after defaulting it, as Kubernetes does for CRDs. The
 // root's default is never applied and not checked.
-func checkDefaults(doc *document, m obj, loc values.Path) error {
+func checkDefaults(doc *schemaDoc, m obj, loc document.Path) error {
 	for _, c := range children(m, structuralKeywords...) {
 		cloc := append(loc[:len(loc):len(loc)], c.loc...)
 		if def, ok := c.schema["default"]; ok && def != nil {
 			if err := checkDefault(c.schema, def); err != nil {
-				return doc.errorAt(cloc.Append(values.Key("default")), err)
+				return doc.errorAt(cloc.Append(document.Key("default")), err)
 			}
 		}
 		if err := checkDefaults(doc, c.schema, cloc); err != nil {

@@ -3,13 +3,12 @@ package schema
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // A Resolver returns the schema file an x-extend names: its content, and
@@ -35,7 +34,7 @@ func DirResolver(dir string) Resolver {
 			return nil, "", err
 		}
 		defer f.Close()
-		data, err := io.ReadAll(io.LimitReader(f, MaxSchemaSize+1))
+		data, err := document.ReadAll(f, MaxSchemaSize, filepath.Join(dir, rel))
 		if err != nil {
 			return nil, "", err
 		}
@@ -51,7 +50,7 @@ type loadChain struct {
 }
 
 // load loads a document and merges into it the schema it extends, if any.
-func (c *loadChain) load(data []byte, source string) (*document, error) {
+func (c *loadChain) load(data []byte, source string) (*schemaDoc, error) {
 	c.sources = append(c.sources, filepath.Clean(source))
 	defer func() { c.sources = c.sources[:len(c.sources)-1] }()
 	doc, err := loadDocument(data, source)
@@ -63,7 +62,7 @@ func (c *loadChain) load(data []byte, source string) (*document, error) {
 		return doc, nil
 	}
 	delete(doc.root, xExtend)
-	loc := values.Path{values.Key(xExtend), values.Key("schema")}
+	loc := document.Path{document.Key(xExtend), document.Key("schema")}
 	parent, err := c.parent(doc, ext["schema"].(string), loc)
 	if err != nil {
 		return nil, err
@@ -73,7 +72,7 @@ func (c *loadChain) load(data []byte, source string) (*document, error) {
 }
 
 // parent resolves and loads the schema an x-extend names.
-func (c *loadChain) parent(doc *document, name string, loc values.Path) (*document, error) {
+func (c *loadChain) parent(doc *schemaDoc, name string, loc document.Path) (*schemaDoc, error) {
 	if c.resolve == nil {
 		return nil, doc.errorAt(loc, errors.New("x-extend needs a resolver (Options.Resolve)"))
 	}
@@ -98,7 +97,7 @@ func (c *loadChain) parent(doc *document, name string, loc values.Path) (*docume
 // properties, patternProperties, definitions, required, title, description
 // and every x-* key. Doc's own entries win; required lists are unioned,
 // the parent's names first.
-func mergeParent(doc, parent *document) {
+func mergeParent(doc, parent *schemaDoc) {
 	root, proot := doc.root, parent.root
 	for _, kw := range []string{"properties", "patternProperties", "definitions"} {
 		pm, _ := proot[kw].(obj)
@@ -110,7 +109,7 @@ func mergeParent(doc, parent *document) {
 			}
 			if _, ok := m[name]; !ok {
 				m[name] = pm[name]
-				copyPos(doc, parent, values.Path{values.Key(kw), values.Key(name)})
+				copyPos(doc, parent, document.Path{document.Key(kw), document.Key(name)})
 			}
 		}
 	}
@@ -121,7 +120,7 @@ func mergeParent(doc, parent *document) {
 		if k != xExtend && (isExtension(k) || k == "title" || k == "description") {
 			if _, ok := root[k]; !ok {
 				root[k] = proot[k]
-				copyPos(doc, parent, values.Path{values.Key(k)})
+				copyPos(doc, parent, document.Path{document.Key(k)})
 			}
 		}
 	}
@@ -143,7 +142,7 @@ func unionRequired(parent, own any) []any {
 }
 
 // copyPos copies the positions of a pulled entry and everything below it.
-func copyPos(doc, parent *document, loc values.Path) {
+func copyPos(doc, parent *schemaDoc, loc document.Path) {
 	prefix := loc.String()
 	for k, p := range parent.pos {
 		if k == prefix || strings.HasPrefix(k, prefix+".") || strings.HasPrefix(k, prefix+"[") {

@@ -10,8 +10,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/strata-dev/strata/internal/values"
 	"k8s.io/kube-openapi/pkg/validation/validate"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // kind is what a keyword's value must be.
@@ -131,25 +132,25 @@ func isExtension(key string) bool {
 // A loader checks a tree the values loader read and records the position
 // of every schema node and keyword.
 type loader struct {
-	doc *document
+	doc *schemaDoc
 }
 
-func (l *loader) fail(loc values.Path, line int, format string, args ...any) error {
+func (l *loader) fail(loc document.Path, line int, format string, args ...any) error {
 	return &ParseError{Source: l.doc.source, Line: line, Path: loc.String(), Err: fmt.Errorf(format, args...)}
 }
 
-func (l *loader) mark(loc values.Path, line int) {
+func (l *loader) mark(loc document.Path, line int) {
 	l.doc.pos[loc.String()] = pos{source: l.doc.source, line: line}
 }
 
-func (l *loader) tooDeep(loc values.Path, line int) error {
+func (l *loader) tooDeep(loc document.Path, line int) error {
 	return l.fail(loc, line, "nested more than %d levels deep", MaxDepth)
 }
 
 // startLine returns the line the value v at p starts on. p has the line of
 // the key holding v; a block mapping or list starts below it, at its first
 // key or item. (Merged keys that come from above are not v's own.)
-func startLine(v any, p *values.Pos) int {
+func startLine(v any, p *document.Pos) int {
 	line, first := lineOf(p), 0
 	switch x := v.(type) {
 	case map[string]any:
@@ -167,7 +168,7 @@ func startLine(v any, p *values.Pos) int {
 // keys returns the keys of a mapping at depth in document order (merged
 // keys where their source has them), so that the first problem in the
 // file is the one reported. The keys count one level deeper.
-func (l *loader) keys(m map[string]any, p *values.Pos, loc values.Path, depth int) ([]string, error) {
+func (l *loader) keys(m map[string]any, p *document.Pos, loc document.Path, depth int) ([]string, error) {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -184,7 +185,7 @@ func (l *loader) keys(m map[string]any, p *values.Pos, loc values.Path, depth in
 
 // schema checks that v is a schema: a mapping of keywords. The root (depth
 // 0) may also hold definitions and x-extend.
-func (l *loader) schema(v any, p *values.Pos, loc values.Path, depth int) (obj, error) {
+func (l *loader) schema(v any, p *document.Pos, loc document.Path, depth int) (obj, error) {
 	line := startLine(v, p)
 	if depth > MaxDepth {
 		return nil, l.tooDeep(loc, line)
@@ -199,19 +200,19 @@ func (l *loader) schema(v any, p *values.Pos, loc values.Path, depth int) (obj, 
 		return nil, err
 	}
 	for _, k := range keys {
-		kloc := loc.Append(values.Key(k))
+		kloc := loc.Append(document.Key(k))
 		l.mark(kloc, lineOf(p.Key(k)))
 		if m[k], err = l.keyword(k, m[k], p.Key(k), kloc, depth); err != nil {
 			return nil, err
 		}
 	}
 	if kw, err := checkBounds(m); err != nil {
-		return nil, l.doc.errorAt(loc.Append(values.Key(kw)), err)
+		return nil, l.doc.errorAt(loc.Append(document.Key(kw)), err)
 	}
 	return m, nil
 }
 
-func (l *loader) keyword(key string, v any, p *values.Pos, loc values.Path, depth int) (any, error) {
+func (l *loader) keyword(key string, v any, p *document.Pos, loc document.Path, depth int) (any, error) {
 	k, known := keywords[key]
 	switch {
 	case known:
@@ -241,7 +242,7 @@ func (l *loader) keyword(key string, v any, p *values.Pos, loc values.Path, dept
 }
 
 // schemas checks the keywords whose values hold sub-schemas.
-func (l *loader) schemas(k kind, v any, p *values.Pos, loc values.Path, depth int) (any, error) {
+func (l *loader) schemas(k kind, v any, p *document.Pos, loc document.Path, depth int) (any, error) {
 	if depth+1 > MaxDepth {
 		return nil, l.tooDeep(loc, startLine(v, p))
 	}
@@ -263,7 +264,7 @@ func (l *loader) schemas(k kind, v any, p *values.Pos, loc values.Path, depth in
 		}
 		for i, e := range list {
 			var err error
-			if list[i], err = l.schema(e, p.Item(i), loc.Append(values.Index(i)), depth+1); err != nil {
+			if list[i], err = l.schema(e, p.Item(i), loc.Append(document.Index(i)), depth+1); err != nil {
 				return nil, err
 			}
 		}
@@ -279,7 +280,7 @@ func (l *loader) schemas(k kind, v any, p *values.Pos, loc values.Path, depth in
 		return nil, err
 	}
 	for _, name := range keys {
-		eloc := loc.Append(values.Key(name))
+		eloc := loc.Append(document.Key(name))
 		if k == kindPatternMap {
 			if _, err := regexp.Compile(name); err != nil {
 				return nil, l.fail(eloc, lineOf(p.Key(name)), "invalid pattern: %v", err)
@@ -294,14 +295,14 @@ func (l *loader) schemas(k kind, v any, p *values.Pos, loc values.Path, depth in
 
 // value checks a tree value that is not a schema: its numbers must be
 // finite.
-func (l *loader) value(v any, p *values.Pos, loc values.Path, depth int) error {
+func (l *loader) value(v any, p *document.Pos, loc document.Path, depth int) error {
 	if depth > MaxDepth {
 		return l.tooDeep(loc, startLine(v, p))
 	}
 	switch x := v.(type) {
 	case []any:
 		for i, e := range x {
-			if err := l.value(e, p.Item(i), loc.Append(values.Index(i)), depth+1); err != nil {
+			if err := l.value(e, p.Item(i), loc.Append(document.Index(i)), depth+1); err != nil {
 				return err
 			}
 		}
@@ -311,7 +312,7 @@ func (l *loader) value(v any, p *values.Pos, loc values.Path, depth int) error {
 			return err
 		}
 		for _, k := range keys {
-			if err := l.value(x[k], p.Key(k), loc.Append(values.Key(k)), depth+1); err != nil {
+			if err := l.value(x[k], p.Key(k), loc.Append(document.Key(k)), depth+1); err != nil {
 				return err
 			}
 		}
@@ -528,14 +529,14 @@ func kindOf(v any) string {
 	return "a scalar (str)"
 }
 
-func lineOf(p *values.Pos) int {
+func lineOf(p *document.Pos) int {
 	if p == nil {
 		return 0
 	}
 	return p.Line
 }
 
-func columnOf(p *values.Pos) int {
+func columnOf(p *document.Pos) int {
 	if p == nil {
 		return 0
 	}

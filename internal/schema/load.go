@@ -3,7 +3,7 @@ package schema
 import (
 	"errors"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // obj is a loaded schema node, or any other JSON object: keyword → value.
@@ -18,7 +18,7 @@ type pos struct {
 
 // A document is a loaded schema: its root node and the position of every
 // schema node and keyword, keyed by location in --set notation.
-type document struct {
+type schemaDoc struct {
 	source string
 	root   obj
 	pos    map[string]pos
@@ -26,7 +26,7 @@ type document struct {
 
 // errorAt returns a ParseError for a schema location, with the line of the
 // nearest enclosing location that has one.
-func (d *document) errorAt(loc values.Path, err error) *ParseError {
+func (d *schemaDoc) errorAt(loc document.Path, err error) *ParseError {
 	for n := len(loc); n >= 0; n-- {
 		if p, ok := d.pos[loc[:n].String()]; ok {
 			return &ParseError{Source: p.source, Line: p.line, Path: loc.String(), Err: err}
@@ -40,22 +40,22 @@ func (d *document) errorAt(loc values.Path, err error) *ParseError {
 // MaxDepth as the schema is walked, so the YAML depth limit leaves room
 // for the two YAML levels a schema level can take (properties: name:) and
 // for aliases, which the values loader counts as a level each.
-var yamlLimits = values.Limits{
+var yamlLimits = document.Limits{
 	MaxBytes: MaxSchemaSize,
 	MaxNodes: maxYAMLNodes,
 	MaxDepth: 4 * (MaxDepth + 2),
 }
 
 // loadDocument parses one YAML or JSON schema file and checks every keyword.
-func loadDocument(data []byte, source string) (*document, error) {
-	tree, p, err := values.Loader{Positions: true, Limits: yamlLimits}.ParseAny(data, source)
+func loadDocument(data []byte, source string) (*schemaDoc, error) {
+	tree, p, err := document.Loader{Positions: true, Limits: yamlLimits}.ParseAny(data, source)
 	if err != nil {
 		return nil, parseError(source, err)
 	}
 	if tree == nil {
 		return nil, &ParseError{Source: source, Line: 1, Err: errors.New("empty schema")}
 	}
-	l := &loader{doc: &document{source: source, pos: map[string]pos{}}}
+	l := &loader{doc: &schemaDoc{source: source, pos: map[string]pos{}}}
 	if l.doc.root, err = l.schema(tree, p, nil, 0); err != nil {
 		return nil, err
 	}
@@ -64,17 +64,17 @@ func loadDocument(data []byte, source string) (*document, error) {
 
 // parseError turns an error of the values loader into a ParseError.
 func parseError(source string, err error) *ParseError {
-	var le *values.LoadError
+	var le *document.LoadError
 	if !errors.As(err, &le) {
 		return &ParseError{Source: source, Err: err}
 	}
 	return &ParseError{Source: le.Source, Line: le.Line, Err: loadError{le}}
 }
 
-// A loadError is a values.LoadError without its place, which the
+// A loadError is a document.LoadError without its place, which the
 // ParseError holding it gives. It unwraps to the LoadError, so errors.Is
-// finds the values sentinels (values.ErrSyntax, ...).
-type loadError struct{ err *values.LoadError }
+// finds the values sentinels (document.ErrSyntax, ...).
+type loadError struct{ err *document.LoadError }
 
 func (e loadError) Error() string { return e.err.Msg }
 func (e loadError) Unwrap() error { return e.err }

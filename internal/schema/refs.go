@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/values"
 )
 
@@ -31,7 +32,7 @@ var refSiblings = map[string]bool{
 // it names, itself expanded. Recursive definitions are rejected: the
 // validator needs a finite schema.
 type expander struct {
-	doc    *document
+	doc    *schemaDoc
 	defs   obj
 	done   map[string]obj // expanded definitions
 	active []string       // definitions being expanded, for cycle reports
@@ -39,7 +40,7 @@ type expander struct {
 }
 
 // expandRefs expands the $refs of doc in place and drops its definitions.
-func expandRefs(doc *document) error {
+func expandRefs(doc *schemaDoc) error {
 	defs, _ := doc.root["definitions"].(obj)
 	e := &expander{doc: doc, defs: defs, done: map[string]obj{}}
 	root, err := e.schema(doc.root, nil, true)
@@ -53,7 +54,7 @@ func expandRefs(doc *document) error {
 
 // schema expands the $refs in m and below; it returns the node that takes
 // m's place.
-func (e *expander) schema(m obj, loc values.Path, isRoot bool) (obj, error) {
+func (e *expander) schema(m obj, loc document.Path, isRoot bool) (obj, error) {
 	if err := e.count(loc); err != nil {
 		return nil, err
 	}
@@ -70,7 +71,7 @@ func (e *expander) schema(m obj, loc values.Path, isRoot bool) (obj, error) {
 	return m, nil
 }
 
-func (e *expander) count(loc values.Path) error {
+func (e *expander) count(loc document.Path) error {
 	e.nodes++
 	if e.nodes > MaxNodes {
 		return e.doc.errorAt(loc, fmt.Errorf("schema has more than %d nodes once $refs are expanded", MaxNodes))
@@ -80,16 +81,16 @@ func (e *expander) count(loc values.Path) error {
 
 // reference returns a copy of the definition ref names, with m's
 // annotations laid over it.
-func (e *expander) reference(m obj, ref string, loc values.Path, isRoot bool) (obj, error) {
+func (e *expander) reference(m obj, ref string, loc document.Path, isRoot bool) (obj, error) {
 	for _, k := range sortedKeys(m) {
 		if k == "$ref" || refSiblings[k] || isExtension(k) || (isRoot && (k == "definitions" || k == "$schema" || k == "$id" || k == "id")) {
 			continue
 		}
-		return nil, e.doc.errorAt(loc.Append(values.Key(k)), fmt.Errorf("keyword %q next to $ref is not supported; combine them with allOf", k))
+		return nil, e.doc.errorAt(loc.Append(document.Key(k)), fmt.Errorf("keyword %q next to $ref is not supported; combine them with allOf", k))
 	}
 	name, err := refName(ref)
 	if err != nil {
-		return nil, e.doc.errorAt(loc.Append(values.Key("$ref")), err)
+		return nil, e.doc.errorAt(loc.Append(document.Key("$ref")), err)
 	}
 	def, err := e.definition(name, loc)
 	if err != nil {
@@ -108,25 +109,25 @@ func (e *expander) reference(m obj, ref string, loc values.Path, isRoot bool) (o
 }
 
 // definition returns the expanded definition name.
-func (e *expander) definition(name string, loc values.Path) (obj, error) {
+func (e *expander) definition(name string, loc document.Path) (obj, error) {
 	if d, ok := e.done[name]; ok {
 		return d, nil
 	}
 	for i, a := range e.active {
 		if a == name {
 			chain := append(e.active[i:len(e.active):len(e.active)], name)
-			return nil, e.doc.errorAt(loc.Append(values.Key("$ref")), fmt.Errorf("recursive $ref is not supported: %s", strings.Join(chain, " -> ")))
+			return nil, e.doc.errorAt(loc.Append(document.Key("$ref")), fmt.Errorf("recursive $ref is not supported: %s", strings.Join(chain, " -> ")))
 		}
 	}
 	if len(e.active) >= MaxRefDepth {
-		return nil, e.doc.errorAt(loc.Append(values.Key("$ref")), fmt.Errorf("$refs nested more than %d deep", MaxRefDepth))
+		return nil, e.doc.errorAt(loc.Append(document.Key("$ref")), fmt.Errorf("$refs nested more than %d deep", MaxRefDepth))
 	}
 	raw, ok := e.defs[name].(obj)
 	if !ok {
-		return nil, e.doc.errorAt(loc.Append(values.Key("$ref")), fmt.Errorf("$ref to undefined definition %q", name))
+		return nil, e.doc.errorAt(loc.Append(document.Key("$ref")), fmt.Errorf("$ref to undefined definition %q", name))
 	}
 	e.active = append(e.active, name)
-	d, err := e.schema(raw, values.Path{values.Key("definitions"), values.Key(name)}, false)
+	d, err := e.schema(raw, document.Path{document.Key("definitions"), document.Key(name)}, false)
 	e.active = e.active[:len(e.active)-1]
 	if err != nil {
 		return nil, err
@@ -137,14 +138,14 @@ func (e *expander) definition(name string, loc values.Path) (obj, error) {
 
 // copySchema deep-copies an expanded definition, first charging every
 // schema node of the copy against the node limit.
-func (e *expander) copySchema(m obj, loc values.Path) (obj, error) {
+func (e *expander) copySchema(m obj, loc document.Path) (obj, error) {
 	if err := e.countTree(m, loc); err != nil {
 		return nil, err
 	}
 	return values.DeepCopy(m).(obj), nil
 }
 
-func (e *expander) countTree(m obj, loc values.Path) error {
+func (e *expander) countTree(m obj, loc document.Path) error {
 	if err := e.count(loc); err != nil {
 		return err
 	}
@@ -157,7 +158,7 @@ func (e *expander) countTree(m obj, loc values.Path) error {
 }
 
 // checkDepth bounds the nesting of the expanded schema.
-func checkDepth(doc *document, m obj, loc values.Path, depth int) error {
+func checkDepth(doc *schemaDoc, m obj, loc document.Path, depth int) error {
 	if depth > MaxDepth {
 		return doc.errorAt(loc, fmt.Errorf("schema nested more than %d levels deep once $refs are expanded", MaxDepth))
 	}

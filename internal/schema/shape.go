@@ -12,13 +12,15 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/strata-dev/strata/internal/values"
 	kerrors "k8s.io/kube-openapi/pkg/validation/errors"
+
+	"github.com/strata-dev/strata/internal/document"
+	"github.com/strata-dev/strata/internal/values"
 )
 
 // fieldError is a FieldError before its path is written out.
 type fieldError struct {
-	path      values.Path
+	path      document.Path
 	rule      string
 	msg       string
 	redundant bool // a format range error: dropped next to a type error
@@ -58,7 +60,7 @@ func shapeValidation(e *kerrors.Validation, tree any) (fieldError, bool) {
 		return fieldError{path: resolvePath(e.Name, tree, true), rule: "required", msg: "required property is missing"}, true
 	case kerrors.UnallowedPropertyCode:
 		key, _ := e.Value.(string)
-		path := resolvePath(e.Name, tree, false).Append(values.Key(key))
+		path := resolvePath(e.Name, tree, false).Append(document.Key(key))
 		return fieldError{path: path, rule: "additionalProperties", msg: "property is not allowed"}, true
 	}
 	path := resolvePath(e.Name, tree, false)
@@ -105,7 +107,7 @@ func shapeValidation(e *kerrors.Validation, tree any) (fieldError, bool) {
 // typeError shapes kube-openapi's type errors. Their "type" is a list of
 // JSON types, or a format name when the value's kind does not fit the
 // schema's format.
-func typeError(path values.Path, tail string, val any) (fieldError, bool) {
+func typeError(path document.Path, tail string, val any) (fieldError, bool) {
 	expected := strings.TrimPrefix(tail, "must be of type ")
 	if i := strings.Index(expected, ": "); i >= 0 {
 		expected = expected[:i]
@@ -161,7 +163,7 @@ func shapeRange(m []string, tree any) (fieldError, bool) {
 
 // shapeComposite shapes anyOf, oneOf, allOf and not errors, which carry
 // only a message.
-func shapeComposite(path values.Path, rest string) fieldError {
+func shapeComposite(path document.Path, rest string) fieldError {
 	fe := fieldError{path: path}
 	switch {
 	case strings.Contains(rest, "(anyOf)"):
@@ -221,7 +223,7 @@ func finish(list []fieldError) []FieldError {
 // Path. Keys may hold dots, so the tree decides where keys end: the
 // longest existing key wins. With missingLast the path ends in a key the
 // tree lacks (a missing required property).
-func resolvePath(raw string, tree any, missingLast bool) values.Path {
+func resolvePath(raw string, tree any, missingLast bool) document.Path {
 	rest, ok := strings.CutPrefix(raw, rootToken)
 	if !ok {
 		return naivePath(raw)
@@ -235,7 +237,7 @@ func resolvePath(raw string, tree any, missingLast bool) values.Path {
 
 type pathResolver struct{ budget int }
 
-func (r *pathResolver) walk(rest string, v any, acc values.Path, missingLast bool) (values.Path, bool) {
+func (r *pathResolver) walk(rest string, v any, acc document.Path, missingLast bool) (document.Path, bool) {
 	r.budget--
 	if r.budget < 0 {
 		return nil, false
@@ -257,12 +259,12 @@ func (r *pathResolver) walk(rest string, v any, acc values.Path, missingLast boo
 			if !ok {
 				continue
 			}
-			if p, ok := r.walk(body[end:], child, acc.Append(values.Key(body[:end])), missingLast); ok {
+			if p, ok := r.walk(body[end:], child, acc.Append(document.Key(body[:end])), missingLast); ok {
 				return p, true
 			}
 		}
 		if _, exists := x[body]; missingLast && !exists {
-			return acc.Append(values.Key(body)), true
+			return acc.Append(document.Key(body)), true
 		}
 	case []any:
 		if rest[0] != '[' {
@@ -273,32 +275,32 @@ func (r *pathResolver) walk(rest string, v any, acc values.Path, missingLast boo
 		if end < 0 || err != nil || i < 0 || i >= len(x) {
 			return nil, false
 		}
-		return r.walk(rest[end+1:], x[i], acc.Append(values.Index(i)), missingLast)
+		return r.walk(rest[end+1:], x[i], acc.Append(document.Index(i)), missingLast)
 	}
 	return nil, false
 }
 
 // naivePath splits a path at every dot and bracket; the fallback when the
 // tree cannot place it.
-func naivePath(rest string) values.Path {
-	var p values.Path
+func naivePath(rest string) document.Path {
+	var p document.Path
 	for _, part := range strings.Split(strings.TrimPrefix(rest, "."), ".") {
 		key, idx, _ := strings.Cut(part, "[")
-		p = append(p, values.Key(key))
+		p = append(p, document.Key(key))
 		for idx != "" {
 			n, after, _ := strings.Cut(idx, "]")
 			i, err := strconv.Atoi(n)
 			if err != nil {
 				break
 			}
-			p = append(p, values.Index(i))
+			p = append(p, document.Index(i))
 			idx = strings.TrimPrefix(after, "[")
 		}
 	}
 	return p
 }
 
-func valueAt(tree any, p values.Path) (any, bool) {
+func valueAt(tree any, p document.Path) (any, bool) {
 	v := tree
 	for _, s := range p {
 		switch x := v.(type) {

@@ -6,10 +6,11 @@ import (
 	"math"
 	"regexp"
 
-	"github.com/strata-dev/strata/internal/values"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
 	"k8s.io/kube-openapi/pkg/validation/validate"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // rootToken is the path kube-openapi is given for the root; every path in
@@ -50,7 +51,7 @@ var bigIntegerRe = regexp.MustCompile(`^-?[0-9]+$`)
 //
 // NaN, infinities and values of types a tree cannot hold are reported in
 // bad.
-func normalize(v any, path values.Path, bad *[]fieldError) (any, bool) {
+func normalize(v any, path document.Path, bad *[]fieldError) (any, bool) {
 	switch x := v.(type) {
 	case nil, bool, string:
 		return v, false
@@ -85,10 +86,10 @@ func normalizeInt(n int64) any {
 	return n
 }
 
-func normalizeMap(x map[string]any, path values.Path, bad *[]fieldError) (any, bool) {
+func normalizeMap(x map[string]any, path document.Path, bad *[]fieldError) (any, bool) {
 	var out map[string]any
 	for k, e := range x {
-		n, changed := normalize(e, path.Append(values.Key(k)), bad)
+		n, changed := normalize(e, path.Append(document.Key(k)), bad)
 		if !changed {
 			continue
 		}
@@ -106,10 +107,10 @@ func normalizeMap(x map[string]any, path values.Path, bad *[]fieldError) (any, b
 	return out, true
 }
 
-func normalizeList(x []any, path values.Path, bad *[]fieldError) (any, bool) {
+func normalizeList(x []any, path document.Path, bad *[]fieldError) (any, bool) {
 	var out []any
 	for i, e := range x {
-		n, changed := normalize(e, path.Append(values.Index(i)), bad)
+		n, changed := normalize(e, path.Append(document.Index(i)), bad)
 		if !changed {
 			continue
 		}

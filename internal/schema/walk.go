@@ -4,12 +4,12 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // A child is a sub-schema of a schema node and where it sits.
 type child struct {
-	loc    values.Path // location of the sub-schema, relative to its parent
+	loc    document.Path // location of the sub-schema, relative to its parent
 	schema obj
 	set    func(obj) // replaces the sub-schema in its parent
 }
@@ -35,19 +35,19 @@ func children(m obj, keywords ...string) []child {
 						continue
 					}
 					out = append(out, child{
-						loc:    values.Path{values.Key(kw), values.Key(name)},
+						loc:    document.Path{document.Key(kw), document.Key(name)},
 						schema: s,
 						set:    func(n obj) { v[name] = n },
 					})
 				}
 				continue
 			}
-			out = append(out, child{loc: values.Path{values.Key(kw)}, schema: v, set: func(n obj) { m[kw] = n }})
+			out = append(out, child{loc: document.Path{document.Key(kw)}, schema: v, set: func(n obj) { m[kw] = n }})
 		case []any:
 			for i, e := range v {
 				if s, ok := e.(obj); ok {
 					out = append(out, child{
-						loc:    values.Path{values.Key(kw), values.Index(i)},
+						loc:    document.Path{document.Key(kw), document.Index(i)},
 						schema: s,
 						set:    func(n obj) { v[i] = n },
 					})

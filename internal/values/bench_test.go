@@ -10,6 +10,7 @@ import (
 	helmvalues "helm.sh/helm/v4/pkg/cli/values"
 	"helm.sh/helm/v4/pkg/getter"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/values"
 )
 
@@ -87,7 +88,7 @@ func writeBenchFiles(b *testing.B) []string {
 	dir := b.TempDir()
 	var files []string
 	for i := 0; i < benchLayers; i++ {
-		data, err := values.MarshalYAML(benchTree(i))
+		data, err := document.MarshalYAML(benchTree(i))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -108,7 +109,7 @@ func BenchmarkMergeFiles(b *testing.B) {
 		b.Run(fmt.Sprintf("provenance=%t", prov), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				ls, err := values.Inputs{Files: files}.Layers(values.Loader{Positions: prov})
+				ls, err := values.Inputs{Files: files}.Layers(document.Loader{Positions: prov})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // Redacted replaces the values of sensitive layers in explanations.
@@ -32,14 +34,14 @@ type Setting struct {
 	Origin
 	// Path is where the layer wrote, when it differs from the explained
 	// path: an enclosing key replaced whole, or a nested key buried by it.
-	Path    Path
+	Path    document.Path
 	Value   any
 	Deleted bool
 }
 
 // Explanation tells where the value at one path came from.
 type Explanation struct {
-	Path Path
+	Path document.Path
 	// Value is the final value, Redacted when the winning layer is
 	// sensitive; nil when Deleted.
 	Value any
@@ -60,7 +62,7 @@ type ExplainOptions struct {
 // value, the write that won and the writes it overrode. Leaves are scalars,
 // lists and empty maps; keys removed by a null are listed as Deleted.
 // Explanations are sorted by path.
-func (r *Result) Explain(path Path, opts ExplainOptions) ([]Explanation, error) {
+func (r *Result) Explain(path document.Path, opts ExplainOptions) ([]Explanation, error) {
 	if r.prov == nil {
 		return nil, ErrNoProvenance
 	}
@@ -109,7 +111,7 @@ func (r *Result) Explain(path Path, opts ExplainOptions) ([]Explanation, error) 
 	return x.out, nil
 }
 
-func step(v any, s Step) (any, bool) {
+func step(v any, s document.Step) (any, bool) {
 	if s.IsIndex {
 		l, ok := v.([]any)
 		if !ok || s.Index >= len(l) {
@@ -131,7 +133,7 @@ type explainer struct {
 	out  []Explanation
 }
 
-func (x *explainer) walk(path Path, chain []*hnode, v any) {
+func (x *explainer) walk(path document.Path, chain []*hnode, v any) {
 	n := chain[len(chain)-1]
 	m, isMap := v.(map[string]any)
 	if !isMap || len(m) == 0 {
@@ -145,23 +147,23 @@ func (x *explainer) walk(path Path, chain []*hnode, v any) {
 			// the leaf with an empty origin rather than hide it.
 			kn = &hnode{last: -1}
 		}
-		x.walk(path.Append(Key(k)), append(chain[:len(chain):len(chain)], kn), kv)
+		x.walk(path.Append(document.Key(k)), append(chain[:len(chain):len(chain)], kn), kv)
 	}
 	for k, kn := range n.kids {
 		if _, ok := m[k]; ok || kn.last < 0 || x.r.prov.ev(kn.last).kind != evDelete {
 			continue
 		}
-		x.out = append(x.out, x.explain(path.Append(Key(k)), append(chain[:len(chain):len(chain)], kn), nil, true))
+		x.out = append(x.out, x.explain(path.Append(document.Key(k)), append(chain[:len(chain):len(chain)], kn), nil, true))
 	}
 }
 
 type indexed struct {
 	idx  int32
-	path Path
+	path document.Path
 }
 
 // explain builds the explanation of the node at the end of chain.
-func (x *explainer) explain(path Path, chain []*hnode, v any, deleted bool) Explanation {
+func (x *explainer) explain(path document.Path, chain []*hnode, v any, deleted bool) Explanation {
 	h := x.r.prov
 	n := chain[len(chain)-1]
 	var evs []indexed
@@ -225,10 +227,10 @@ func (x *explainer) explain(path Path, chain []*hnode, v any, deleted bool) Expl
 	return ex
 }
 
-func (x *explainer) below(n *hnode, path Path, evs *[]indexed) {
+func (x *explainer) below(n *hnode, path document.Path, evs *[]indexed) {
 	h := x.r.prov
 	for k, kn := range n.kids {
-		kp := path.Append(Key(k))
+		kp := path.Append(document.Key(k))
 		for e := kn.last; e >= 0; e = h.ev(e).prev {
 			if h.ev(e).kind != evMap {
 				*evs = append(*evs, indexed{e, kp})
@@ -238,7 +240,7 @@ func (x *explainer) below(n *hnode, path Path, evs *[]indexed) {
 	}
 }
 
-func (x *explainer) setting(idx int32, p Path) Setting {
+func (x *explainer) setting(idx int32, p document.Path) Setting {
 	e := x.r.prov.ev(idx)
 	l := x.r.layers[e.layer]
 	name := l.Name
@@ -264,7 +266,7 @@ func (x *explainer) setting(idx int32, p Path) Setting {
 // ComparePaths orders paths step by step: list indices before keys, indices
 // numerically, keys bytewise, and a path before the paths under it. It is
 // the order of Flatten and of explanations.
-func ComparePaths(a, b Path) int {
+func ComparePaths(a, b document.Path) int {
 	for i := 0; i < len(a) && i < len(b); i++ {
 		x, y := a[i], b[i]
 		switch {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/values"
 )
 
@@ -17,9 +18,9 @@ func explainText(t *testing.T, ls []*values.Layer, path string, opts values.Expl
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p values.Path
+	var p document.Path
 	if path != "" {
-		if p, err = values.ParsePath(path); err != nil {
+		if p, err = document.ParsePath(path); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -198,7 +199,7 @@ func TestExplainErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := res.Explain(values.Path{values.Key("nope")}, values.ExplainOptions{}); !errors.Is(err, values.ErrNotFound) {
+	if _, err := res.Explain(document.Path{document.Key("nope")}, values.ExplainOptions{}); !errors.Is(err, values.ErrNotFound) {
 		t.Errorf("Explain(nope) = %v, want ErrNotFound", err)
 	}
 }

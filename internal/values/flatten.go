@@ -3,11 +3,13 @@ package values
 import (
 	"fmt"
 	"sort"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // A Leaf is one entry of a flattened tree.
 type Leaf struct {
-	Path  Path
+	Path  document.Path
 	Value any // a scalar, nil, or an empty map or list
 }
 
@@ -20,7 +22,7 @@ func Flatten(tree map[string]any) []Leaf {
 	return out
 }
 
-func flatten(p Path, v any, out *[]Leaf) {
+func flatten(p document.Path, v any, out *[]Leaf) {
 	switch v := v.(type) {
 	case map[string]any:
 		if len(v) == 0 && p != nil {
@@ -28,7 +30,7 @@ func flatten(p Path, v any, out *[]Leaf) {
 			return
 		}
 		for k, e := range v {
-			flatten(p.Append(Key(k)), e, out)
+			flatten(p.Append(document.Key(k)), e, out)
 		}
 	case []any:
 		if len(v) == 0 {
@@ -36,7 +38,7 @@ func flatten(p Path, v any, out *[]Leaf) {
 			return
 		}
 		for i, e := range v {
-			flatten(p.Append(Index(i)), e, out)
+			flatten(p.Append(document.Index(i)), e, out)
 		}
 	default:
 		*out = append(*out, Leaf{Path: p, Value: v})
@@ -66,7 +68,7 @@ func Unflatten(leaves []Leaf) (map[string]any, error) {
 	for _, l := range sorted {
 		key := l.Path.String()
 		if len(l.Path) == 0 || l.Path[0].IsIndex {
-			return nil, fmt.Errorf("%w %q: a flattened key must start with a map key", ErrBadPath, key)
+			return nil, fmt.Errorf("%w %q: a flattened key must start with a map key", document.ErrBadPath, key)
 		}
 		if seen[key] {
 			return nil, fmt.Errorf("key %q is given twice", key)
@@ -89,7 +91,7 @@ func Unflatten(leaves []Leaf) (map[string]any, error) {
 func UnflattenStrings(m map[string]any) (map[string]any, error) {
 	leaves := make([]Leaf, 0, len(m))
 	for k, v := range m {
-		p, err := ParsePath(k)
+		p, err := document.ParsePath(k)
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +101,7 @@ func UnflattenStrings(m map[string]any) (map[string]any, error) {
 }
 
 // put stores val at p inside cur and returns the new cur.
-func put(cur any, p Path, val any) (any, error) {
+func put(cur any, p document.Path, val any) (any, error) {
 	if len(p) == 0 {
 		return val, nil
 	}

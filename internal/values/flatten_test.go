@@ -1,11 +1,11 @@
 package values_test
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/values"
 )
 
@@ -77,7 +77,7 @@ func TestUnflattenErrors(t *testing.T) {
 }
 
 func TestUnflattenIndexFirst(t *testing.T) {
-	if got, err := values.Unflatten([]values.Leaf{{Path: values.Path{values.Index(0)}, Value: 1}}); err == nil {
+	if got, err := values.Unflatten([]values.Leaf{{Path: document.Path{document.Index(0)}, Value: 1}}); err == nil {
 		t.Errorf("Unflatten([0]) = %v, want an error", got)
 	}
 }
@@ -89,77 +89,5 @@ func TestUnflattenPadsLists(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]any{"l": []any{"a", nil, "c"}}, got); diff != "" {
 		t.Errorf("mismatch (-want +got):\n%s", diff)
-	}
-}
-
-func TestParsePath(t *testing.T) {
-	tests := []struct {
-		in   string
-		want values.Path
-	}{
-		{"a", values.Path{values.Key("a")}},
-		{"", values.Path{values.Key("")}},
-		{"a.b", values.Path{values.Key("a"), values.Key("b")}},
-		{`a\.b`, values.Path{values.Key("a.b")}},
-		{"a[0].b[1][2]", values.Path{values.Key("a"), values.Index(0), values.Key("b"), values.Index(1), values.Index(2)}},
-		{"a..b", values.Path{values.Key("a"), values.Key(""), values.Key("b")}},
-		{`a\\`, values.Path{values.Key(`a\`)}},
-		{`\[0]`, values.Path{values.Key("[0]")}},
-	}
-	for _, tc := range tests {
-		got, err := values.ParsePath(tc.in)
-		if err != nil {
-			t.Errorf("ParsePath(%q) error: %v", tc.in, err)
-			continue
-		}
-		if diff := cmp.Diff(tc.want, got); diff != "" {
-			t.Errorf("ParsePath(%q) mismatch (-want +got):\n%s", tc.in, diff)
-		}
-		if s := got.String(); s != tc.in {
-			t.Errorf("ParsePath(%q).String() = %q", tc.in, s)
-		}
-	}
-	for _, bad := range []string{"a[", "a[x]", "a[-1]", "a[+1]", "a[99999999]", `a\`, "a=b", "a,b", "a[0]b"} {
-		if p, err := values.ParsePath(bad); err == nil {
-			t.Errorf("ParsePath(%q) = %v, want an error", bad, p)
-		}
-	}
-}
-
-func TestEncode(t *testing.T) {
-	tree := map[string]any{
-		"big": mustParse(t, "x: 123456789012345678901234567890")["x"],
-		"yes": "yes", "on": "On", "num": "1", "f": 1.5, "i": int64(-3), "n": nil,
-		"list": []any{"a", int64(1)},
-	}
-	var b bytes.Buffer
-	if err := values.Encode(&b, tree, values.YAML); err != nil {
-		t.Fatal(err)
-	}
-	want := `big: 123456789012345678901234567890
-f: 1.5
-i: -3
-list:
-  - a
-  - 1
-"n": null
-num: "1"
-"on": "On"
-"yes": "yes"
-`
-	if diff := cmp.Diff(want, b.String()); diff != "" {
-		t.Errorf("Encode YAML mismatch (-want +got):\n%s", diff)
-	}
-	back := mustParse(t, b.String())
-	if diff := cmp.Diff(tree, back); diff != "" {
-		t.Errorf("YAML round trip mismatch (-want +got):\n%s", diff)
-	}
-	b.Reset()
-	if err := values.Encode(&b, tree, values.JSON); err != nil {
-		t.Fatal(err)
-	}
-	back = mustParse(t, b.String())
-	if diff := cmp.Diff(tree, back); diff != "" {
-		t.Errorf("JSON round trip mismatch (-want +got):\n%s", diff)
 	}
 }

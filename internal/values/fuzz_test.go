@@ -1,7 +1,6 @@
 package values_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/values"
 )
 
@@ -50,36 +50,6 @@ func canon(v any) any {
 	return v
 }
 
-// FuzzParse: any input parses or fails cleanly; what parses encodes to YAML
-// and JSON that parse back to the same tree.
-func FuzzParse(f *testing.F) {
-	for _, d := range fuzzDocs {
-		f.Add([]byte(d))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		tree, err := values.Parse(data, "fuzz.yaml")
-		if err != nil {
-			return
-		}
-		for _, format := range []values.Format{values.YAML, values.JSON} {
-			var b bytes.Buffer
-			if err := values.Encode(&b, tree, format); err != nil {
-				if format == values.JSON {
-					continue // NaN and infinities have no JSON form
-				}
-				t.Fatalf("Encode(%s): %v", format, err)
-			}
-			back, err := values.Parse(b.Bytes(), "again")
-			if err != nil {
-				t.Fatalf("re-parsing %s output %q: %v", format, b.String(), err)
-			}
-			if diff := cmp.Diff(canon(tree), canon(back)); diff != "" {
-				t.Fatalf("%s round trip mismatch (-in +out):\n%s\noutput:\n%s", format, diff, b.String())
-			}
-		}
-	})
-}
-
 // FuzzMerge: merging never fails on parsed layers, gives the same values with
 // and without provenance, and explains every leaf exactly once.
 func FuzzMerge(f *testing.F) {
@@ -89,7 +59,7 @@ func FuzzMerge(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b []byte, set string) {
 		var ls []*values.Layer
 		for _, d := range [][]byte{a, b} {
-			m, pos, err := values.Loader{Positions: true}.Parse(d, "f")
+			m, pos, err := document.Loader{Positions: true}.Parse(d, "f")
 			if err != nil {
 				return
 			}
@@ -143,7 +113,7 @@ func FuzzFlatten(f *testing.F) {
 		f.Add([]byte(d))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tree, err := values.Parse(data, "fuzz.yaml")
+		tree, err := document.Parse(data, "fuzz.yaml")
 		if err != nil {
 			return
 		}
@@ -178,7 +148,7 @@ func FuzzJSONPatch(f *testing.F) {
 		if err != nil {
 			return
 		}
-		tree, err := values.Parse(doc, "d")
+		tree, err := document.Parse(doc, "d")
 		if err != nil {
 			return
 		}

@@ -1,6 +1,10 @@
 package values
 
-import "reflect"
+import (
+	"reflect"
+
+	"github.com/strata-dev/strata/internal/document"
+)
 
 // The provenance of a merge is kept apart from the values, in a tree of
 // hnodes mirroring the maps of the result. Each write to a path appends an
@@ -78,7 +82,7 @@ func (h *history) child(n *hnode, k string) *hnode {
 	return c
 }
 
-func (h *history) record(n *hnode, layer int32, pos *Pos, kind evKind, v any) {
+func (h *history) record(n *hnode, layer int32, pos *document.Pos, kind evKind, v any) {
 	e := event{value: v, prev: n.last, layer: layer, kind: kind}
 	if pos != nil {
 		e.line, e.col = int32(pos.Line), int32(pos.Column)

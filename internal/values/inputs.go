@@ -1,10 +1,13 @@
 package values
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // Inputs are the value sources of a command line, as Helm takes them: values
@@ -26,7 +29,7 @@ type Inputs struct {
 }
 
 // Layers loads the inputs into a stack of layers, bottom first.
-func (in Inputs) Layers(l Loader) ([]*Layer, error) {
+func (in Inputs) Layers(l document.Loader) ([]*Layer, error) {
 	var layers []*Layer
 	for _, f := range in.Files {
 		layer, err := in.file(l, f)
@@ -61,7 +64,7 @@ func (in Inputs) Layers(l Loader) ([]*Layer, error) {
 		for _, arg := range set.args {
 			if set.kind == SetJSON && strings.HasPrefix(strings.TrimSpace(arg), "{") {
 				// A whole JSON object merges like a values file, as in Helm.
-				m, err := Parse([]byte(arg), "--set-json")
+				m, err := document.Parse([]byte(arg), "--set-json")
 				if err != nil {
 					return nil, fmt.Errorf("--set-json %q: %w", arg, err)
 				}
@@ -79,37 +82,34 @@ func (in Inputs) Layers(l Loader) ([]*Layer, error) {
 	return layers, nil
 }
 
-func (in Inputs) file(l Loader, name string) (*Layer, error) {
-	if name != "-" {
-		return l.ReadFile(name)
-	}
+func (in Inputs) file(l document.Loader, name string) (*Layer, error) {
 	data, err := in.read(l, name)
 	if err != nil {
 		return nil, err
 	}
-	m, pos, err := l.Parse(data, "<stdin>")
+	source := name
+	if name == "-" {
+		source = "<stdin>"
+	}
+	m, pos, err := l.Parse(data, source)
 	if err != nil {
 		return nil, err
 	}
-	return &Layer{Name: "<stdin>", Source: "<stdin>", Values: m, Pos: pos}, nil
+	return &Layer{Name: source, Source: source, Values: m, Pos: pos}, nil
 }
 
-func (in Inputs) read(l Loader, name string) ([]byte, error) {
+func (in Inputs) read(l document.Loader, name string) ([]byte, error) {
 	if name != "-" {
-		return l.readBounded(name)
+		data, err := document.ReadFile(name, l.MaxBytes())
+		if err != nil && !errors.Is(err, document.ErrTooLarge) {
+			return nil, fmt.Errorf("reading values: %w", err)
+		}
+		return data, err
 	}
 	if in.Stdin == nil {
 		return nil, fmt.Errorf("reading standard input: no input attached")
 	}
-	lim := l.limits().MaxBytes
-	data, err := io.ReadAll(io.LimitReader(in.Stdin, lim+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading standard input: %w", err)
-	}
-	if int64(len(data)) > lim {
-		return nil, &LoadError{Source: "<stdin>", Msg: fmt.Sprintf("input is larger than the limit of %d bytes", lim), Err: ErrTooLarge}
-	}
-	return data, nil
+	return document.ReadAll(in.Stdin, l.MaxBytes(), "<stdin>")
 }
 
 // Assignment is one --set style flag argument, usable as a layer's Op.

@@ -1,5 +1,7 @@
 package values
 
+import "github.com/strata-dev/strata/internal/document"
+
 // A Layer is one source of values in a stack: a values file, a ConfigMap, a
 // --set flag, a JSON patch. Layers merge bottom (first) to top (last).
 type Layer struct {
@@ -16,7 +18,7 @@ type Layer struct {
 	// Values are merged over the layers below with Helm's semantics.
 	Values map[string]any
 	// Pos holds the positions of Values' nodes, when known.
-	Pos *Pos
+	Pos *document.Pos
 
 	// Op, when set, transforms the tree merged so far instead of merging
 	// Values: a --set assignment, a JSON patch, a merge patch.

@@ -2,6 +2,8 @@ package values
 
 import (
 	"fmt"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // MergeOptions tune Merge.
@@ -95,7 +97,7 @@ type merger struct {
 }
 
 // merge merges src into dst, which is owned by the result.
-func (m *merger) merge(dst, src map[string]any, pos *Pos, node *hnode) {
+func (m *merger) merge(dst, src map[string]any, pos *document.Pos, node *hnode) {
 	for k, sv := range src {
 		var kn *hnode
 		if node != nil {

@@ -6,12 +6,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/values"
 )
 
 func mustParse(t testing.TB, s string) map[string]any {
 	t.Helper()
-	m, err := values.Parse([]byte(s), "test")
+	m, err := document.Parse([]byte(s), "test")
 	if err != nil {
 		t.Fatalf("Parse(%q): %v", s, err)
 	}
@@ -22,7 +23,7 @@ func layersOf(t testing.TB, docs ...string) []*values.Layer {
 	t.Helper()
 	var ls []*values.Layer
 	for i, d := range docs {
-		m, pos, err := values.Loader{Positions: true}.Parse([]byte(d), "")
+		m, pos, err := document.Loader{Positions: true}.Parse([]byte(d), "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,29 +33,31 @@ func layersOf(t testing.TB, docs ...string) []*values.Layer {
 	return ls
 }
 
+// mergeTests are the merge table; FuzzMergeMatchesHelm starts from them.
+var mergeTests = []struct {
+	name   string
+	layers []string
+	want   string
+}{
+	{"none", nil, "{}"},
+	{"maps merge deeply", []string{"a: {b: 1, c: 2}", "a: {c: 3, d: 4}"}, "a: {b: 1, c: 3, d: 4}"},
+	{"lists replaced whole", []string{"l: [1, 2, 3]", "l: [9]"}, "l: [9]"},
+	{"scalar replaced", []string{"a: 1", "a: x"}, "a: x"},
+	{"null deletes", []string{"a: {b: 1, c: 2}", "a: {b: null}"}, "a: {c: 2}"},
+	{"null deletes subtree", []string{"a: {b: {c: 1}}", "a: null"}, "{}"},
+	{"null then set again", []string{"a: 1", "a: null", "a: 2"}, "a: 2"},
+	{"null with nothing below", []string{"a: null"}, "{}"},
+	{"map over scalar", []string{"a: 1", "a: {b: 2}"}, "a: {b: 2}"},
+	{"scalar over map", []string{"a: {b: 2}", "a: 1"}, "a: 1"},
+	{"list over map", []string{"a: {b: 2}", "a: [1]"}, "a: [1]"},
+	{"empty map keeps lower", []string{"a: {b: 1}", "a: {}"}, "a: {b: 1}"},
+	{"empty map leaf", []string{"a: {}"}, "a: {}"},
+	{"empty list replaces", []string{"a: [1]", "a: []"}, "a: []"},
+	{"three layers", []string{"a: 1\nb: 1\nc: 1", "b: 2\nc: 2", "c: 3"}, "{a: 1, b: 2, c: 3}"},
+}
+
 func TestMerge(t *testing.T) {
-	tests := []struct {
-		name   string
-		layers []string
-		want   string
-	}{
-		{"none", nil, "{}"},
-		{"maps merge deeply", []string{"a: {b: 1, c: 2}", "a: {c: 3, d: 4}"}, "a: {b: 1, c: 3, d: 4}"},
-		{"lists replaced whole", []string{"l: [1, 2, 3]", "l: [9]"}, "l: [9]"},
-		{"scalar replaced", []string{"a: 1", "a: x"}, "a: x"},
-		{"null deletes", []string{"a: {b: 1, c: 2}", "a: {b: null}"}, "a: {c: 2}"},
-		{"null deletes subtree", []string{"a: {b: {c: 1}}", "a: null"}, "{}"},
-		{"null then set again", []string{"a: 1", "a: null", "a: 2"}, "a: 2"},
-		{"null with nothing below", []string{"a: null"}, "{}"},
-		{"map over scalar", []string{"a: 1", "a: {b: 2}"}, "a: {b: 2}"},
-		{"scalar over map", []string{"a: {b: 2}", "a: 1"}, "a: 1"},
-		{"list over map", []string{"a: {b: 2}", "a: [1]"}, "a: [1]"},
-		{"empty map keeps lower", []string{"a: {b: 1}", "a: {}"}, "a: {b: 1}"},
-		{"empty map leaf", []string{"a: {}"}, "a: {}"},
-		{"empty list replaces", []string{"a: [1]", "a: []"}, "a: []"},
-		{"three layers", []string{"a: 1\nb: 1\nc: 1", "b: 2\nc: 2", "c: 3"}, "{a: 1, b: 2, c: 3}"},
-	}
-	for _, tc := range tests {
+	for _, tc := range mergeTests {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, prov := range []bool{false, true} {
 				res, err := values.Merge(layersOf(t, tc.layers...), values.MergeOptions{Provenance: prov})

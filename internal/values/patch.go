@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // ErrPatch is wrapped by errors applying a patch.
@@ -38,29 +38,31 @@ var patchOps = map[string][]string{ // op -> required members besides op
 // Each operation is checked before anything is applied; errors name the
 // operation by its index and line.
 func ParseJSONPatch(data []byte, source string) (*JSONPatch, error) {
-	v, pos, err := Loader{Positions: true}.ParseAny(data, source)
+	v, pos, err := document.Loader{Positions: true}.ParseAny(data, source)
 	if err != nil {
 		return nil, err
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, &LoadError{Source: source, Line: lineOf(pos), Column: colOf(pos), Err: ErrNotMap,
-			Msg: fmt.Sprintf("a JSON patch is a list of operations, but this is %s", Describe(v))}
+		line, col := pos.At()
+		return nil, &document.LoadError{Source: source, Line: line, Column: col, Err: document.ErrNotMap,
+			Msg: fmt.Sprintf("a JSON patch is a list of operations, but this is %s", document.Describe(v))}
 	}
 	return NewJSONPatch(list, source, pos)
 }
 
 // NewJSONPatch checks operations already decoded and makes a patch of them.
 // pos may be nil.
-func NewJSONPatch(ops []any, source string, pos *Pos) (*JSONPatch, error) {
+func NewJSONPatch(ops []any, source string, pos *document.Pos) (*JSONPatch, error) {
 	for i, o := range ops {
 		bad := func(format string, args ...any) error {
-			return &LoadError{Source: source, Line: lineOf(pos.Item(i)), Err: ErrSyntax,
+			line, _ := pos.Item(i).At()
+			return &document.LoadError{Source: source, Line: line, Err: document.ErrSyntax,
 				Msg: fmt.Sprintf("operation %d: ", i) + fmt.Sprintf(format, args...)}
 		}
 		m, ok := o.(map[string]any)
 		if !ok {
-			return nil, bad("an operation is a map with op and path, not %s", Describe(o))
+			return nil, bad("an operation is a map with op and path, not %s", document.Describe(o))
 		}
 		name, _ := m["op"].(string)
 		need, ok := patchOps[name]
@@ -107,13 +109,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func lineOf(p *Pos) int {
-	if p == nil {
-		return 0
-	}
-	return p.Line
 }
 
 // Operations returns the operations of the patch as decoded.
@@ -170,48 +165,9 @@ func decodeJSONMap(data []byte) (map[string]any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPatch, err)
 	}
-	m, ok := FromJSON(v).(map[string]any)
+	m, ok := document.FromJSON(v).(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%w: the patched document is %s, not a map", ErrPatch, Describe(v))
+		return nil, fmt.Errorf("%w: the patched document is %s, not a map", ErrPatch, document.Describe(v))
 	}
 	return m, nil
-}
-
-// FromJSON converts a value decoded by encoding/json with UseNumber into the
-// tree's types: integers as int64 (json.Number beyond its range), other
-// numbers as float64.
-func FromJSON(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, e := range v {
-			v[k] = FromJSON(e)
-		}
-		return v
-	case []any:
-		for i, e := range v {
-			v[i] = FromJSON(e)
-		}
-		return v
-	case json.Number:
-		return Number(string(v))
-	case float64:
-		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
-			return int64(v)
-		}
-	}
-	return v
-}
-
-// Number converts JSON number text to the tree's type for it.
-func Number(s string) any {
-	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return i
-	}
-	if isDecimal(s) {
-		return json.Number(s)
-	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		return f
-	}
-	return json.Number(s)
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // WriteExplanations writes explanations as text for people, or as YAML or
@@ -15,12 +17,12 @@ func WriteExplanations(w io.Writer, exps []Explanation, format string) error {
 	switch format {
 	case "", "text":
 		return writeExplanationText(w, exps)
-	case string(YAML), string(JSON):
+	case string(document.YAML), string(document.JSON):
 		list := make([]any, len(exps))
 		for i, e := range exps {
 			list[i] = explanationTree(e)
 		}
-		return Encode(w, list, Format(format))
+		return document.Encode(w, list, document.Format(format))
 	}
 	return fmt.Errorf("unknown output format %q: use text, yaml or json", format)
 }
@@ -142,5 +144,5 @@ func inline(v any) string {
 	if err := enc.Encode(v); err != nil {
 		return fmt.Sprint(v)
 	}
-	return Clip(strings.TrimSuffix(b.String(), "\n"), 200)
+	return document.Clip(strings.TrimSuffix(b.String(), "\n"), 200)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // SetKind selects how an assignment's value is read, as Helm's flags do.
@@ -151,7 +153,7 @@ func setValidUTF8(s string) string {
 // Above the step where it ended, Helm checks and sets less: an empty map is
 // no error (`a.=`) and a map is not put into a list (`a[0].b=`).
 type setAssignment struct {
-	path    Path
+	path    document.Path
 	value   any
 	ended   bool
 	noValue bool
@@ -195,22 +197,22 @@ func (p *setParser) assignment() (setAssignment, error) {
 		switch stop {
 		case 0:
 			if key != "" {
-				return a, p.errorf(p.pos, "key %q has no value; write %s=VALUE", key, a.path.Append(Key(key)))
+				return a, p.errorf(p.pos, "key %q has no value; write %s=VALUE", key, a.path.Append(document.Key(key)))
 			}
 			return p.partial(a, true), nil
 		case ',':
 			if key == "" {
 				return a, p.errorf(p.pos, "empty assignment; remove the extra comma")
 			}
-			return a, p.errorf(p.pos-1, "key %q has no value; write %s=VALUE", key, a.path.Append(Key(key)))
+			return a, p.errorf(p.pos-1, "key %q has no value; write %s=VALUE", key, a.path.Append(document.Key(key)))
 		case '=':
-			a.path = append(a.path, Key(key))
+			a.path = append(a.path, document.Key(key))
 			return p.finish(a)
 		case '.':
 			if dots++; dots > maxSetNesting {
 				return a, p.errorf(p.end(), "more than %d nested keys; use --set-json or a values file", maxSetNesting)
 			}
-			a.path = append(a.path, Key(key))
+			a.path = append(a.path, document.Key(key))
 		case '[':
 			i, ok, err := p.index()
 			switch {
@@ -219,7 +221,7 @@ func (p *setParser) assignment() (setAssignment, error) {
 			case !ok:
 				return p.partial(a, true), nil
 			}
-			a.path = append(a.path, Key(key), Index(i))
+			a.path = append(a.path, document.Key(key), document.Index(i))
 			var done bool
 			if a, done, err = p.afterIndex(a); done || err != nil {
 				return a, err
@@ -257,7 +259,7 @@ func (p *setParser) afterIndex(a setAssignment) (_ setAssignment, done bool, _ e
 		case !ok:
 			return p.partial(a, false), true, nil
 		}
-		a.path = append(a.path, Index(i))
+		a.path = append(a.path, document.Index(i))
 	}
 }
 
@@ -265,7 +267,7 @@ func (p *setParser) afterIndex(a setAssignment) (_ setAssignment, done bool, _ e
 // was expected.
 func (p *setParser) partial(a setAssignment, atKey bool) setAssignment {
 	if atKey {
-		a.path = append(a.path, Key(""))
+		a.path = append(a.path, document.Key(""))
 	}
 	a.ended, a.noValue = true, true
 	a.text = p.s[p.start:]
@@ -281,7 +283,7 @@ func (p *setParser) index() (i int, ok bool, err error) {
 	i, err = strconv.Atoi(text)
 	switch {
 	case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(text, "-"):
-		return 0, false, p.errorf(p.end(), "list index %s exceeds the limit of %d", text, MaxIndex)
+		return 0, false, p.errorf(p.end(), "list index %s exceeds the limit of %d", text, document.MaxIndex)
 	case err != nil || i < 0:
 		return 0, false, p.errorf(p.end(), "list index %q is not a non-negative integer", text)
 	}
@@ -605,8 +607,8 @@ func (w *setWriter) intoList(list []any, a *setAssignment, n int) ([]any, error)
 // setIndex sets element a.path[n].Index of list to v, growing the list with nils.
 func (w *setWriter) setIndex(list []any, a *setAssignment, n int, v any) ([]any, error) {
 	i := a.path[n].Index
-	if i > MaxIndex {
-		return list, w.errorf(a, "list index %d exceeds the limit of %d", i, MaxIndex)
+	if i > document.MaxIndex {
+		return list, w.errorf(a, "list index %d exceeds the limit of %d", i, document.MaxIndex)
 	}
 	if i >= len(list) {
 		if w.grown += i + 1 - len(list); w.grown > maxSetGrowth {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/values"
 )
 
@@ -280,19 +281,19 @@ func TestApplySetMaxIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := got["a"].([]any); len(a) != values.MaxIndex+1 || a[values.MaxIndex] != "x" {
-		t.Errorf("got a list of %d, want %d ending in x", len(a), values.MaxIndex+1)
+	if a := got["a"].([]any); len(a) != document.MaxIndex+1 || a[document.MaxIndex] != "x" {
+		t.Errorf("got a list of %d, want %d ending in x", len(a), document.MaxIndex+1)
 	}
 	// Growing one element at a time must not copy the list every time.
 	var b strings.Builder
-	for i := range values.MaxIndex + 1 {
+	for i := range document.MaxIndex + 1 {
 		fmt.Fprintf(&b, "a[%d]=%d,", i, i)
 	}
 	got, err = values.ParseSet(values.SetValue, b.String(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := got["a"].([]any); len(a) != values.MaxIndex+1 || a[values.MaxIndex] != int64(values.MaxIndex) {
+	if a := got["a"].([]any); len(a) != document.MaxIndex+1 || a[document.MaxIndex] != int64(document.MaxIndex) {
 		t.Errorf("got a list of %d", len(a))
 	}
 }
@@ -340,12 +341,12 @@ func TestApplySetKeepsListsInDest(t *testing.T) {
 // p.String()+"=v" puts "v" exactly at p, for keys made of any (non-empty,
 // valid UTF-8) text. Helm ignores empty keys, so they are left out.
 func TestSetPathRoundTrip(t *testing.T) {
-	paths := []values.Path{
-		{values.Key("a")},
-		{values.Key(`\`)},
-		{values.Key(`a.b`), values.Index(2), values.Key("[0]"), values.Key("=,")},
-		{values.Key("x]"), values.Index(0), values.Index(1), values.Key(`\\.`)},
-		{values.Key("{a,b}"), values.Key(" "), values.Key("null"), values.Key("é")},
+	paths := []document.Path{
+		{document.Key("a")},
+		{document.Key(`\`)},
+		{document.Key(`a.b`), document.Index(2), document.Key("[0]"), document.Key("=,")},
+		{document.Key("x]"), document.Index(0), document.Index(1), document.Key(`\\.`)},
+		{document.Key("{a,b}"), document.Key(" "), document.Key("null"), document.Key("é")},
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 5000 {
@@ -365,7 +366,7 @@ func TestSetPathRoundTrip(t *testing.T) {
 
 const setKeyRunes = `\.[]=,{} "'ab1é` + "\t\n"
 
-func setRandomPath(r *rand.Rand) values.Path {
+func setRandomPath(r *rand.Rand) document.Path {
 	key := func() string {
 		rs := []rune(setKeyRunes)
 		var b strings.Builder
@@ -374,19 +375,19 @@ func setRandomPath(r *rand.Rand) values.Path {
 		}
 		return b.String()
 	}
-	p := values.Path{values.Key(key())}
+	p := document.Path{document.Key(key())}
 	for range r.IntN(8) {
 		if r.IntN(2) == 0 {
-			p = append(p, values.Index(r.IntN(4)))
+			p = append(p, document.Index(r.IntN(4)))
 		} else {
-			p = append(p, values.Key(key()))
+			p = append(p, document.Key(key()))
 		}
 	}
 	return p
 }
 
 // setTreeAt returns the tree that holds only v, at p, with lists padded by nils.
-func setTreeAt(p values.Path, v any) any {
+func setTreeAt(p document.Path, v any) any {
 	if len(p) == 0 {
 		return v
 	}

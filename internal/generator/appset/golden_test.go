@@ -9,9 +9,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/generator/appset"
 	"github.com/strata-dev/strata/internal/golden"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 // TestRender runs each testdata/render/*.txtar: it renders appset.yaml,
@@ -38,7 +38,7 @@ func renderCase(t *testing.T, in map[string][]byte) map[string]string {
 	t.Helper()
 	fake := &fakePlugins{}
 	if data, ok := in["plugins.yaml"]; ok {
-		tree, err := values.Parse(data, "plugins.yaml")
+		tree, err := document.Parse(data, "plugins.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func renderCase(t *testing.T, in map[string][]byte) map[string]string {
 				if i > 0 {
 					b.WriteString("---\n")
 				}
-				if err := values.Encode(&b, app, values.YAML); err != nil {
+				if err := document.Encode(&b, app, document.YAML); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -71,7 +71,7 @@ func renderCase(t *testing.T, in map[string][]byte) map[string]string {
 	}
 	if len(fake.calls) > 0 {
 		var b bytes.Buffer
-		if err := values.Encode(&b, fake.calls, values.YAML); err != nil {
+		if err := document.Encode(&b, fake.calls, document.YAML); err != nil {
 			t.Fatal(err)
 		}
 		out["calls"] = b.String()
@@ -110,7 +110,7 @@ func (g *fakeGetter) GetParams(_ context.Context, appSetName string, input map[s
 	for _, e := range entries {
 		m, _ := e.(map[string]any)
 		want, has := m["input"]
-		if has && !reflect.DeepEqual(values.FromJSON(jsonRoundTrip(want)), values.FromJSON(jsonRoundTrip(input))) {
+		if has && !reflect.DeepEqual(document.FromJSON(jsonRoundTrip(want)), document.FromJSON(jsonRoundTrip(input))) {
 			continue
 		}
 		if msg, ok := m["error"].(string); ok {
@@ -129,10 +129,10 @@ func (g *fakeGetter) GetParams(_ context.Context, appSetName string, input map[s
 // jsonRoundTrip normalizes numbers so canned inputs compare with real ones.
 func jsonRoundTrip(v any) any {
 	var b bytes.Buffer
-	if err := values.EncodeJSONValue(&b, v); err != nil {
+	if err := document.EncodeJSONValue(&b, v); err != nil {
 		return v
 	}
-	out, _, err := values.Loader{JSON: true}.ParseAny(b.Bytes(), "json")
+	out, _, err := document.Loader{JSON: true}.ParseAny(b.Bytes(), "json")
 	if err != nil {
 		return v
 	}

@@ -1,7 +1,6 @@
 package appset
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -12,7 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
+	"github.com/strata-dev/strata/internal/manifest"
 )
 
 // ArgoCDSecret is the Secret a plugin ConfigMap's "$key" token refers to.
@@ -57,11 +57,11 @@ type PluginSet struct {
 	// token reference is resolved.
 	LookupEnv func(string) (string, bool)
 
-	configMaps map[string]*manifest
-	secrets    map[string]*manifest
+	configMaps map[string]*dataObject
+	secrets    map[string]*dataObject
 }
 
-type manifest struct {
+type dataObject struct {
 	source string // file:line
 	data   map[string]string
 }
@@ -90,21 +90,17 @@ type secretDoc struct {
 // secretsOnly, a ConfigMap is an error too.
 func (s *PluginSet) Load(data []byte, source string, secretsOnly bool) error {
 	if s.configMaps == nil {
-		s.configMaps, s.secrets = map[string]*manifest{}, map[string]*manifest{}
+		s.configMaps, s.secrets = map[string]*dataObject{}, map[string]*dataObject{}
 	}
-	loader := values.Loader{Positions: true, Limits: fileLimits}
+	docs, err := manifest.Parse(data, source, manifest.Limits{MaxBytes: fileLimits.MaxBytes, MaxDepth: fileLimits.MaxDepth, MaxNodes: fileLimits.MaxNodes})
+	if err != nil {
+		return err
+	}
 	found := 0
-	for _, doc := range splitDocuments(data) {
-		tree, pos, err := loader.ParseAny(doc.text, source)
+	for _, d := range docs {
+		n, err := s.loadObject(d.Value, d.Pos, source, secretsOnly, 0)
 		if err != nil {
-			return shiftLine(err, doc.line-1)
-		}
-		if tree == nil {
-			continue
-		}
-		n, err := s.loadObject(tree, pos, source, secretsOnly, 0)
-		if err != nil {
-			return shiftLine(err, doc.line-1)
+			return err
 		}
 		found += n
 	}
@@ -114,10 +110,10 @@ func (s *PluginSet) Load(data []byte, source string, secretsOnly bool) error {
 	return nil
 }
 
-func (s *PluginSet) loadObject(tree any, pos *values.Pos, source string, secretsOnly bool, depth int) (int, error) {
+func (s *PluginSet) loadObject(tree any, pos *document.Pos, source string, secretsOnly bool, depth int) (int, error) {
 	m, ok := tree.(map[string]any)
 	if !ok {
-		return 0, invalidf(source, pos, "expected a ConfigMap or Secret manifest, found %s", values.Describe(tree))
+		return 0, invalidf(source, pos, "expected a ConfigMap or Secret manifest, found %s", document.Describe(tree))
 	}
 	kind, _ := m["kind"].(string)
 	name := ""
@@ -144,20 +140,20 @@ func (s *PluginSet) loadObject(tree any, pos *values.Pos, source string, secrets
 			return 0, invalidf(source, pos, "ConfigMap %q given as a Secret; pass plugin ConfigMaps with --plugin-config", name)
 		}
 		var doc configMapDoc
-		if err := values.Decode(m, pos, source, &doc); err != nil {
+		if err := document.Decode(m, pos, source, &doc); err != nil {
 			return 0, err
 		}
 		return 1, s.add(s.configMaps, "ConfigMap", name, source, pos, doc.Data)
 	case "Secret":
 		var doc secretDoc
-		if err := values.Decode(m, pos, source, &doc); err != nil {
+		if err := document.Decode(m, pos, source, &doc); err != nil {
 			return 0, err
 		}
 		data := make(map[string]string, len(doc.Data)+len(doc.StringData))
 		for k, v := range doc.Data {
 			b, err := base64.StdEncoding.DecodeString(v)
 			if err != nil {
-				return 0, invalidf(source, pos.Lookup(values.Path{values.Key("data"), values.Key(k)}),
+				return 0, invalidf(source, pos.Lookup(document.Path{document.Key("data"), document.Key(k)}),
 					"Secret %q data.%s is not base64; put plain text under stringData instead", name, k)
 			}
 			data[k] = string(b)
@@ -170,7 +166,7 @@ func (s *PluginSet) loadObject(tree any, pos *values.Pos, source string, secrets
 	return 0, invalidf(source, pos, "kind %q: expected a ConfigMap or a Secret", kind)
 }
 
-func (s *PluginSet) add(into map[string]*manifest, kind, name, source string, pos *values.Pos, data map[string]string) error {
+func (s *PluginSet) add(into map[string]*dataObject, kind, name, source string, pos *document.Pos, data map[string]string) error {
 	if name == "" {
 		return invalidf(source, pos, "%s without metadata.name", kind)
 	}
@@ -178,7 +174,7 @@ func (s *PluginSet) add(into map[string]*manifest, kind, name, source string, po
 	if prev, dup := into[name]; dup {
 		return invalidf(source, pos, "%s %q is given twice (first at %s)", kind, name, prev.source)
 	}
-	into[name] = &manifest{source: where, data: data}
+	into[name] = &dataObject{source: where, data: data}
 	return nil
 }
 
@@ -228,7 +224,7 @@ func (s *PluginSet) Config(name string) (PluginConfig, error) {
 	return cfg, nil
 }
 
-func (s *PluginSet) token(name string, cm *manifest) (string, error) {
+func (s *PluginSet) token(name string, cm *dataObject) (string, error) {
 	if t, ok := s.Tokens[name]; ok {
 		return t, nil
 	}
@@ -268,44 +264,4 @@ func (s *PluginSet) Resolver(newGetter func(PluginConfig) ParamsGetter) PluginFu
 		}
 		return newGetter(cfg), nil
 	}
-}
-
-type document struct {
-	text []byte
-	line int // 1-based line of its first line in the file
-}
-
-// splitDocuments splits a YAML stream at its "---" lines.
-func splitDocuments(data []byte) []document {
-	var docs []document
-	start, startLine, line := 0, 1, 1
-	for i := 0; i <= len(data); {
-		end := len(data)
-		if j := bytes.IndexByte(data[i:], '\n'); j >= 0 {
-			end = i + j
-		}
-		text := strings.TrimRight(string(data[i:end]), " \t\r")
-		if text == "---" || strings.HasPrefix(text, "--- #") {
-			docs = append(docs, document{text: data[start:i], line: startLine})
-			start, startLine = end+1, line+1
-			if start > len(data) {
-				start = len(data)
-			}
-		}
-		i = end + 1
-		line++
-	}
-	return append(docs, document{text: data[start:], line: startLine})
-}
-
-// shiftLine moves the line of a LoadError by offset, for a document that
-// starts further down its file.
-func shiftLine(err error, offset int) error {
-	var le *values.LoadError
-	if offset == 0 || !errors.As(err, &le) || le.Line == 0 {
-		return err
-	}
-	cp := *le
-	cp.Line += offset
-	return &cp
 }

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/validate/content"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/values"
 )
 
@@ -191,7 +192,7 @@ func prefixField(err error, prefix string) error {
 	return err
 }
 
-func pathSuffix(p values.Path) string {
+func pathSuffix(p document.Path) string {
 	s := p.String()
 	if s == "" || strings.HasPrefix(s, "[") {
 		return s
@@ -204,7 +205,7 @@ func (x *run) listParams(g *generator) ([]map[string]any, error) {
 	for i, e := range g.list.Elements {
 		m, ok := e.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s.elements[%d] is %s; each element must be a map of parameter names to values", g.path, i, values.Describe(e))
+			return nil, fmt.Errorf("%s.elements[%d] is %s; each element must be a map of parameter names to values", g.path, i, document.Describe(e))
 		}
 		if x.a.GoTemplate {
 			sets = append(sets, jsonMap(m))
@@ -217,12 +218,12 @@ func (x *run) listParams(g *generator) ([]map[string]any, error) {
 			if k == "values" {
 				vm, ok := v.(map[string]any)
 				if !ok {
-					return nil, fmt.Errorf("%s.elements[%d].values is %s; it must be a map of strings", g.path, i, values.Describe(v))
+					return nil, fmt.Errorf("%s.elements[%d].values is %s; it must be a map of strings", g.path, i, document.Describe(v))
 				}
 				for vk, vv := range vm {
 					s, ok := vv.(string)
 					if !ok {
-						return nil, fmt.Errorf("%s.elements[%d].values.%s is %s; in plain mode (goTemplate: false) list values must be strings: quote it, or set goTemplate: true", g.path, i, vk, values.Describe(vv))
+						return nil, fmt.Errorf("%s.elements[%d].values.%s is %s; in plain mode (goTemplate: false) list values must be strings: quote it, or set goTemplate: true", g.path, i, vk, document.Describe(vv))
 					}
 					p["values."+vk] = s
 				}
@@ -230,26 +231,26 @@ func (x *run) listParams(g *generator) ([]map[string]any, error) {
 			}
 			s, ok := v.(string)
 			if !ok {
-				return nil, fmt.Errorf("%s.elements[%d].%s is %s; in plain mode (goTemplate: false) list elements hold strings: quote it, or set goTemplate: true", g.path, i, k, values.Describe(v))
+				return nil, fmt.Errorf("%s.elements[%d].%s is %s; in plain mode (goTemplate: false) list elements hold strings: quote it, or set goTemplate: true", g.path, i, k, document.Describe(v))
 			}
 			p[k] = s
 		}
 		sets = append(sets, p)
 	}
 	if strings.TrimSpace(g.list.ElementsYaml) != "" {
-		loader := values.Loader{Limits: fileLimits}
+		loader := document.Loader{Limits: fileLimits}
 		v, _, err := loader.ParseAny([]byte(g.list.ElementsYaml), g.path+".elementsYaml")
 		if err != nil {
 			return nil, err
 		}
 		list, ok := v.([]any)
 		if !ok && v != nil {
-			return nil, fmt.Errorf("%s.elementsYaml holds %s; it must be a YAML list of maps", g.path, values.Describe(v))
+			return nil, fmt.Errorf("%s.elementsYaml holds %s; it must be a YAML list of maps", g.path, document.Describe(v))
 		}
 		for i, e := range list {
 			m, ok := e.(map[string]any)
 			if !ok {
-				return nil, fmt.Errorf("%s.elementsYaml item %d is %s; each item must be a map", g.path, i, values.Describe(e))
+				return nil, fmt.Errorf("%s.elementsYaml item %d is %s; each item must be a map", g.path, i, document.Describe(e))
 			}
 			sets = append(sets, jsonMap(m))
 		}
@@ -503,10 +504,10 @@ func (x *run) templateError(err error, g *generator) error {
 	if !errors.As(err, &fe) {
 		return err
 	}
-	source, field, pos := "spec.template", fe.path, x.a.pos.Lookup(values.Path{values.Key("spec"), values.Key("template")})
+	source, field, pos := "spec.template", fe.path, x.a.pos.Lookup(document.Path{document.Key("spec"), document.Key("template")})
 	if g.template != nil && !isEmpty(lookup(g.template, fe.path)) {
 		source = g.templatePath
-		pos = g.pos.Lookup(values.Path{values.Key(g.kind), values.Key("template")})
+		pos = g.pos.Lookup(document.Path{document.Key(g.kind), document.Key("template")})
 	}
 	fpos := pos.Lookup(field)
 	where := ""
@@ -517,7 +518,7 @@ func (x *run) templateError(err error, g *generator) error {
 }
 
 // lookup returns the value at path in tree, or nil.
-func lookup(tree any, path values.Path) any {
+func lookup(tree any, path document.Path) any {
 	for _, s := range path {
 		switch t := tree.(type) {
 		case map[string]any:
@@ -544,27 +545,27 @@ func (x *run) patch(app, p map[string]any) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spec.templatePatch: %w", err)
 	}
-	loader := values.Loader{Limits: fileLimits}
+	loader := document.Loader{Limits: fileLimits}
 	v, _, err := loader.ParseAny([]byte(text), "spec.templatePatch (rendered)")
 	if err != nil {
-		return nil, fmt.Errorf("spec.templatePatch renders to text that is not YAML: %w\nrendered patch:\n%s", err, values.Clip(text, 2000))
+		return nil, fmt.Errorf("spec.templatePatch renders to text that is not YAML: %w\nrendered patch:\n%s", err, document.Clip(text, 2000))
 	}
 	if v == nil {
 		return app, nil
 	}
 	pm, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("spec.templatePatch renders to %s; it must render to a map with metadata and/or spec", values.Describe(v))
+		return nil, fmt.Errorf("spec.templatePatch renders to %s; it must render to a map with metadata and/or spec", document.Describe(v))
 	}
 	if err := checkTemplate(pm, nil, "spec.templatePatch (rendered)", "spec.templatePatch"); err != nil {
 		return nil, err
 	}
-	project := lookup(app, values.Path{values.Key("spec"), values.Key("project")})
+	project := lookup(app, document.Path{document.Key("spec"), document.Key("project")})
 	out, err := strategicMerge(app, pm)
 	if err != nil {
 		return nil, fmt.Errorf("spec.templatePatch: %w", err)
 	}
-	out = values.FromJSON(out).(map[string]any)
+	out = document.FromJSON(out).(map[string]any)
 	if spec, ok := out["spec"].(map[string]any); ok {
 		if project == nil {
 			delete(spec, "project")
@@ -597,7 +598,7 @@ func checkApplication(app map[string]any) error {
 			}
 			s, ok := v.(string)
 			if !ok {
-				return fmt.Errorf("%w: metadata.%s.%s is %s; it must be a string", ErrInvalid, field, k, values.Describe(v))
+				return fmt.Errorf("%w: metadata.%s.%s is %s; it must be a string", ErrInvalid, field, k, document.Describe(v))
 			}
 			if field == "labels" {
 				if errs := content.IsLabelValue(s); len(errs) > 0 {

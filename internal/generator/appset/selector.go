@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/validate/content"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // selector is a generator's post-selector: a label selector matched
@@ -23,7 +23,7 @@ type requirement struct {
 	values []string
 }
 
-func (a *ApplicationSet) decodeSelector(doc *labelSelectorDoc, pos *values.Pos, path string) (*selector, error) {
+func (a *ApplicationSet) decodeSelector(doc *labelSelectorDoc, pos *document.Pos, path string) (*selector, error) {
 	if doc == nil {
 		return nil, nil
 	}

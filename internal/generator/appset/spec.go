@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // MaxFileBytes bounds the size of an ApplicationSet file.
@@ -14,7 +14,7 @@ const MaxFileBytes = 8 << 20
 
 // fileLimits bound what an ApplicationSet or manifest file may expand to:
 // far beyond any real one, far below what would take the machine down.
-var fileLimits = values.Limits{MaxBytes: MaxFileBytes, MaxDepth: 256, MaxNodes: 1 << 20}
+var fileLimits = document.Limits{MaxBytes: MaxFileBytes, MaxDepth: 256, MaxNodes: 1 << 20}
 
 // Errors wrapped by Parse and Render, for errors.Is.
 var (
@@ -38,7 +38,7 @@ type ApplicationSet struct {
 	GoTemplate        bool
 	GoTemplateOptions []string
 
-	pos                *values.Pos
+	pos                *document.Pos
 	entries            [][]*generator // one list per spec.generators entry: one generator per kind set in it
 	template           map[string]any // spec.template, nil when absent
 	templatePatch      *string
@@ -51,7 +51,7 @@ type ApplicationSet struct {
 // such as a template on a nested generator, which it ignores.
 func (a *ApplicationSet) Warnings() []string { return a.warnings }
 
-// The documents below mirror the ApplicationSet CRD: values.Decode checks
+// The documents below mirror the ApplicationSet CRD: document.Decode checks
 // a file against them strictly, so a misspelt field is an error with its
 // line. Fields rendering does not evaluate are typed `any`.
 
@@ -170,13 +170,13 @@ type generator struct {
 	templatePath string
 
 	raw map[string]any // the entry as written, for matrix interpolation
-	pos *values.Pos    // of the entry
+	pos *document.Pos  // of the entry
 }
 
 // Parse decodes an ApplicationSet from YAML or JSON. source names the file
 // in errors.
 func Parse(data []byte, source string) (*ApplicationSet, error) {
-	loader := values.Loader{Positions: true, Limits: fileLimits}
+	loader := document.Loader{Positions: true, Limits: fileLimits}
 	tree, pos, err := loader.ParseAny(data, source)
 	if err != nil {
 		return nil, err
@@ -188,7 +188,7 @@ func Parse(data []byte, source string) (*ApplicationSet, error) {
 // separated by ---), as Parse decodes one. A stream without any is an
 // error; so are two with the same namespace and name.
 func ParseAll(data []byte, source string) ([]*ApplicationSet, error) {
-	loader := values.Loader{Positions: true, Limits: fileLimits}
+	loader := document.Loader{Positions: true, Limits: fileLimits}
 	docs, err := loader.ParseDocuments(data, source)
 	if err != nil {
 		return nil, err
@@ -214,14 +214,14 @@ func ParseAll(data []byte, source string) ([]*ApplicationSet, error) {
 }
 
 // fromTree decodes one parsed ApplicationSet document.
-func fromTree(tree any, pos *values.Pos, source string) (*ApplicationSet, error) {
+func fromTree(tree any, pos *document.Pos, source string) (*ApplicationSet, error) {
 	var err error
 	root, ok := tree.(map[string]any)
 	if !ok {
-		return nil, invalidf(source, pos, "the file must hold one ApplicationSet manifest (a map), but it holds %s", values.Describe(tree))
+		return nil, invalidf(source, pos, "the file must hold one ApplicationSet manifest (a map), but it holds %s", document.Describe(tree))
 	}
 	var doc appSetDoc
-	if err := values.Decode(root, pos, source, &doc); err != nil {
+	if err := document.Decode(root, pos, source, &doc); err != nil {
 		return nil, err
 	}
 	if doc.APIVersion != "argoproj.io/v1alpha1" || doc.Kind != "ApplicationSet" {
@@ -249,7 +249,7 @@ func fromTree(tree any, pos *values.Pos, source string) (*ApplicationSet, error)
 	}
 	for i, opt := range a.GoTemplateOptions {
 		if !validOption(opt) {
-			return nil, invalidf(source, pos.Lookup(values.Path{values.Key("spec"), values.Key("goTemplateOptions"), values.Index(i)}),
+			return nil, invalidf(source, pos.Lookup(document.Path{document.Key("spec"), document.Key("goTemplateOptions"), document.Index(i)}),
 				"spec.goTemplateOptions[%d]: unknown option %q; use missingkey=default, missingkey=invalid, missingkey=zero or missingkey=error", i, opt)
 		}
 	}
@@ -280,14 +280,14 @@ func fromTree(tree any, pos *values.Pos, source string) (*ApplicationSet, error)
 }
 
 // metaString reads a string field of metadata.
-func metaString(meta map[string]any, key, source string, pos *values.Pos) (string, error) {
+func metaString(meta map[string]any, key, source string, pos *document.Pos) (string, error) {
 	v, ok := meta[key]
 	if !ok || v == nil {
 		return "", nil
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", invalidf(source, pos.Lookup(values.Path{values.Key("metadata"), values.Key(key)}), "metadata.%s must be a string, not %s", key, values.Describe(v))
+		return "", invalidf(source, pos.Lookup(document.Path{document.Key("metadata"), document.Key(key)}), "metadata.%s must be a string, not %s", key, document.Describe(v))
 	}
 	return s, nil
 }
@@ -312,14 +312,14 @@ var unsupportedKinds = map[string]string{
 // decodeEntry decodes one entry of a generators list at path; depth is 0
 // for spec.generators. An entry may set several generators only at the top
 // level, as in Argo CD.
-func (a *ApplicationSet) decodeEntry(tree any, pos *values.Pos, path string, depth int) ([]*generator, error) {
+func (a *ApplicationSet) decodeEntry(tree any, pos *document.Pos, path string, depth int) ([]*generator, error) {
 	m, ok := tree.(map[string]any)
 	if !ok {
-		return nil, invalidf(a.Source, pos, "%s: a generator must be a map, not %s", path, values.Describe(tree))
+		return nil, invalidf(a.Source, pos, "%s: a generator must be a map, not %s", path, document.Describe(tree))
 	}
 	var doc generatorDoc
-	if err := values.Decode(m, pos, a.Source, &doc); err != nil {
-		var le *values.LoadError
+	if err := document.Decode(m, pos, a.Source, &doc); err != nil {
+		var le *document.LoadError
 		if errors.As(err, &le) {
 			cp := *le
 			cp.Msg = path + ": " + le.Msg
@@ -430,14 +430,14 @@ var (
 
 // checkTemplate checks an Application template (spec.template, a
 // generator's template, or a patched Application) for misspelt keys.
-func checkTemplate(t map[string]any, pos *values.Pos, source, path string) error {
+func checkTemplate(t map[string]any, pos *document.Pos, source, path string) error {
 	if err := checkKeys(t, templateKeys, pos, source, path); err != nil {
 		return err
 	}
 	if md, ok := t["metadata"]; ok && md != nil {
 		var meta templateMetaDoc
-		if err := values.Decode(md, pos.Key("metadata"), source, &meta); err != nil {
-			var le *values.LoadError
+		if err := document.Decode(md, pos.Key("metadata"), source, &meta); err != nil {
+			var le *document.LoadError
 			if errors.As(err, &le) {
 				cp := *le
 				cp.Msg = path + ".metadata: " + le.Msg
@@ -449,7 +449,7 @@ func checkTemplate(t map[string]any, pos *values.Pos, source, path string) error
 	spec, ok := t["spec"].(map[string]any)
 	if !ok {
 		if s, set := t["spec"]; set && s != nil {
-			return invalidf(source, pos.Key("spec"), "%s.spec must be a map, not %s", path, values.Describe(s))
+			return invalidf(source, pos.Key("spec"), "%s.spec must be a map, not %s", path, document.Describe(s))
 		}
 		return nil
 	}
@@ -480,7 +480,7 @@ func checkTemplate(t map[string]any, pos *values.Pos, source, path string) error
 }
 
 // checkKeys reports the first key of m, in sorted order, not among known.
-func checkKeys(m map[string]any, known []string, pos *values.Pos, source, path string) error {
+func checkKeys(m map[string]any, known []string, pos *document.Pos, source, path string) error {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -488,7 +488,7 @@ func checkKeys(m map[string]any, known []string, pos *values.Pos, source, path s
 	sort.Strings(keys)
 	for _, k := range keys {
 		if !contains(known, k) {
-			return &values.LoadError{Source: source, Line: lineOf(pos.Key(k)), Column: colOf(pos.Key(k)), Err: values.ErrUnknownField,
+			return &document.LoadError{Source: source, Line: lineOf(pos.Key(k)), Column: colOf(pos.Key(k)), Err: document.ErrUnknownField,
 				Msg: fmt.Sprintf("%s: unknown field %q; known fields here: %s", path, k, strings.Join(known, ", "))}
 		}
 	}
@@ -505,23 +505,23 @@ func contains(list []string, s string) bool {
 }
 
 // invalidf makes an ErrInvalid error at pos of source.
-func invalidf(source string, pos *values.Pos, format string, args ...any) error {
+func invalidf(source string, pos *document.Pos, format string, args ...any) error {
 	return errorAt(source, pos, ErrInvalid, format, args...)
 }
 
 // errorAt makes an error wrapping sentinel at pos of source.
-func errorAt(source string, pos *values.Pos, sentinel error, format string, args ...any) error {
-	return &values.LoadError{Source: source, Line: lineOf(pos), Column: colOf(pos), Err: sentinel, Msg: fmt.Sprintf(format, args...)}
+func errorAt(source string, pos *document.Pos, sentinel error, format string, args ...any) error {
+	return &document.LoadError{Source: source, Line: lineOf(pos), Column: colOf(pos), Err: sentinel, Msg: fmt.Sprintf(format, args...)}
 }
 
-func lineOf(p *values.Pos) int {
+func lineOf(p *document.Pos) int {
 	if p == nil {
 		return 0
 	}
 	return p.Line
 }
 
-func colOf(p *values.Pos) int {
+func colOf(p *document.Pos) int {
 	if p == nil {
 		return 0
 	}

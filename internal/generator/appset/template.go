@@ -13,7 +13,7 @@ import (
 	"github.com/Masterminds/sprig/v3"
 	"sigs.k8s.io/yaml"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // ErrTooLarge is wrapped by errors for output beyond the Limits.
@@ -88,7 +88,7 @@ func (e *engine) plain(s string, params map[string]any) (string, error) {
 		rest = rest[n+2:]
 		end := strings.Index(rest, "}}")
 		if end < 0 {
-			return "", fmt.Errorf("invalid template %q: a {{ has no closing }}", values.Clip(s, 80))
+			return "", fmt.Errorf("invalid template %q: a {{ has no closing }}", document.Clip(s, 80))
 		}
 		tag := rest[:end]
 		rest = rest[end+2:]
@@ -137,7 +137,7 @@ func (e *engine) execute(s string, params map[string]any) (string, error) {
 		if errors.As(err, &tooLarge) {
 			return "", fmt.Errorf("%w: a rendered string exceeds %d bytes", ErrTooLarge, e.maxString)
 		}
-		return "", fmt.Errorf("executing go template %q: %w", values.Clip(s, 120), err)
+		return "", fmt.Errorf("executing go template %q: %w", document.Clip(s, 120), err)
 	}
 	return buf.String(), nil
 }
@@ -150,7 +150,7 @@ func (e *engine) parse(s string) (*template.Template, error) {
 	t = t.Funcs(template.FuncMap{"tpl": tplFunc(t)})
 	t, err := t.Parse(s)
 	if err != nil {
-		return nil, fmt.Errorf("parsing go template %q: %w", values.Clip(s, 120), err)
+		return nil, fmt.Errorf("parsing go template %q: %w", document.Clip(s, 120), err)
 	}
 	return t, nil
 }
@@ -164,11 +164,11 @@ func tplFunc(parent *template.Template) func(string, any) (string, error) {
 			return "", fmt.Errorf("tpl: %w", err)
 		}
 		if t, err = t.New(parent.Name()).Parse(text); err != nil {
-			return "", fmt.Errorf("tpl: parsing %q: %w", values.Clip(text, 80), err)
+			return "", fmt.Errorf("tpl: parsing %q: %w", document.Clip(text, 80), err)
 		}
 		var b strings.Builder
 		if err := t.Execute(&limitedWriter{w: &b, max: maxCount * 16}, data); err != nil {
-			return "", fmt.Errorf("tpl: executing %q: %w", values.Clip(text, 80), err)
+			return "", fmt.Errorf("tpl: executing %q: %w", document.Clip(text, 80), err)
 		}
 		return strings.ReplaceAll(b.String(), "<no value>", ""), nil
 	}
@@ -386,7 +386,7 @@ func fromYAMLArray(s string) ([]any, error) {
 
 // fieldError is an error rendering the string at path of a tree.
 type fieldError struct {
-	path values.Path
+	path document.Path
 	err  error
 }
 
@@ -395,7 +395,7 @@ func (e *fieldError) Unwrap() error { return e.err }
 
 // renderTree templates every string of v, map keys included, with params.
 // Maps and lists are copied; v is not modified.
-func (e *engine) renderTree(v any, params map[string]any, path values.Path) (any, error) {
+func (e *engine) renderTree(v any, params map[string]any, path document.Path) (any, error) {
 	switch v := v.(type) {
 	case string:
 		s, err := e.replace(v, params)
@@ -414,7 +414,7 @@ func (e *engine) renderTree(v any, params map[string]any, path values.Path) (any
 			if v[k] == nil {
 				continue // the controller drops null values of maps
 			}
-			kp := path.Append(values.Key(k))
+			kp := path.Append(document.Key(k))
 			rv, err := e.renderTree(v[k], params, kp)
 			if err != nil {
 				return nil, err
@@ -432,7 +432,7 @@ func (e *engine) renderTree(v any, params map[string]any, path values.Path) (any
 	case []any:
 		out := make([]any, len(v))
 		for i, e2 := range v {
-			rv, err := e.renderTree(e2, params, path.Append(values.Index(i)))
+			rv, err := e.renderTree(e2, params, path.Append(document.Index(i)))
 			if err != nil {
 				return nil, err
 			}

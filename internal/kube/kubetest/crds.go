@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // Limits on the CRD files InstallCRDs reads.
@@ -126,7 +127,7 @@ func ReadCRDs(paths ...string) ([]CRD, error) {
 	}
 	var crds []CRD
 	for _, file := range files {
-		data, err := readLimited(file, maxCRDFileSize)
+		data, err := document.ReadFile(file, maxCRDFileSize)
 		if err != nil {
 			return nil, fmt.Errorf("reading CRDs: %w", err)
 		}
@@ -175,7 +176,7 @@ func ParseCRDs(file string, data []byte) ([]CRD, error) {
 	return crds, nil
 }
 
-type document struct {
+type rawDocument struct {
 	line    int // 1-based line of the document's first content line
 	body    []byte
 	content bool // line is set to a content line (not blank, not a comment)
@@ -183,16 +184,16 @@ type document struct {
 
 // splitDocuments splits a YAML stream at its "---" lines. Text after "---"
 // on the same line belongs to the next document.
-func splitDocuments(data []byte) []document {
-	var docs []document
-	cur := document{line: 1}
+func splitDocuments(data []byte) []rawDocument {
+	var docs []rawDocument
+	cur := rawDocument{line: 1}
 	n := 0
 	for line := range bytes.Lines(data) {
 		n++
 		trimmed := bytes.TrimRight(line, "\r\n")
 		if bytes.Equal(trimmed, []byte("---")) || bytes.HasPrefix(trimmed, []byte("--- ")) || bytes.HasPrefix(trimmed, []byte("---\t")) {
 			docs = append(docs, cur)
-			cur = document{line: n + 1}
+			cur = rawDocument{line: n + 1}
 			line = trimmed[3:]
 			if len(bytes.TrimSpace(line)) == 0 {
 				continue
@@ -206,21 +207,4 @@ func splitDocuments(data []byte) []document {
 		cur.body = append(cur.body, line...)
 	}
 	return append(docs, cur)
-}
-
-// readLimited reads a file of at most limit bytes.
-func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: larger than %d MiB", path, limit>>20)
-	}
-	return data, nil
 }

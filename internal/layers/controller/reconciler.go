@@ -21,9 +21,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/layers"
 	"github.com/strata-dev/strata/internal/layers/v1alpha1"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 // Names, labels and keys of the outputs.
@@ -283,7 +283,7 @@ func encodeValues(v map[string]any, what string) ([]byte, error) {
 		v = map[string]any{}
 	}
 	var b bytes.Buffer
-	if err := values.Encode(&b, v, values.YAML); err != nil {
+	if err := document.Encode(&b, v, document.YAML); err != nil {
 		return nil, &outputError{reason: ReasonMergeFailed, err: fmt.Errorf("encoding the %s: %w", what, err)}
 	}
 	if b.Len() > maxOutputBytes {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/layers"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 // ConditionReady is the App condition that says whether the outputs hold
@@ -56,7 +56,7 @@ const (
 // (the cache could not be read): retried with backoff, status untouched.
 func classify(err error) (reason string, transient bool) {
 	var se *sourceError
-	var le *values.LoadError
+	var le *document.LoadError
 	switch {
 	case errors.Is(err, layers.ErrInvalid):
 		return ReasonInvalidSpec, false

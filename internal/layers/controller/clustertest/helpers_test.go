@@ -28,11 +28,11 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/eventually"
 	"github.com/strata-dev/strata/internal/kube/kubetest"
 	"github.com/strata-dev/strata/internal/layers/controller"
 	"github.com/strata-dev/strata/internal/layers/v1alpha1"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 func TestMain(m *testing.M) {
@@ -267,7 +267,7 @@ func (e *env) output(appName string) (*corev1.ConfigMap, *corev1.Secret) {
 
 func parse(t testing.TB, text, what string) map[string]any {
 	t.Helper()
-	m, err := values.Parse([]byte(text), what)
+	m, err := document.Parse([]byte(text), what)
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
@@ -286,8 +286,8 @@ func (e *env) waitValues(appName, wantCM, wantSecret string) (*corev1.ConfigMap,
 		if cm == nil || sec == nil {
 			return false, fmt.Sprintf("ConfigMap %v, Secret %v", cm != nil, sec != nil)
 		}
-		gcm, err1 := values.Parse([]byte(cm.Data["values"]), "ConfigMap")
-		gsec, err2 := values.Parse(sec.Data["values"], "Secret")
+		gcm, err1 := document.Parse([]byte(cm.Data["values"]), "ConfigMap")
+		gsec, err2 := document.Parse(sec.Data["values"], "Secret")
 		if err := errors.Join(err1, err2); err != nil {
 			return false, err.Error()
 		}

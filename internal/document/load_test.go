@@ -1,4 +1,4 @@
-package values_test
+package document_test
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
 )
 
 func TestParse(t *testing.T) {
@@ -44,7 +44,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := values.Parse([]byte(tc.in), "test.yaml")
+			got, err := document.Parse([]byte(tc.in), "test.yaml")
 			if err != nil {
 				t.Fatalf("Parse(%q) error: %v", tc.in, err)
 			}
@@ -62,36 +62,36 @@ func TestParseErrors(t *testing.T) {
 		sentinel error
 		want     string // exact message
 	}{
-		{"duplicate key", "a: 1\nb: 2\na: 3\n", values.ErrDuplicateKey,
+		{"duplicate key", "a: 1\nb: 2\na: 3\n", document.ErrDuplicateKey,
 			`v.yaml:3:1: duplicate key "a" (first defined at line 1); remove one of them`},
-		{"nested duplicate", "x:\n  a: 1\n  a: 2\n", values.ErrDuplicateKey,
+		{"nested duplicate", "x:\n  a: 1\n  a: 2\n", document.ErrDuplicateKey,
 			`v.yaml:3:3: duplicate key "a" (first defined at line 2); remove one of them`},
-		{"list document", "- a\n- b\n", values.ErrNotMap,
+		{"list document", "- a\n- b\n", document.ErrNotMap,
 			`v.yaml:1:1: the document must be a map of keys to values, but it is a list`},
-		{"scalar document", "hello\n", values.ErrNotMap,
+		{"scalar document", "hello\n", document.ErrNotMap,
 			`v.yaml:1:1: the document must be a map of keys to values, but it is the string "hello"`},
-		{"invalid utf8", "a: ok\nb: \xff\n", values.ErrInvalidUTF8,
+		{"invalid utf8", "a: ok\nb: \xff\n", document.ErrInvalidUTF8,
 			`v.yaml:2:4: invalid UTF-8: save the file as UTF-8`},
-		{"syntax", "a: 1\n b: 2\n", values.ErrSyntax,
+		{"syntax", "a: 1\n b: 2\n", document.ErrSyntax,
 			`v.yaml:2: mapping values are not allowed in this context`},
-		{"unclosed flow", "a: [1, 2\n", values.ErrSyntax, ""},
-		{"list in a stream", "a: 1\n---\n- b\n", values.ErrNotMap,
+		{"unclosed flow", "a: [1, 2\n", document.ErrSyntax, ""},
+		{"list in a stream", "a: 1\n---\n- b\n", document.ErrNotMap,
 			`v.yaml:3:1: the document must be a map of keys to values, but it is a list`},
-		{"map key", "? [a]\n: 1\n", values.ErrSyntax,
+		{"map key", "? [a]\n: 1\n", document.ErrSyntax,
 			`v.yaml:1:3: a map key must be a plain value, not a list`},
-		{"merge of scalar", "a:\n  <<: 1\n", values.ErrSyntax, ""},
-		{"unknown alias", "a: *nope\n", values.ErrSyntax, ""},
+		{"merge of scalar", "a:\n  <<: 1\n", document.ErrSyntax, ""},
+		{"unknown alias", "a: *nope\n", document.ErrSyntax, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := values.Parse([]byte(tc.in), "v.yaml")
+			_, err := document.Parse([]byte(tc.in), "v.yaml")
 			if err == nil {
 				t.Fatalf("Parse(%q) succeeded, want error", tc.in)
 			}
 			if !errors.Is(err, tc.sentinel) {
 				t.Errorf("Parse(%q) = %v, want errors.Is %v", tc.in, err, tc.sentinel)
 			}
-			var le *values.LoadError
+			var le *document.LoadError
 			if !errors.As(err, &le) || le.Source != "v.yaml" {
 				t.Errorf("Parse(%q) = %#v, want a *LoadError naming v.yaml", tc.in, err)
 			}
@@ -104,8 +104,8 @@ func TestParseErrors(t *testing.T) {
 
 func TestParseLimits(t *testing.T) {
 	deep := strings.Repeat("[", 100) + strings.Repeat("]", 100)
-	_, _, err := values.Loader{Limits: values.Limits{MaxDepth: 50}}.Parse([]byte("a: "+deep), "d.yaml")
-	if !errors.Is(err, values.ErrTooDeep) {
+	_, _, err := document.Loader{Limits: document.Limits{MaxDepth: 50}}.Parse([]byte("a: "+deep), "d.yaml")
+	if !errors.Is(err, document.ErrTooDeep) {
 		t.Errorf("deep nesting: got %v, want ErrTooDeep", err)
 	}
 	// A billion-laughs document: each level doubles the expansion.
@@ -114,19 +114,19 @@ func TestParseLimits(t *testing.T) {
 	for i := 1; i < 40; i++ {
 		fmt.Fprintf(&b, "l%d: &l%d [*l%d, *l%d]\n", i, i, i-1, i-1)
 	}
-	_, err = values.Parse([]byte(b.String()), "laughs.yaml")
-	if !errors.Is(err, values.ErrTooLarge) {
+	_, err = document.Parse([]byte(b.String()), "laughs.yaml")
+	if !errors.Is(err, document.ErrTooLarge) {
 		t.Errorf("alias bomb: got %v, want ErrTooLarge", err)
 	}
-	_, _, err = values.Loader{Limits: values.Limits{MaxBytes: 10}}.Parse([]byte("a: 0123456789"), "big.yaml")
-	if !errors.Is(err, values.ErrTooLarge) {
+	_, _, err = document.Loader{Limits: document.Limits{MaxBytes: 10}}.Parse([]byte("a: 0123456789"), "big.yaml")
+	if !errors.Is(err, document.ErrTooLarge) {
 		t.Errorf("size: got %v, want ErrTooLarge", err)
 	}
 }
 
 func TestParsePositions(t *testing.T) {
 	in := "a:\n  b: 1\n  c:\n    - x\n    - y: 2\n"
-	_, pos, err := values.Loader{Positions: true}.Parse([]byte(in), "p.yaml")
+	_, pos, err := document.Loader{Positions: true}.Parse([]byte(in), "p.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestParsePositions(t *testing.T) {
 		path string
 		line int
 	}{{"a", 1}, {"a.b", 2}, {"a.c", 3}, {"a.c[0]", 4}, {"a.c[1].y", 5}} {
-		p, err := values.ParsePath(tc.path)
+		p, err := document.ParsePath(tc.path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +158,7 @@ func TestParseJSON(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := values.Parse([]byte(tc.in), "j.json")
+			got, err := document.Parse([]byte(tc.in), "j.json")
 			if err != nil {
 				t.Fatalf("Parse(%q): %v", tc.in, err)
 			}
@@ -171,18 +171,18 @@ func TestParseJSON(t *testing.T) {
 		{"{\n  \"a\": 1,\n  \"a\": 2\n}", `j.json:3: duplicate key "a" (first defined at line 2); remove one of them`},
 		{"{\n  \"a\": [1, 2\n}", `j.json:3: invalid character '}' after array element`},
 	} {
-		if _, err := values.Parse([]byte(tc.in), "j.json"); err == nil || err.Error() != tc.want {
+		if _, err := document.Parse([]byte(tc.in), "j.json"); err == nil || err.Error() != tc.want {
 			t.Errorf("Parse(%q) = %v, want %q", tc.in, err, tc.want)
 		}
 	}
-	if _, _, err := (values.Loader{JSON: true}).ParseAny([]byte("a: 1"), "j.json"); !errors.Is(err, values.ErrSyntax) {
+	if _, _, err := (document.Loader{JSON: true}).ParseAny([]byte("a: 1"), "j.json"); !errors.Is(err, document.ErrSyntax) {
 		t.Errorf("JSON-only Loader accepted YAML: %v", err)
 	}
-	_, pos, err := values.Loader{Positions: true}.Parse([]byte("{\n\"a\": {\n  \"b\": [\n 1]}}"), "j.json")
+	_, pos, err := document.Loader{Positions: true}.Parse([]byte("{\n\"a\": {\n  \"b\": [\n 1]}}"), "j.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := pos.Lookup(values.Path{values.Key("a"), values.Key("b")}); p == nil || p.Line != 3 {
+	if p := pos.Lookup(document.Path{document.Key("a"), document.Key("b")}); p == nil || p.Line != 3 {
 		t.Errorf("position of a.b = %+v, want line 3", p)
 	}
 }
@@ -203,7 +203,7 @@ func TestParseDocuments(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			docs, err := values.Loader{Positions: true}.ParseDocuments([]byte(tc.in), "s.yaml")
+			docs, err := document.Loader{Positions: true}.ParseDocuments([]byte(tc.in), "s.yaml")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -221,10 +221,41 @@ func TestParseDocuments(t *testing.T) {
 		})
 	}
 	// The limits hold for the stream as a whole, and errors name the line.
-	if _, err := (values.Loader{Limits: values.Limits{MaxBytes: 8}}).ParseDocuments([]byte("a: 1\n---\nb: 2\n"), "s.yaml"); !errors.Is(err, values.ErrTooLarge) {
+	if _, err := (document.Loader{Limits: document.Limits{MaxBytes: 8}}).ParseDocuments([]byte("a: 1\n---\nb: 2\n"), "s.yaml"); !errors.Is(err, document.ErrTooLarge) {
 		t.Errorf("over the byte limit: %v, want ErrTooLarge", err)
 	}
-	if _, err := (values.Loader{}).ParseDocuments([]byte("a: 1\n---\nb: [\n"), "s.yaml"); err == nil || !strings.HasPrefix(err.Error(), "s.yaml:") {
+	if _, err := (document.Loader{}).ParseDocuments([]byte("a: 1\n---\nb: [\n"), "s.yaml"); err == nil || !strings.HasPrefix(err.Error(), "s.yaml:") {
 		t.Errorf("syntax error in the second document: %v, want an error naming s.yaml and a line", err)
+	}
+}
+
+// TestParseFirstLine: a document cut from a stream counts the lines of the
+// stream, in positions and in every error, messages included.
+func TestParseFirstLine(t *testing.T) {
+	l := document.Loader{Positions: true, FirstLine: 10}
+	_, pos, err := l.ParseAny([]byte("a:\n  b: 1\n"), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pos.Key("a").Key("b").Line; got != 11 {
+		t.Errorf("line of a.b = %d, want 11", got)
+	}
+	_, pos, err = document.Loader{Positions: true, FirstLine: 10, JSON: true}.ParseAny([]byte("{\n\"a\": 1}"), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pos.Key("a").Line; got != 11 {
+		t.Errorf("JSON: line of a = %d, want 11", got)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"a: 1\na: 2\n", `s:11:1: duplicate key "a" (first defined at line 10); remove one of them`},
+		{"a: 1\nb: [\n", "s:12: did not find expected node content"},
+		{"a: 1\nb: \xff\n", "s:11:4: invalid UTF-8: save the file as UTF-8"},
+		{"{\"a\": 1,\n\"b\": [}", "s:11: invalid character '}' looking for beginning of value"},
+		{"{\"a\": 1,\n\"a\": 2}", `s:11: duplicate key "a" (first defined at line 10); remove one of them`},
+	} {
+		if _, _, err := l.ParseAny([]byte(tc.in), "s"); err == nil || err.Error() != tc.want {
+			t.Errorf("ParseAny(%q) with FirstLine 10 error = %v, want %q", tc.in, err, tc.want)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package values
+package document
 
 import (
 	"encoding/json"
@@ -21,7 +21,7 @@ var ErrUnknownField = errors.New("unknown field")
 func Decode(tree any, pos *Pos, source string, out any) error {
 	rv := reflect.ValueOf(out)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return fmt.Errorf("values.Decode: out must be a non-nil pointer, not %T", out)
+		return fmt.Errorf("document.Decode: out must be a non-nil pointer, not %T", out)
 	}
 	if err := checkFields(tree, rv.Type().Elem(), nil, pos, source); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package values
+package document
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 )
 
 // JSON input goes through encoding/json, not the YAML parser: YAML rejects
@@ -24,7 +26,7 @@ func (c *converter) parseJSON(data []byte) (any, *Pos, error) {
 	if err := json.Unmarshal(data, new(json.RawMessage)); err != nil {
 		return nil, nil, c.jsonSyntaxError(data, err)
 	}
-	r := &jsonReader{c: c, data: data, line: 1}
+	r := &jsonReader{c: c, data: data, line: 1 + c.lineOff}
 	r.dec = json.NewDecoder(bytes.NewReader(data))
 	r.dec.UseNumber()
 	tok, err := r.token()
@@ -42,7 +44,7 @@ func (c *converter) jsonSyntaxError(data []byte, err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		off := min(int(se.Offset), len(data))
-		le.Line = 1 + bytes.Count(data[:off], []byte("\n"))
+		le.Line = 1 + c.lineOff + bytes.Count(data[:off], []byte("\n"))
 	}
 	return le
 }
@@ -148,4 +150,43 @@ func (r *jsonReader) value(tok json.Token, depth int) (any, *Pos, error) {
 			pos.Keys[key] = p
 		}
 	}
+}
+
+// FromJSON converts a value decoded by encoding/json with UseNumber into the
+// tree's types: integers as int64 (json.Number beyond its range), other
+// numbers as float64.
+func FromJSON(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = FromJSON(e)
+		}
+		return v
+	case []any:
+		for i, e := range v {
+			v[i] = FromJSON(e)
+		}
+		return v
+	case json.Number:
+		return Number(string(v))
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return int64(v)
+		}
+	}
+	return v
+}
+
+// Number converts JSON number text to the tree's type for it.
+func Number(s string) any {
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return i
+	}
+	if isDecimal(s) {
+		return json.Number(s)
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return f
+	}
+	return json.Number(s)
 }

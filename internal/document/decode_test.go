@@ -1,4 +1,4 @@
-package values_test
+package document_test
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/strata-dev/strata/internal/values"
+	"github.com/strata-dev/strata/internal/document"
 )
 
 type decodeCmd struct {
@@ -31,11 +31,11 @@ type decodeConfig struct {
 
 func decodeDoc(t *testing.T, doc string, out any) error {
 	t.Helper()
-	tree, pos, err := values.Loader{Positions: true}.ParseAny([]byte(doc), "c.yaml")
+	tree, pos, err := document.Loader{Positions: true}.ParseAny([]byte(doc), "c.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return values.Decode(tree, pos, "c.yaml", out)
+	return document.Decode(tree, pos, "c.yaml", out)
 }
 
 func TestDecode(t *testing.T) {
@@ -57,11 +57,11 @@ func TestDecodeErrors(t *testing.T) {
 		name, doc, want string
 		sentinel        error
 	}{
-		{"unknown top field", "name: x\nnmae: y\n", `c.yaml:2:1: unknown field "nmae"; known fields here: name, spec`, values.ErrUnknownField},
-		{"unknown nested field", "spec:\n  generate:\n    commmand: [a]\n", `c.yaml:3:5: unknown field "spec.generate.commmand"; known fields here: args, command`, values.ErrUnknownField},
-		{"unknown field in list item", "spec:\n  steps:\n    - {command: [a]}\n    - {cmd: [b]}\n", `c.yaml:4:8: unknown field "spec.steps[1].cmd"; known fields here: args, command`, values.ErrUnknownField},
-		{"wrong type", "spec:\n  version: [1]\n", `c.yaml:2:3: spec.version: expected a string, got a JSON array`, values.ErrSyntax},
-		{"wrong case is unknown", "Name: x\n", `c.yaml:1:1: unknown field "Name"; known fields here: name, spec`, values.ErrUnknownField},
+		{"unknown top field", "name: x\nnmae: y\n", `c.yaml:2:1: unknown field "nmae"; known fields here: name, spec`, document.ErrUnknownField},
+		{"unknown nested field", "spec:\n  generate:\n    commmand: [a]\n", `c.yaml:3:5: unknown field "spec.generate.commmand"; known fields here: args, command`, document.ErrUnknownField},
+		{"unknown field in list item", "spec:\n  steps:\n    - {command: [a]}\n    - {cmd: [b]}\n", `c.yaml:4:8: unknown field "spec.steps[1].cmd"; known fields here: args, command`, document.ErrUnknownField},
+		{"wrong type", "spec:\n  version: [1]\n", `c.yaml:2:3: spec.version: expected a string, got a JSON array`, document.ErrSyntax},
+		{"wrong case is unknown", "Name: x\n", `c.yaml:1:1: unknown field "Name"; known fields here: name, spec`, document.ErrUnknownField},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

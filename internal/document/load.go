@@ -1,4 +1,4 @@
-package values
+package document
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -104,6 +103,10 @@ type Loader struct {
 	Limits    Limits // zero fields take DefaultLimits
 	Positions bool   // record the line of every node
 	JSON      bool   // accept JSON only, not YAML
+	// FirstLine is the line of its file that the data starts on, for a
+	// document cut from a longer stream: positions and errors count lines
+	// of the file. 0 means 1.
+	FirstLine int
 }
 
 // Parse parses one YAML or JSON document holding a map, with default limits.
@@ -113,35 +116,8 @@ func Parse(data []byte, source string) (map[string]any, error) {
 	return m, err
 }
 
-// ReadFile reads and parses a file into a layer named after it.
-func (l Loader) ReadFile(path string) (*Layer, error) {
-	data, err := l.readBounded(path)
-	if err != nil {
-		return nil, err
-	}
-	m, pos, err := l.Parse(data, path)
-	if err != nil {
-		return nil, err
-	}
-	return &Layer{Name: path, Source: path, Values: m, Pos: pos}, nil
-}
-
-func (l Loader) readBounded(path string) ([]byte, error) {
-	lim := l.limits()
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading values: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, lim.MaxBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if int64(len(data)) > lim.MaxBytes {
-		return nil, &LoadError{Source: path, Msg: fmt.Sprintf("file is larger than the limit of %d bytes", lim.MaxBytes), Err: ErrTooLarge}
-	}
-	return data, nil
-}
+// MaxBytes returns the size limit the Loader applies to a document.
+func (l Loader) MaxBytes() int64 { return l.limits().MaxBytes }
 
 // Parse parses YAML or JSON holding a map. As in Helm 4, a YAML stream of
 // several documents is merged in order, each document a map (an empty
@@ -192,11 +168,22 @@ func mergeDoc(dst, src map[string]any, dpos, spos *Pos) {
 	}
 }
 
-func colOf(p *Pos) int {
+// At returns the line and column of p; 0, 0 when p is nil.
+func (p *Pos) At() (line, column int) {
 	if p == nil {
-		return 0
+		return 0, 0
 	}
-	return p.Column
+	return p.Line, p.Column
+}
+
+func lineOf(p *Pos) int {
+	line, _ := p.At()
+	return line
+}
+
+func colOf(p *Pos) int {
+	_, col := p.At()
+	return col
 }
 
 type parsedDoc struct {
@@ -260,11 +247,11 @@ func (l Loader) parseStream(data []byte, source string) ([]parsedDoc, error) {
 	}
 	if !utf8.Valid(data) {
 		line, col := invalidUTF8At(data)
-		return nil, &LoadError{Source: source, Line: line, Column: col, Err: ErrInvalidUTF8,
+		return nil, &LoadError{Source: source, Line: line + max(l.FirstLine-1, 0), Column: col, Err: ErrInvalidUTF8,
 			Msg: "invalid UTF-8: save the file as UTF-8"}
 	}
 	// One converter for the whole stream: the node budget is shared.
-	c := converter{source: source, lim: lim, positions: l.Positions, jsonOnly: l.JSON}
+	c := converter{source: source, lim: lim, positions: l.Positions, jsonOnly: l.JSON, lineOff: max(l.FirstLine-1, 0)}
 	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a UTF-8 byte order mark
 	text := bytes.TrimSpace(data)
 	if len(text) == 0 {
@@ -292,7 +279,7 @@ func (l Loader) parseStream(data []byte, source string) ([]parsedDoc, error) {
 				// Meant as JSON, most likely: the JSON error is the clearer one.
 				return nil, c.jsonSyntaxError(data, json.Unmarshal(data, new(json.RawMessage)))
 			}
-			return nil, syntaxError(source, data, err)
+			return nil, syntaxError(source, data, err, c.lineOff)
 		}
 		if len(doc.Content) == 0 {
 			continue
@@ -303,7 +290,7 @@ func (l Loader) parseStream(data []byte, source string) ([]parsedDoc, error) {
 			return nil, err
 		}
 		if pos == nil { // positions off: keep the document's own, for errors
-			pos = &Pos{Line: root.Line, Column: root.Column}
+			pos = &Pos{Line: c.line(root), Column: root.Column}
 		}
 		docs = append(docs, parsedDoc{v: v, pos: pos})
 	}
@@ -345,7 +332,7 @@ var yamlParserErrors = map[string]bool{
 }
 
 // syntaxError turns a YAML library error into a LoadError with a 1-based line.
-func syntaxError(source string, data []byte, err error) *LoadError {
+func syntaxError(source string, data []byte, err error, lineOff int) *LoadError {
 	msg := err.Error()
 	line := 0
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
@@ -365,7 +352,7 @@ func syntaxError(source string, data []byte, err error) *LoadError {
 			}
 		}
 	}
-	return &LoadError{Source: source, Line: line, Err: ErrSyntax, Msg: msg}
+	return &LoadError{Source: source, Line: line + lineOff, Err: ErrSyntax, Msg: msg}
 }
 
 func invalidUTF8At(data []byte) (line, col int) {
@@ -391,17 +378,21 @@ type converter struct {
 	lim       Limits
 	positions bool
 	nodes     int
+	lineOff   int // lines of the file before the data
 }
 
+// line returns the line of n in the file.
+func (c *converter) line(n *yaml.Node) int { return n.Line + c.lineOff }
+
 func (c *converter) errorf(n *yaml.Node, sentinel error, format string, args ...any) *LoadError {
-	return &LoadError{Source: c.source, Line: n.Line, Column: n.Column, Err: sentinel, Msg: fmt.Sprintf(format, args...)}
+	return &LoadError{Source: c.source, Line: c.line(n), Column: n.Column, Err: sentinel, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (c *converter) pos(n *yaml.Node) *Pos {
 	if !c.positions {
 		return nil
 	}
-	return &Pos{Line: n.Line, Column: n.Column}
+	return &Pos{Line: c.line(n), Column: n.Column}
 }
 
 func (c *converter) node(n *yaml.Node, depth int) (any, *Pos, error) {
@@ -419,7 +410,7 @@ func (c *converter) node(n *yaml.Node, depth int) (any, *Pos, error) {
 		}
 		v, p, err := c.node(n.Alias, depth+1)
 		if p != nil {
-			p = &Pos{Line: n.Line, Column: n.Column, Keys: p.Keys, Items: p.Items}
+			p = &Pos{Line: c.line(n), Column: n.Column, Keys: p.Keys, Items: p.Items}
 		}
 		return v, p, err
 	case yaml.MappingNode:
@@ -475,7 +466,7 @@ func (c *converter) mapping(n *yaml.Node, depth int) (any, *Pos, error) {
 		if lines == nil {
 			lines = make(map[string]int, len(n.Content)/2)
 		}
-		lines[key] = kn.Line
+		lines[key] = c.line(kn)
 		v, p, err := c.node(vn, depth+1)
 		if err != nil {
 			return nil, nil, err
@@ -485,7 +476,7 @@ func (c *converter) mapping(n *yaml.Node, depth int) (any, *Pos, error) {
 			if p == nil {
 				p = &Pos{}
 			}
-			p.Line, p.Column = kn.Line, kn.Column
+			p.Line, p.Column = c.line(kn), kn.Column
 			pos.Keys[key] = p
 		}
 	}

@@ -1,0 +1,57 @@
+package document_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/strata-dev/strata/internal/document"
+)
+
+func TestEncode(t *testing.T) {
+	tree := map[string]any{
+		"big": mustParse(t, "x: 123456789012345678901234567890")["x"],
+		"yes": "yes", "on": "On", "num": "1", "f": 1.5, "i": int64(-3), "n": nil,
+		"list": []any{"a", int64(1)},
+	}
+	var b bytes.Buffer
+	if err := document.Encode(&b, tree, document.YAML); err != nil {
+		t.Fatal(err)
+	}
+	want := `big: 123456789012345678901234567890
+f: 1.5
+i: -3
+list:
+  - a
+  - 1
+"n": null
+num: "1"
+"on": "On"
+"yes": "yes"
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("Encode YAML mismatch (-want +got):\n%s", diff)
+	}
+	back := mustParse(t, b.String())
+	if diff := cmp.Diff(tree, back); diff != "" {
+		t.Errorf("YAML round trip mismatch (-want +got):\n%s", diff)
+	}
+	b.Reset()
+	if err := document.Encode(&b, tree, document.JSON); err != nil {
+		t.Fatal(err)
+	}
+	back = mustParse(t, b.String())
+	if diff := cmp.Diff(tree, back); diff != "" {
+		t.Errorf("JSON round trip mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func mustParse(t testing.TB, s string) map[string]any {
+	t.Helper()
+	m, err := document.Parse([]byte(s), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}

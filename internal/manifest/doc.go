@@ -1,0 +1,25 @@
+// Package manifest reads a Kubernetes manifest stream: the output of a
+// config management plugin or a chart, a file of objects, a patch file.
+//
+// A stream is a YAML stream (documents separated by "---" lines, or ended
+// by "..."), or a JSON stream (JSON values one after another). Parse cuts
+// it into documents, drops the empty ones (nothing but comments, white
+// space or null), and parses each into a tree of package document, with
+// its positions counted in lines of the whole stream, within Limits
+// (document count, stream size, nodes, depth). Errors are
+// *document.LoadErrors naming the source and the line of the stream (inside
+// a document, a line of the whole stream, not of the document). Each
+// Document carries its index among the non-empty documents, counted from 1,
+// for the caller's own errors about it ("document 2 at items[1] has no
+// kind").
+//
+// ListItems is the rule of Argo CD's repo-server for lists of objects: an
+// object whose items field is a list holds the objects of its items (the
+// repo-server unpacks any such object, whatever its kind; `kind: List` and
+// the typed lists such as ConfigMapList are the usual ones), and an object
+// whose items is null, with neither spec nor status, is an empty list.
+// Callers unpack lists (and lists inside lists, within a bound of their own)
+// with it, since what an item must be differs: a CMP's output needs
+// apiVersion and kind on every item, a file of objects skips what it does
+// not read.
+package manifest
