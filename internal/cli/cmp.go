@@ -38,6 +38,7 @@ type pluginFlags struct {
 	builtin string
 	timeout time.Duration
 	helm    helmFlags
+	deps    helmDepFlags
 }
 
 // helmFlags tune the built-in Helm plugin as a long-running sidecar.
@@ -77,6 +78,7 @@ func (f *pluginFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "the plugin's plugin.yaml (ConfigManagementPlugin)")
 	fs.StringVar(&f.builtin, "builtin", "", "a built-in plugin instead of a plugin.yaml: helm (renders Helm charts in-process, like Argo CD's Helm source)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "bound on each command the plugin runs (for --builtin helm: on each render), besides the request deadline (0: none)")
+	f.deps.bind(fs)
 }
 
 func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
@@ -93,6 +95,7 @@ func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
 		}
 		opts := f.helm.options()
 		opts.Timeout, opts.Logger = f.timeout, log
+		opts.Dependencies = f.deps.options()
 		return helmPlugin{helmplugin.New(opts)}, nil
 	case f.config == "":
 		return nil, errors.New("--config or --builtin is required: the plugin.yaml to run, or a built-in plugin (helm)")
