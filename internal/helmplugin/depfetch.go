@@ -192,6 +192,9 @@ func (r *depResolver) index(src depSource) (*repo.IndexFile, error) {
 			if ok {
 				return old.idx, nil // stale, but what we have
 			}
+			if idx, lerr := repo.LoadIndexFile(fname); lerr == nil {
+				return idx, nil // an older copy in the cache directory
+			}
 			return nil, err
 		}
 		idx, err := repo.LoadIndexFile(fname)

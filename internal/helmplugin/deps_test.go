@@ -389,7 +389,7 @@ func TestDependencyTimeout(t *testing.T) {
 	o.Timeout = 100 * time.Millisecond
 	p := helmplugin.New(helmplugin.Options{Dependencies: o})
 	_, err := leafVersion(t, p, umbrella(t, dep("leaf", "1.0.0", srv.URL)))
-	if err == nil || !strings.Contains(err.Error(), `from repository "`+srv.URL+`"`) || !strings.Contains(err.Error(), "Timeout") {
+	if err == nil || !strings.Contains(err.Error(), `from repository "`+srv.URL+`"`) || !strings.Contains(strings.ToLower(err.Error()), "timeout") {
 		t.Errorf("error %v, want a timeout naming the repository", err)
 	}
 }
