@@ -214,6 +214,7 @@ func (j *job) addDependencies(ctx context.Context, ch *chart.Chart) error {
 		}
 		locked = ch.Lock.Dependencies
 	}
+	added := map[string]bool{}
 	for _, i := range missing {
 		d := reqs[i]
 		version := d.Version
@@ -242,6 +243,11 @@ func (j *job) addDependencies(ctx context.Context, ch *chart.Chart) error {
 		if dep.Name() != d.Name {
 			return derr(d, version, fmt.Errorf("the chart fetched is named %q", dep.Name()), "fix the dependency's name in Chart.yaml")
 		}
+		// One chart under two aliases is one archive in charts/.
+		if added[dep.Name()+"\x00"+dep.Metadata.Version] {
+			continue
+		}
+		added[dep.Name()+"\x00"+dep.Metadata.Version] = true
 		ch.AddDependency(dep)
 	}
 	return nil

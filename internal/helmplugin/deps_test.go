@@ -277,8 +277,19 @@ func TestDependencyRepositoryAliases(t *testing.T) {
 			t.Errorf("%s: version %q, %v", ref, got, err)
 		}
 	}
+	// One chart under two aliases: fetched once, rendered twice, as from
+	// one archive in charts/.
 	p := helmplugin.New(helmplugin.Options{Dependencies: depOptions(t, cfg)})
-	_, err := leafVersion(t, p, umbrella(t, dep("leaf", "1.0.0", "@nope")))
+	r.archives.Store(0)
+	twice := umbrella(t, dep("leaf", "1.0.0", "@mine")+"    alias: one\n"+dep("leaf", "1.0.0", r.srv.URL)+"    alias: two\n")
+	out, err := p.Generate(context.Background(), twice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(strings.Join(out, "\n"), `"name":"demo-leaf"`); n != 2 || r.archives.Load() != 1 {
+		t.Errorf("two aliases: %d leaf ConfigMaps from %d downloads; want 2 from 1:\n%s", n, r.archives.Load(), out)
+	}
+	_, err = leafVersion(t, p, umbrella(t, dep("leaf", "1.0.0", "@nope")))
 	if err == nil || !strings.Contains(err.Error(), `no repository named "nope"`) {
 		t.Errorf("unknown alias: %v", err)
 	}
