@@ -50,7 +50,7 @@ type chartRepo struct {
 	dir                string
 	user, pass         string
 	archives, indexes  atomic.Int64
-	gate               chan struct{} // when set, archive requests wait for it
+	gate               atomic.Pointer[chan struct{}] // when set, archive requests wait for it
 	mu                 sync.Mutex
 	corruptIndexDigest bool
 }
@@ -71,8 +71,8 @@ func newChartRepo(t *testing.T, useTLS bool, user, pass string, versions ...stri
 		switch {
 		case strings.HasSuffix(req.URL.Path, ".tgz"):
 			r.archives.Add(1)
-			if r.gate != nil {
-				<-r.gate
+			if g := r.gate.Load(); g != nil {
+				<-*g
 			}
 		case strings.HasSuffix(req.URL.Path, "/index.yaml"):
 			r.indexes.Add(1)
@@ -436,7 +436,8 @@ func TestDependencyCache(t *testing.T) {
 
 	fresh := helmplugin.New(helmplugin.Options{Dependencies: depOptions(t, cfg)})
 	r.archives.Store(0)
-	r.gate = make(chan struct{})
+	gate := make(chan struct{})
+	r.gate.Store(&gate)
 	const n = 8
 	var started, done sync.WaitGroup
 	errs := make(chan error, n)
@@ -455,7 +456,7 @@ func TestDependencyCache(t *testing.T) {
 		}()
 	}
 	started.Wait()
-	close(r.gate)
+	close(gate)
 	done.Wait()
 	close(errs)
 	for err := range errs {
