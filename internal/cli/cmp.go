@@ -41,6 +41,7 @@ type pluginFlags struct {
 	timeout   time.Duration
 	noSandbox bool
 	helm      helmFlags
+	deps      helmDepFlags
 }
 
 // helmFlags tune the built-in Helm plugin as a long-running sidecar.
@@ -73,6 +74,7 @@ func (f *pluginFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.builtin, "builtin", "", "a built-in plugin instead of a plugin.yaml: helm (renders Helm charts in-process, like Argo CD's Helm source)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "bound on each command the plugin runs (for --builtin helm: on each render), besides the request deadline (0: none of its own)")
 	fs.BoolVar(&f.noSandbox, "insecure-no-sandbox", false, "run a plugin.yaml's commands unconfined: they may then write the repository cache and other requests' workspaces (without it they are confined with Landlock, and a kernel without Landlock is an error)")
+	f.deps.bind(fs)
 }
 
 func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
@@ -84,7 +86,9 @@ func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
 	case f.config != "" && f.builtin != "":
 		return nil, errors.New("--config and --builtin are mutually exclusive: run either a plugin.yaml or a built-in plugin")
 	case f.builtin != "":
-		p, err := builtin.New(f.builtin, builtin.Options{Timeout: f.timeout, Logger: log, Helm: f.helm.options()})
+		helm := f.helm.options()
+		helm.Dependencies = f.deps.options()
+		p, err := builtin.New(f.builtin, builtin.Options{Timeout: f.timeout, Logger: log, Helm: helm})
 		if err != nil {
 			return nil, fmt.Errorf("--builtin %w", err)
 		}

@@ -23,9 +23,13 @@
 // the --set assignments, so a UI that saves every announced entry cannot
 // turn a string "true" into a boolean or a float into an integer.
 //
-// Everything runs without a network and without a cluster: the release is
-// rendered client-only, lookup returns nothing, getHostByName returns "", and
-// dependencies must be vendored under charts/ (helm dependency build).
+// Everything runs without a cluster: the release is rendered client-only,
+// lookup returns nothing, getHostByName returns "". Dependencies come from
+// charts/; those it lacks are fetched as `helm dependency build` fetches
+// them (Chart.lock honoured, file:// inside the repository), only from the
+// repositories and registries the operator's Helm configuration names,
+// through a bounded cache shared by all requests (deps.go, depfetch.go,
+// repoconfig.go; see DependencyOptions).
 // Values files and file-parameters are read through an os.Root of the
 // repository: a path or symbolic link leading outside it is refused.
 //

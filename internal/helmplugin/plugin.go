@@ -118,6 +118,9 @@ type Options struct {
 	// read before (their text and JSON form, by the SHA-256 of the text);
 	// 0 is 64 MiB, a negative number keeps none.
 	DocumentCacheBytes int64
+	// Dependencies say where the dependencies of Chart.yaml that charts/
+	// lacks are fetched from (see DependencyOptions).
+	Dependencies DependencyOptions
 }
 
 // A Plugin is the built-in Helm plugin. Its methods are those of a
@@ -131,6 +134,7 @@ type Plugin struct {
 	values valuesCache
 	charts chartCache
 	docs   docCache
+	deps   *depResolver
 }
 
 // Name is the plugin's name: Argo CD finds it on the socket helm.sock.
@@ -165,6 +169,7 @@ func New(opts Options) *Plugin {
 		values: valuesCache{newLRU[map[string]any](orDefault(opts.CacheEntries, 256), lim.MaxTotalValuesBytes)},
 		charts: chartCache{newLRU[*chart.Chart](orDefault(opts.ChartCacheEntries, 64), chartBytes)},
 		docs:   docCache{newLRU[parsed](1<<20, docBytes)},
+		deps:   newDepResolver(opts.Dependencies),
 	}
 }
 
@@ -225,6 +230,9 @@ func (p *Plugin) Generate(ctx context.Context, req *params.Request) ([]string, e
 	defer j.close()
 	ch, err := j.loadChart()
 	if err != nil {
+		return nil, err
+	}
+	if err := j.addDependencies(ctx, ch); err != nil {
 		return nil, err
 	}
 	vals, err := j.userValues(ch.Values)
