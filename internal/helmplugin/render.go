@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	commonutil "helm.sh/helm/v4/pkg/chart/common/util"
@@ -195,24 +197,44 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 	if err != nil {
 		return nil, err
 	}
-	out := &output{lim: j.lim}
+	var crds []chart.CRD
 	if !j.s.skipCRDs {
-		for _, crd := range ch.CRDObjects() {
-			if err := out.addStream(crd.File.Data, crd.Filename); err != nil {
-				return nil, err
-			}
-		}
+		crds = ch.CRDObjects()
 	}
-	for _, d := range manifests {
-		if err := out.addJSON(d.json, &d.parsed, d.source); err != nil {
+	if j.s.skipTests {
+		hooks = slices.DeleteFunc(hooks, (*doc).isTest)
+	}
+	// Where helm template's output ends: after the last hook, else after
+	// the manifests (see printedText).
+	sectionEnd := endOfSection
+	if len(hooks) == 0 {
+		sectionEnd = endOfStream
+	}
+	out := &output{lim: j.lim, cache: j.p.docs}
+	for i, crd := range crds {
+		end := middle
+		if i == len(crds)-1 && len(manifests) == 0 {
+			end = sectionEnd
+		}
+		if err := out.addStream([]byte(printedText(string(crd.File.Data), end)), crd.Filename); err != nil {
 			return nil, err
 		}
 	}
-	for _, d := range hooks {
-		if j.s.skipTests && d.isTest() {
-			continue
+	for i, d := range manifests {
+		end := middle
+		if i == len(manifests)-1 {
+			end = sectionEnd
 		}
-		if err := out.addJSON(d.json, &d.parsed, d.source); err != nil {
+		if err := out.addDoc(d, end); err != nil {
+			return nil, err
+		}
+	}
+	for i, d := range hooks {
+		end := middle
+		if i == len(hooks)-1 {
+			end = lastHook
+		}
+		if err := out.addDoc(d, end); err != nil {
 			return nil, err
 		}
 	}
@@ -220,6 +242,47 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 		return []string{}, nil
 	}
 	return out.docs, nil
+}
+
+// Where a document stands in helm template's output, which decides the
+// text Argo CD reads for it (printedText).
+type position int
+
+const (
+	middle       position = iota // followed by another document
+	endOfSection                 // the last of the CRDs and manifests, hooks follow
+	endOfStream                  // the last of the CRDs and manifests, no hook follows
+	lastHook                     // the last hook printed, which ends the output
+)
+
+// printedText is the text Argo CD reads for a document helm template
+// printed at the position pos. helm template (Helm's renderResources and
+// the template command) prints every document, CRD file, manifest and
+// hook, as "---\n# Source: PATH\n" + its text + "\n", except that the CRDs
+// and manifests are printed together with the whitespace at their end
+// trimmed and one line break added; the hooks follow. Argo CD runs helm,
+// drops one line break from the end of the output
+// (github.com/argoproj/pkg/exec.RunCommandExt) and splits it with
+// Kubernetes' YAML reader, which reads it a line at a time and ends every
+// line with "\n", the last one too, and "\r\n" too. So a block scalar
+// that ends a template without a line break ends in one; the trailing
+// blank lines of a "|+" block gain one, but the last of the manifests
+// loses them and the last hook keeps them as they are.
+func printedText(text string, pos position) string {
+	switch pos {
+	case endOfSection, endOfStream:
+		text = strings.TrimRightFunc(text, unicode.IsSpace) + "\n"
+	case lastHook:
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+	default:
+		text += "\n"
+	}
+	if strings.Contains(text, "\r\n") {
+		text = strings.ReplaceAll(text, "\r\n", "\n")
+	}
+	return text
 }
 
 // missingDependencies lists the dependencies of Chart.yaml that are not
@@ -246,6 +309,26 @@ type output struct {
 	lim   Limits
 	docs  []string
 	total int
+	cache docCache
+}
+
+// addDoc adds a rendered document printed at pos (see printedText). Its
+// JSON form was read from its text as printed in the middle of the
+// output; at the end, where the text Argo CD reads differs, it is read
+// again when that can change it (a block scalar may end it).
+func (o *output) addDoc(d *doc, pos position) error {
+	if pos == middle || !mayEndInBlockScalar(d.text) {
+		return o.addJSON(d.json, &d.parsed, d.source)
+	}
+	text := printedText(d.text, pos)
+	if text == printedText(d.text, middle) {
+		return o.addJSON(d.json, &d.parsed, d.source) // read as it is printed
+	}
+	js, head, err := convertDoc([]byte(text), o.cache.reference)
+	if err != nil {
+		return fmt.Errorf("YAML parse error on %s: %w", d.source, err)
+	}
+	return o.addJSON(string(js), &parsed{json: string(js), kind: head.Kind, version: head.Version}, d.source)
 }
 
 // addStream splits a YAML stream into documents the way Kubernetes tools do
@@ -264,14 +347,39 @@ func (o *output) addStream(stream []byte, source string) error {
 		if s := sourceOf(doc); s != "" {
 			source = s
 		}
-		js, err := sigsyaml.YAMLToJSON(doc)
+		js, err := o.streamJSON(doc)
 		if err != nil {
 			return fmt.Errorf("%s: the document is not valid YAML: %w", where(source), err)
 		}
-		if err := o.addJSON(string(js), nil, source); err != nil {
+		if err := o.addJSON(js, nil, source); err != nil {
 			return err
 		}
 	}
+}
+
+// streamJSON converts a document of a CRD file as sigs.k8s.io/yaml does,
+// through the document cache: the CRDs of a chart are the same at every
+// render, and often its largest documents.
+func (o *output) streamJSON(doc []byte) (string, error) {
+	var key [32]byte
+	if o.cache.lru != nil {
+		h := sha256.New()
+		h.Write([]byte("crd\x00")) // apart from the rendered documents' entries
+		h.Write(doc)
+		h.Sum(key[:0])
+		if p, ok := o.cache.lru.get(key); ok {
+			return p.json, nil
+		}
+	}
+	js, _, err := convertDoc(doc, o.cache.reference)
+	if err != nil {
+		// The head did not read, or the fast path failed: the reference.
+		if js, err = sigsyaml.YAMLToJSON(doc); err != nil {
+			return "", err
+		}
+	}
+	o.cache.lru.add(key, int64(len(doc)+len(js)+docOverhead), parsed{json: string(js)})
+	return string(js), nil
 }
 
 // addJSON adds a document (in JSON, read with Kubernetes' YAML rules as
