@@ -1,12 +1,17 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -114,7 +119,7 @@ type helmPlugin struct{ *helmplugin.Plugin }
 var _ cmpserver.Plugin = helmPlugin{}
 
 func (helmPlugin) Info() cmpserver.Info {
-	return cmpserver.Info{Name: helmplugin.Name, DiscoveryConfigured: true}
+	return cmpserver.Info{Name: helmplugin.Name, DiscoveryConfigured: true, ReadOnlyRepo: true}
 }
 
 func newCmpServeCmd(g *globals) *cobra.Command {
@@ -251,12 +256,14 @@ func (f *localFlags) run(cmd *cobra.Command, g *globals, dir string, fn func(cmp
 		if err != nil {
 			return err
 		}
+		oneShotGC()
 		req, err := f.envRequest(dir)
 		if err != nil {
 			return err
 		}
 		return fn(p, req)
 	}
+	oneShotGC()
 	l, err := f.local(g, dir)
 	if err != nil {
 		return err
@@ -267,6 +274,16 @@ func (f *localFlags) run(cmd *cobra.Command, g *globals, dir string, fn func(cmp
 	}
 	defer cleanup()
 	return fn(l.Plugin, req)
+}
+
+// oneShotGC lets a one-shot local run's heap grow to five times the live
+// data between collections (GOGC=400) instead of twice, unless GOGC says
+// otherwise: a render allocates a lot for a short time, and collecting it
+// costs a quarter of the CPU at Go's default.
+func oneShotGC() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(400)
+	}
 }
 
 // envRequest builds a request from the environment Argo CD gives a
@@ -317,14 +334,24 @@ func (f *localFlags) envRequest(dir string) (*params.Request, error) {
 	return req, nil
 }
 
-// gitRoot returns the work tree enclosing dir, or dir. It runs git only to
-// ask; a missing git is no error.
+// gitRoot returns the work tree enclosing dir (the nearest directory
+// holding a .git directory or file, as git finds it), or dir. It runs no
+// git: a one-shot render should not pay for a process.
 func gitRoot(dir string) string {
-	out, err := exec.Command("git", "-C", dir, "rev-parse", "--show-toplevel").Output()
+	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return dir
 	}
-	return strings.TrimSpace(string(out))
+	for d := abs; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return dir
+		}
+		d = parent
+	}
 }
 
 // parameters reads --parameters and the single-parameter flags, in that order.
@@ -419,26 +446,47 @@ func writeManifests(g *globals, manifests []string, output string) error {
 	if err != nil {
 		return err
 	}
-	list := make([]any, 0, len(manifests))
-	for i, m := range manifests {
-		v, _, err := values.Loader{JSON: true}.ParseAny([]byte(m), fmt.Sprintf("manifest %d", i))
-		if err != nil {
-			return err
-		}
-		list = append(list, v)
-	}
 	if f == values.JSON {
+		list := make([]any, 0, len(manifests))
+		for i, m := range manifests {
+			v, _, err := values.Loader{JSON: true}.ParseAny([]byte(m), fmt.Sprintf("manifest %d", i))
+			if err != nil {
+				return err
+			}
+			list = append(list, v)
+		}
 		return values.Encode(g.stdout, list, f)
 	}
-	for _, v := range list {
-		if _, err := fmt.Fprintln(g.stdout, "---"); err != nil {
-			return err
-		}
-		if err := values.Encode(g.stdout, v, values.YAML); err != nil {
-			return err
-		}
+	// Each document is encoded on its own, on every CPU, and written in
+	// order through one buffer: encoding YAML costs more than rendering.
+	out := make([]bytes.Buffer, len(manifests))
+	errs := make([]error, len(manifests))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(manifests)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(manifests); i = int(next.Add(1) - 1) {
+				v, _, err := values.Loader{JSON: true}.ParseAny([]byte(manifests[i]), fmt.Sprintf("manifest %d", i))
+				if err == nil {
+					out[i].WriteString("---\n")
+					err = values.Encode(&out[i], v, values.YAML)
+				}
+				errs[i] = err
+			}
+		})
 	}
-	return nil
+	wg.Wait()
+	w := bufio.NewWriterSize(g.stdout, 256<<10)
+	for i := range out {
+		if errs[i] != nil {
+			return errs[i]
+		}
+		if _, err := w.Write(out[i].Bytes()); err != nil {
+			return err
+		}
+		out[i] = bytes.Buffer{}
+	}
+	return w.Flush()
 }
 
 func newCmpParametersCmd(g *globals) *cobra.Command {

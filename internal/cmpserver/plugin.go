@@ -29,6 +29,9 @@ type Info struct {
 	// PreserveFileMode keeps the modes of the repository's files when it is
 	// unpacked; otherwise files are 0644 and directories 0755.
 	PreserveFileMode bool
+	// ReadOnlyRepo: the plugin never writes the repository, so the server and local
+	// runs may hand it the verified tree itself, read-only, instead of a private copy.
+	ReadOnlyRepo bool
 }
 
 // SocketName is the file name the repo-server looks for: <name>.sock, or

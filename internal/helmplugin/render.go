@@ -211,14 +211,20 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 		sectionEnd = endOfStream
 	}
 	out := &output{lim: j.lim, cache: j.p.docs}
+	var crdDocs []*streamDoc
 	for i, crd := range crds {
 		end := middle
 		if i == len(crds)-1 && len(manifests) == 0 {
 			end = sectionEnd
 		}
-		if err := out.addStream([]byte(printedText(string(crd.File.Data), end)), crd.Filename); err != nil {
+		docs, err := splitStream([]byte(printedText(string(crd.File.Data), end)), crd.Filename)
+		if err != nil {
 			return nil, err
 		}
+		crdDocs = append(crdDocs, docs...)
+	}
+	if err := out.addStreams(crdDocs); err != nil {
+		return nil, err
 	}
 	for i, d := range manifests {
 		end := middle
@@ -331,30 +337,54 @@ func (o *output) addDoc(d *doc, pos position) error {
 	return o.addJSON(string(js), &parsed{json: string(js), kind: head.Kind, version: head.Version}, d.source)
 }
 
-// addStream splits a YAML stream into documents the way Kubernetes tools do
-// (lines of "---"), and adds each (see addJSON). A "# Source: " comment at
-// the start of a document names its source.
-func (o *output) addStream(stream []byte, source string) error {
+// A streamDoc is a document of a CRD file: its text and the source it
+// names, and what reading it gave.
+type streamDoc struct {
+	text   []byte
+	source string
+	json   string
+	err    error
+}
+
+// splitStream splits a YAML stream into documents the way Kubernetes tools
+// do (lines of "---"). A "# Source: " comment at the start of a document
+// names its source.
+func splitStream(stream []byte, source string) ([]*streamDoc, error) {
+	var docs []*streamDoc
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(stream)))
 	for {
 		doc, err := r.Read()
 		if errors.Is(err, io.EOF) {
-			return nil
+			return docs, nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s: splitting the YAML documents: %w", where(source), err)
+			return nil, fmt.Errorf("%s: splitting the YAML documents: %w", where(source), err)
 		}
 		if s := sourceOf(doc); s != "" {
 			source = s
 		}
-		js, err := o.streamJSON(doc)
-		if err != nil {
-			return fmt.Errorf("%s: the document is not valid YAML: %w", where(source), err)
+		docs = append(docs, &streamDoc{text: doc, source: source})
+	}
+}
+
+// addStreams reads the documents of CRD files, in parallel, and adds each
+// (see addJSON), in order.
+func (o *output) addStreams(docs []*streamDoc) error {
+	parallel(len(docs), func(i int) {
+		d := docs[i]
+		if d.json, d.err = o.streamJSON(d.text); d.err != nil {
+			d.err = fmt.Errorf("%s: the document is not valid YAML: %w", where(d.source), d.err)
 		}
-		if err := o.addJSON(js, nil, source); err != nil {
+	})
+	for _, d := range docs {
+		if d.err != nil {
+			return d.err
+		}
+		if err := o.addJSON(d.json, nil, d.source); err != nil {
 			return err
 		}
 	}
+	return nil
 }
 
 // streamJSON converts a document of a CRD file as sigs.k8s.io/yaml does,
