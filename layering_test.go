@@ -37,6 +37,7 @@ var rank = map[string]int{
 
 	"internal/cli": 3,
 	"cmd/strata":   4,
+	"hack":         5, // programs that are not the product: benchmarks, dev tools
 }
 
 // restricted imports: only the listed packages may import the prefix.

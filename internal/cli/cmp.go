@@ -39,10 +39,11 @@ its manifests, print its parameters announcement, check its discovery rules.`,
 // pluginFlags choose and tune the plugin: a plugin.yaml (--config) or a
 // built-in plugin (--builtin).
 type pluginFlags struct {
-	config  string
-	builtin string
-	timeout time.Duration
-	helm    helmFlags
+	config   string
+	builtin  string
+	timeout  time.Duration
+	fastYAML bool
+	helm     helmFlags
 }
 
 // helmFlags tune the built-in Helm plugin as a long-running sidecar.
@@ -82,6 +83,7 @@ func (f *pluginFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "the plugin's plugin.yaml (ConfigManagementPlugin)")
 	fs.StringVar(&f.builtin, "builtin", "", "a built-in plugin instead of a plugin.yaml: helm (renders Helm charts in-process, like Argo CD's Helm source)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "bound on each command the plugin runs (for --builtin helm: on each render), besides the request deadline (0: none)")
+	fs.BoolVar(&f.fastYAML, "helm-fast-yaml", true, "with --builtin helm: read values files and rendered documents with strata's fast YAML path; false reads them with Helm's own functions only (same results, slower)")
 }
 
 func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
@@ -97,7 +99,7 @@ func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
 			return nil, fmt.Errorf("--builtin %q: unknown built-in plugin; the built-in plugins are: %s", f.builtin, helmplugin.Name)
 		}
 		opts := f.helm.options()
-		opts.Timeout, opts.Logger = f.timeout, log
+		opts.Timeout, opts.Logger, opts.ReferenceYAML = f.timeout, log, !f.fastYAML
 		return helmPlugin{helmplugin.New(opts)}, nil
 	case f.config == "":
 		return nil, errors.New("--config or --builtin is required: the plugin.yaml to run, or a built-in plugin (helm)")
@@ -415,7 +417,8 @@ func newCmpGenerateCmd(g *globals) *cobra.Command {
 		Short: "Run a plugin's init and generate commands on a local application, as the sidecar would",
 		Long: `Run the plugin on APPDIR exactly as the sidecar runs it for Argo CD: the
 repository is copied into a private directory (your checkout is never
-written to), the commands get the environment Argo CD would give them
+written to; the built-in Helm plugin, which never writes, reads it in place
+once no symbolic link in it leads outside the repository), the commands get the environment Argo CD would give them
 (ARGOCD_APP_*, KUBE_*, ARGOCD_ENV_*, ARGOCD_APP_PARAMETERS, PARAM_*), and
 their output is parsed and checked as the repo-server would. Prints the
 manifests as a YAML stream (or a JSON list with -o json).
@@ -468,8 +471,13 @@ func writeManifests(g *globals, manifests []string, output string) error {
 			for i := int(next.Add(1) - 1); i < len(manifests); i = int(next.Add(1) - 1) {
 				v, _, err := values.Loader{JSON: true}.ParseAny([]byte(manifests[i]), fmt.Sprintf("manifest %d", i))
 				if err == nil {
-					out[i].WriteString("---\n")
-					err = values.Encode(&out[i], v, values.YAML)
+					var b []byte
+					if b, err = appendYAML([]byte("---\n"), v); err == nil {
+						out[i] = *bytes.NewBuffer(b)
+					} else if errors.Is(err, errSlowYAML) {
+						out[i].WriteString("---\n")
+						err = values.Encode(&out[i], v, values.YAML)
+					}
 				}
 				errs[i] = err
 			}
