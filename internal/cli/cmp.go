@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -468,16 +469,23 @@ func writeManifests(g *globals, manifests []string, output string) error {
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(manifests)) {
 		wg.Go(func() {
+			var yw yamlWriter
 			for i := int(next.Add(1) - 1); i < len(manifests); i = int(next.Add(1) - 1) {
+				// The plugin's manifests are encoding/json's: read them
+				// with it first, the Loader's checks when that fails.
+				var v any
+				dec := json.NewDecoder(strings.NewReader(manifests[i]))
+				dec.UseNumber()
+				if dec.Decode(&v) == nil && !dec.More() {
+					if b, err := yw.append([]byte("---\n"), v); err == nil {
+						out[i] = *bytes.NewBuffer(b)
+						continue
+					}
+				}
 				v, _, err := values.Loader{JSON: true}.ParseAny([]byte(manifests[i]), fmt.Sprintf("manifest %d", i))
 				if err == nil {
-					var b []byte
-					if b, err = appendYAML([]byte("---\n"), v); err == nil {
-						out[i] = *bytes.NewBuffer(b)
-					} else if errors.Is(err, errSlowYAML) {
-						out[i].WriteString("---\n")
-						err = values.Encode(&out[i], v, values.YAML)
-					}
+					out[i].WriteString("---\n")
+					err = values.Encode(&out[i], v, values.YAML)
 				}
 				errs[i] = err
 			}

@@ -26,16 +26,26 @@ var errSlowYAML = errors.New("left to values.Encode")
 // encodes the document with values.Encode. TestAppendYAML and
 // FuzzAppendYAML hold it to values.Encode.
 func appendYAML(b []byte, v any) ([]byte, error) {
+	var w yamlWriter
+	return w.append(b, v)
+}
+
+// A yamlWriter writes documents with appendYAML, remembering the text
+// values.Encode gave each string that is not plainly safe: the same
+// descriptions recur in every CRD.
+type yamlWriter struct{ scalars map[string]string }
+
+func (w *yamlWriter) append(b []byte, v any) ([]byte, error) {
 	m, ok := v.(map[string]any)
 	if !ok || len(m) == 0 {
 		return b, errSlowYAML
 	}
-	return appendMapping(b, m, 0, false)
+	return w.appendMapping(b, m, 0, false)
 }
 
 // appendMapping writes a non-empty mapping whose keys are at column col;
 // inline: the first key goes on the current line (after "- ").
-func appendMapping(b []byte, m map[string]any, col int, inline bool) ([]byte, error) {
+func (w *yamlWriter) appendMapping(b []byte, m map[string]any, col int, inline bool) ([]byte, error) {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -58,17 +68,17 @@ func appendMapping(b []byte, m map[string]any, col int, inline bool) ([]byte, er
 				continue
 			}
 			b = append(b, '\n')
-			b, err = appendMapping(b, v, col+2, false)
+			b, err = w.appendMapping(b, v, col+2, false)
 		case []any:
 			if len(v) == 0 {
 				b = append(b, " []\n"...)
 				continue
 			}
 			b = append(b, '\n')
-			b, err = appendSequence(b, v, col+2)
+			b, err = w.appendSequence(b, v, col+2)
 		default:
 			b = append(b, ' ')
-			b, err = appendScalar(b, v, col)
+			b, err = w.appendScalar(b, v, col)
 		}
 		if err != nil {
 			return b, err
@@ -78,7 +88,7 @@ func appendMapping(b []byte, m map[string]any, col int, inline bool) ([]byte, er
 }
 
 // appendSequence writes a non-empty sequence whose dashes are at col.
-func appendSequence(b []byte, l []any, col int) ([]byte, error) {
+func (w *yamlWriter) appendSequence(b []byte, l []any, col int) ([]byte, error) {
 	for _, e := range l {
 		b = appendSpaces(b, col)
 		b = append(b, "- "...)
@@ -89,11 +99,11 @@ func appendSequence(b []byte, l []any, col int) ([]byte, error) {
 				b = append(b, "{}\n"...)
 				continue
 			}
-			b, err = appendMapping(b, v, col+2, true)
+			b, err = w.appendMapping(b, v, col+2, true)
 		case []any:
 			return b, errSlowYAML
 		default:
-			b, err = appendScalar(b, v, col)
+			b, err = w.appendScalar(b, v, col)
 		}
 		if err != nil {
 			return b, err
@@ -104,7 +114,7 @@ func appendSequence(b []byte, l []any, col int) ([]byte, error) {
 
 // appendScalar writes a scalar and its line break; a block scalar's lines
 // are indented for a value whose key (or dash) is at col.
-func appendScalar(b []byte, v any, col int) ([]byte, error) {
+func (w *yamlWriter) appendScalar(b []byte, v any, col int) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
 		b = append(b, "null"...)
@@ -124,17 +134,28 @@ func appendScalar(b []byte, v any, col int) ([]byte, error) {
 			b = append(b, v...)
 			break
 		}
-		// values.Encode writes {"k": v} as "k: " + the scalar, its further
-		// lines indented for a key at column 0.
-		var buf bytes.Buffer
-		if err := values.Encode(&buf, map[string]any{"k": v}, values.YAML); err != nil {
-			return b, err
+		text, ok := w.scalars[v]
+		if !ok {
+			// values.Encode writes {"k": v} as "k: " + the scalar, its
+			// further lines indented for a key at column 0.
+			var buf bytes.Buffer
+			if err := values.Encode(&buf, map[string]any{"k": v}, values.YAML); err != nil {
+				return b, err
+			}
+			text, ok = strings.CutPrefix(buf.String(), "k: ")
+			if !ok || !strings.HasSuffix(text, "\n") {
+				return b, errSlowYAML
+			}
+			text = text[:len(text)-1]
+			if w.scalars == nil {
+				w.scalars = map[string]string{}
+			}
+			w.scalars[v] = text
 		}
-		text, ok := strings.CutPrefix(buf.String(), "k: ")
-		if !ok || !strings.HasSuffix(text, "\n") {
-			return b, errSlowYAML
+		if !strings.Contains(text, "\n") {
+			b = append(b, text...)
+			break
 		}
-		text = text[:len(text)-1]
 		for i, line := range strings.Split(text, "\n") {
 			if i > 0 {
 				b = append(b, '\n')

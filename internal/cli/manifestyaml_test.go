@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -32,6 +33,16 @@ func checkAppendYAML(t *testing.T, js []byte) (fast bool) {
 	}
 	if string(got) != want.String() {
 		t.Fatalf("appendYAML(%s) =\n%s\nvalues.Encode:\n%s", js, got, want.String())
+	}
+	// writeManifests reads the document with encoding/json first.
+	var tree any
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	if dec.Decode(&tree) == nil && !dec.More() {
+		var w yamlWriter
+		if got, err := w.append(nil, tree); err == nil && string(got) != want.String() {
+			t.Fatalf("appendYAML(%s) of encoding/json's tree =\n%s\nvalues.Encode:\n%s", js, got, want.String())
+		}
 	}
 	return true
 }
