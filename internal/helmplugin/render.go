@@ -183,6 +183,36 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 	if ch.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(ch.Metadata.KubeVersion, caps.KubeVersion.String()) {
 		return nil, fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", ch.Metadata.KubeVersion, caps.KubeVersion.Version)
 	}
+	// The CRD files do not depend on the render: read them meanwhile, as
+	// printed in the middle of the output (the last file is read again
+	// below if it ends the CRDs and manifests).
+	var crds []chart.CRD
+	if !j.s.skipCRDs {
+		crds = ch.CRDObjects()
+	}
+	out := &output{lim: j.lim, cache: j.p.docs}
+	type crdResult struct {
+		docs []*streamDoc
+		last int // where the last file's documents start
+		err  error
+	}
+	crdRead := make(chan crdResult, 1)
+	go func() {
+		var r crdResult
+		for _, crd := range crds {
+			docs, err := splitStream([]byte(printedText(string(crd.File.Data), middle)), crd.Filename)
+			if err != nil {
+				r.err = err
+				break
+			}
+			r.last = len(r.docs)
+			r.docs = append(r.docs, docs...)
+		}
+		if r.err == nil {
+			out.convertStreams(r.docs)
+		}
+		crdRead <- r
+	}()
 	var eng engine.Engine // no client: lookup returns nothing, no DNS
 	files, err := eng.RenderWithContext(ctx, ch, renderVals)
 	if err != nil {
@@ -197,10 +227,6 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 	if err != nil {
 		return nil, err
 	}
-	var crds []chart.CRD
-	if !j.s.skipCRDs {
-		crds = ch.CRDObjects()
-	}
 	if j.s.skipTests {
 		hooks = slices.DeleteFunc(hooks, (*doc).isTest)
 	}
@@ -210,20 +236,22 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 	if len(hooks) == 0 {
 		sectionEnd = endOfStream
 	}
-	out := &output{lim: j.lim, cache: j.p.docs}
-	var crdDocs []*streamDoc
-	for i, crd := range crds {
-		end := middle
-		if i == len(crds)-1 && len(manifests) == 0 {
-			end = sectionEnd
-		}
-		docs, err := splitStream([]byte(printedText(string(crd.File.Data), end)), crd.Filename)
-		if err != nil {
-			return nil, err
-		}
-		crdDocs = append(crdDocs, docs...)
+	crd := <-crdRead
+	if crd.err != nil {
+		return nil, crd.err
 	}
-	if err := out.addStreams(crdDocs); err != nil {
+	if last := len(crds) - 1; last >= 0 && len(manifests) == 0 {
+		data := string(crds[last].File.Data)
+		if text := printedText(data, sectionEnd); text != printedText(data, middle) {
+			docs, err := splitStream([]byte(text), crds[last].Filename)
+			if err != nil {
+				return nil, err
+			}
+			out.convertStreams(docs)
+			crd.docs = append(crd.docs[:crd.last], docs...)
+		}
+	}
+	if err := out.addStreams(crd.docs); err != nil {
 		return nil, err
 	}
 	for i, d := range manifests {
@@ -367,15 +395,19 @@ func splitStream(stream []byte, source string) ([]*streamDoc, error) {
 	}
 }
 
-// addStreams reads the documents of CRD files, in parallel, and adds each
-// (see addJSON), in order.
-func (o *output) addStreams(docs []*streamDoc) error {
+// convertStreams reads the documents of CRD files, in parallel.
+func (o *output) convertStreams(docs []*streamDoc) {
 	parallel(len(docs), func(i int) {
 		d := docs[i]
 		if d.json, d.err = o.streamJSON(d.text); d.err != nil {
 			d.err = fmt.Errorf("%s: the document is not valid YAML: %w", where(d.source), d.err)
 		}
 	})
+}
+
+// addStreams adds the documents of CRD files read by convertStreams (see
+// addJSON), in order.
+func (o *output) addStreams(docs []*streamDoc) error {
 	for _, d := range docs {
 		if d.err != nil {
 			return d.err
