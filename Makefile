@@ -11,7 +11,7 @@ PROTOC_GEN_GO      ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 GENBIN             := $(CURDIR)/.cache/genbin
 
-.PHONY: all build generate test unit integration lint fmt bench bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm generate-layers fuzz demo clean testbin cluster
+.PHONY: all build generate test unit integration lint fmt bench bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli generate-layers fuzz demo clean testbin cluster
 
 all: build
 
@@ -120,6 +120,18 @@ bench-helm:
 	  PATH=$(GENBIN):$$PATH $(GO) test -run='^$$' -bench='Render|HelmTemplate|Announce|YqJq' -count=1 ./internal/helmplugin || exit 1; \
 	done | \
 	  awk -v PAIRS='RenderSubchart=HelmTemplateSubchart;Render200=HelmTemplate200;Render200Cold=HelmTemplate200;Announce5000=YqJqAnnounce5000;Announce5000Cold=YqJqAnnounce5000' -f hack/benchratio.awk
+
+## bench-helm-cli: the local CLI on real charts, one fresh process per run:
+## `strata cmp generate DIR --builtin helm` beside `helm template NAME DIR
+## --include-crds` (helm v4.3.1 built by hack/testbin), and `strata cmp
+## parameters` beside the `yq | jq` pipeline when the Go yq and jq are on
+## PATH; BENCHROUNDS rounds, interleaved, medians of wall and CPU time, with
+## a document-by-document comparison of the two renders first.
+##   make bench-helm-cli CHARTS="/tmp/charts/kps /tmp/charts/argo-workflows"
+BENCHROUNDS ?= 10
+bench-helm-cli: build
+	@test -n "$(CHARTS)" || { echo 'usage: make bench-helm-cli CHARTS="dir1 dir2"'; exit 2; }
+	$(GO) run ./hack/helmbench -n $(BENCHROUNDS) -strata $(BIN) -helm "$$(bash hack/testbin/build.sh helm)" -compare $(CHARTS)
 
 ## bench-cmp: the plugin server's GenerateManifest, driven like Argo CD's
 ## repo-server, with its cache off (Argo CD's way: extract every request)

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -19,7 +20,10 @@ import (
 // Argo CD: the repository is packed as the repo-server packs it, unpacked
 // into a private directory by the same extractor, and the plugin runs
 // there with the environment Argo CD would give it. The checkout itself is
-// never written to.
+// never written to. A plugin that never writes the repository
+// (Info.ReadOnlyRepo) reads the checkout in place instead, once it is
+// checked as the extractor checks a repository: no symbolic link may lead
+// outside the repository root.
 type Local struct {
 	Plugin Plugin
 	// RepoRoot is the repository's root; AppDir the application directory
@@ -54,14 +58,20 @@ func (l *Local) Request(ctx context.Context) (req *params.Request, cleanup func(
 	if err != nil || !filepath.IsLocal(rel) && rel != "." {
 		return nil, nil, fmt.Errorf("the application directory %s is not inside the repository root %s", l.AppDir, l.RepoRoot)
 	}
+	if l.Plugin.Info().ReadOnlyRepo {
+		if err := checkInPlace(ctx, root); err != nil {
+			return nil, nil, err
+		}
+		return l.request(root, "", app, rel), func() {}, nil
+	}
 	work, err := os.MkdirTemp(l.TempDir, "strata-cmp-")
 	if err != nil {
 		return nil, nil, err
 	}
-	cleanup = func() { os.RemoveAll(work) }
+	remove := func() { os.RemoveAll(work) }
 	defer func() {
 		if err != nil {
-			cleanup()
+			remove() // cleanup is nil by then
 		}
 	}()
 	// Pack and unpack through a pipe: the same extractor, limits and
@@ -76,6 +86,14 @@ func (l *Local) Request(ctx context.Context) (req *params.Request, cleanup func(
 		pr.CloseWithError(err)
 		return nil, nil, fmt.Errorf("copying the repository: %w", err)
 	}
+	return l.request(repo, tmp, app, rel), remove, nil
+}
+
+// request builds the request for the repository at repo, the application
+// being rel inside it (app is its directory in the checkout, for its
+// default name); tmp is the commands' private temporary directory ("" for
+// a plugin that reads the checkout in place and runs no command).
+func (l *Local) request(repo, tmp, app, rel string) *params.Request {
 	name := l.AppName
 	if name == "" {
 		name = filepath.Base(app)
@@ -100,7 +118,56 @@ func (l *Local) Request(ctx context.Context) (req *params.Request, cleanup func(
 		TempDir:    tmp,
 		Env:        append(env, l.Env...),
 		Parameters: l.Parameters,
-	}, cleanup, nil
+	}
+}
+
+// checkInPlace checks a checkout a plugin is to read in place: every
+// symbolic link in it (outside .git) must resolve inside root, as the
+// extractor requires of a repository's links. It reads directories and
+// links only, no file's contents.
+func checkInPlace(ctx context.Context, root string) error {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return err
+	}
+	inside := func(p string) bool {
+		rel, err := filepath.Rel(realRoot, p)
+		return err == nil && (rel == "." || filepath.IsLocal(rel))
+	}
+	return filepath.WalkDir(realRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" && path != realRoot {
+				return filepath.SkipDir
+			}
+			return ctx.Err()
+		}
+		if d.Type()&fs.ModeSymlink == 0 {
+			return nil
+		}
+		rel, _ := filepath.Rel(realRoot, path)
+		target, err := filepath.EvalSymlinks(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			// A dangling link: where it points, as written.
+			var link string
+			if link, err = os.Readlink(path); err != nil {
+				return err
+			}
+			target = filepath.Clean(link)
+			if !filepath.IsAbs(link) {
+				target = filepath.Join(filepath.Dir(path), link)
+			}
+		}
+		switch {
+		case err != nil:
+			return fmt.Errorf("the repository's symbolic link %s does not resolve: %w", filepath.ToSlash(rel), err)
+		case !inside(target):
+			return fmt.Errorf("the repository's symbolic link %s leads outside the repository root %s (to %s); the sidecar refuses such a repository", filepath.ToSlash(rel), root, target)
+		}
+		return nil
+	})
 }
 
 func orDefault(s, d string) string {

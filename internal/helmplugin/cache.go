@@ -1,11 +1,13 @@
 package helmplugin
 
 import (
+	"bytes"
 	"container/list"
 	"crypto/sha256"
 	"sync"
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 )
 
 // A lru keeps values by a SHA-256, bounded by entries and by the bytes
@@ -76,19 +78,32 @@ func (c *lru[V]) add(key [32]byte, size int64, v V) {
 // text, so that announcing parameters for a chart whose values.yaml (or
 // values file) was seen before does not parse it again. Entries are never
 // handed out: parse returns a deep copy.
-type valuesCache struct{ lru *lru[map[string]any] }
+type valuesCache struct {
+	lru *lru[map[string]any]
+	// reference reads every document with Helm's own loader.LoadValues
+	// (Options.ReferenceYAML).
+	reference bool
+}
+
+// load reads a values document, by the fast path unless reference.
+func (c valuesCache) load(data []byte) (map[string]any, error) {
+	if c.reference {
+		return loader.LoadValues(bytes.NewReader(data))
+	}
+	return loadValues(data)
+}
 
 // parse returns the values in data as Helm's loader.LoadValues reads them,
 // from the cache when the same text was parsed before.
 func (c valuesCache) parse(data []byte) (map[string]any, error) {
 	if c.lru == nil {
-		return loadValues(data)
+		return c.load(data)
 	}
 	h := sha256.Sum256(data)
 	if vals, ok := c.lru.get(h); ok {
 		return copyValues(vals), nil
 	}
-	vals, err := loadValues(data)
+	vals, err := c.load(data)
 	if err != nil {
 		return nil, err
 	}

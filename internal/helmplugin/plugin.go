@@ -121,6 +121,14 @@ type Options struct {
 	// Dependencies say where the dependencies of Chart.yaml that charts/
 	// lacks are fetched from (see DependencyOptions).
 	Dependencies DependencyOptions
+	// ReferenceYAML turns the fast YAML path off: values files and
+	// rendered documents are then read with Helm's own functions
+	// (loader.LoadValues, sigs.k8s.io/yaml) only. The fast path gives the
+	// same results (its differential tests and fuzzer hold it to them) in
+	// a fraction of the time; this is the switch to rule it out when a
+	// result looks wrong. The inline values parameter is read by the fast
+	// path either way.
+	ReferenceYAML bool
 }
 
 // A Plugin is the built-in Helm plugin. Its methods are those of a
@@ -166,9 +174,9 @@ func New(opts Options) *Plugin {
 	}
 	lim := opts.Limits.withDefaults()
 	return &Plugin{opts: opts, lim: lim, log: log.With("plugin", Name), sem: make(chan struct{}, n),
-		values: valuesCache{newLRU[map[string]any](orDefault(opts.CacheEntries, 256), lim.MaxTotalValuesBytes)},
+		values: valuesCache{lru: newLRU[map[string]any](orDefault(opts.CacheEntries, 256), lim.MaxTotalValuesBytes), reference: opts.ReferenceYAML},
 		charts: chartCache{newLRU[*chart.Chart](orDefault(opts.ChartCacheEntries, 64), chartBytes)},
-		docs:   docCache{newLRU[parsed](1<<20, docBytes)},
+		docs:   docCache{lru: newLRU[parsed](1<<20, docBytes), reference: opts.ReferenceYAML},
 		deps:   newDepResolver(opts.Dependencies),
 	}
 }

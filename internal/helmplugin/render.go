@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	commonutil "helm.sh/helm/v4/pkg/chart/common/util"
@@ -183,6 +185,36 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 	if ch.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(ch.Metadata.KubeVersion, caps.KubeVersion.String()) {
 		return nil, fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", ch.Metadata.KubeVersion, caps.KubeVersion.Version)
 	}
+	// The CRD files do not depend on the render: read them meanwhile, as
+	// printed in the middle of the output (the last file is read again
+	// below if it ends the CRDs and manifests).
+	var crds []chart.CRD
+	if !j.s.skipCRDs {
+		crds = ch.CRDObjects()
+	}
+	out := &output{lim: j.lim, cache: j.p.docs}
+	type crdResult struct {
+		docs []*streamDoc
+		last int // where the last file's documents start
+		err  error
+	}
+	crdRead := make(chan crdResult, 1)
+	go func() {
+		var r crdResult
+		for _, crd := range crds {
+			docs, err := splitStream([]byte(printedText(string(crd.File.Data), middle)), crd.Filename)
+			if err != nil {
+				r.err = err
+				break
+			}
+			r.last = len(r.docs)
+			r.docs = append(r.docs, docs...)
+		}
+		if r.err == nil {
+			out.convertStreams(r.docs)
+		}
+		crdRead <- r
+	}()
 	var eng engine.Engine // no client: lookup returns nothing, no DNS
 	files, err := eng.RenderWithContext(ctx, ch, renderVals)
 	if err != nil {
@@ -197,24 +229,48 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 	if err != nil {
 		return nil, err
 	}
-	out := &output{lim: j.lim}
-	if !j.s.skipCRDs {
-		for _, crd := range ch.CRDObjects() {
-			if err := out.addStream(crd.File.Data, crd.Filename); err != nil {
+	if j.s.skipTests {
+		hooks = slices.DeleteFunc(hooks, (*doc).isTest)
+	}
+	// Where helm template's output ends: after the last hook, else after
+	// the manifests (see printedText).
+	sectionEnd := endOfSection
+	if len(hooks) == 0 {
+		sectionEnd = endOfStream
+	}
+	crd := <-crdRead
+	if crd.err != nil {
+		return nil, crd.err
+	}
+	if last := len(crds) - 1; last >= 0 && len(manifests) == 0 {
+		data := string(crds[last].File.Data)
+		if text := printedText(data, sectionEnd); text != printedText(data, middle) {
+			docs, err := splitStream([]byte(text), crds[last].Filename)
+			if err != nil {
 				return nil, err
 			}
+			out.convertStreams(docs)
+			crd.docs = append(crd.docs[:crd.last], docs...)
 		}
 	}
-	for _, d := range manifests {
-		if err := out.addJSON(d.json, &d.parsed, d.source); err != nil {
+	if err := out.addStreams(crd.docs); err != nil {
+		return nil, err
+	}
+	for i, d := range manifests {
+		end := middle
+		if i == len(manifests)-1 {
+			end = sectionEnd
+		}
+		if err := out.addDoc(d, end); err != nil {
 			return nil, err
 		}
 	}
-	for _, d := range hooks {
-		if j.s.skipTests && d.isTest() {
-			continue
+	for i, d := range hooks {
+		end := middle
+		if i == len(hooks)-1 {
+			end = lastHook
 		}
-		if err := out.addJSON(d.json, &d.parsed, d.source); err != nil {
+		if err := out.addDoc(d, end); err != nil {
 			return nil, err
 		}
 	}
@@ -222,6 +278,47 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 		return []string{}, nil
 	}
 	return out.docs, nil
+}
+
+// Where a document stands in helm template's output, which decides the
+// text Argo CD reads for it (printedText).
+type position int
+
+const (
+	middle       position = iota // followed by another document
+	endOfSection                 // the last of the CRDs and manifests, hooks follow
+	endOfStream                  // the last of the CRDs and manifests, no hook follows
+	lastHook                     // the last hook printed, which ends the output
+)
+
+// printedText is the text Argo CD reads for a document helm template
+// printed at the position pos. helm template (Helm's renderResources and
+// the template command) prints every document, CRD file, manifest and
+// hook, as "---\n# Source: PATH\n" + its text + "\n", except that the CRDs
+// and manifests are printed together with the whitespace at their end
+// trimmed and one line break added; the hooks follow. Argo CD runs helm,
+// drops one line break from the end of the output
+// (github.com/argoproj/pkg/exec.RunCommandExt) and splits it with
+// Kubernetes' YAML reader, which reads it a line at a time and ends every
+// line with "\n", the last one too, and "\r\n" too. So a block scalar
+// that ends a template without a line break ends in one; the trailing
+// blank lines of a "|+" block gain one, but the last of the manifests
+// loses them and the last hook keeps them as they are.
+func printedText(text string, pos position) string {
+	switch pos {
+	case endOfSection, endOfStream:
+		text = strings.TrimRightFunc(text, unicode.IsSpace) + "\n"
+	case lastHook:
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+	default:
+		text += "\n"
+	}
+	if strings.Contains(text, "\r\n") {
+		text = strings.ReplaceAll(text, "\r\n", "\n")
+	}
+	return text
 }
 
 // missingDependencies lists the dependencies of Chart.yaml that are not
@@ -248,32 +345,105 @@ type output struct {
 	lim   Limits
 	docs  []string
 	total int
+	cache docCache
 }
 
-// addStream splits a YAML stream into documents the way Kubernetes tools do
-// (lines of "---"), and adds each (see addJSON). A "# Source: " comment at
-// the start of a document names its source.
-func (o *output) addStream(stream []byte, source string) error {
+// addDoc adds a rendered document printed at pos (see printedText). Its
+// JSON form was read from its text as printed in the middle of the
+// output; at the end, where the text Argo CD reads differs, it is read
+// again when that can change it (a block scalar may end it).
+func (o *output) addDoc(d *doc, pos position) error {
+	if pos == middle || !mayEndInBlockScalar(d.text) {
+		return o.addJSON(d.json, &d.parsed, d.source)
+	}
+	text := printedText(d.text, pos)
+	if text == printedText(d.text, middle) {
+		return o.addJSON(d.json, &d.parsed, d.source) // read as it is printed
+	}
+	js, head, err := convertDoc([]byte(text), o.cache.reference)
+	if err != nil {
+		return fmt.Errorf("YAML parse error on %s: %w", d.source, err)
+	}
+	return o.addJSON(string(js), &parsed{json: string(js), kind: head.Kind, version: head.Version}, d.source)
+}
+
+// A streamDoc is a document of a CRD file: its text and the source it
+// names, and what reading it gave.
+type streamDoc struct {
+	text   []byte
+	source string
+	json   string
+	err    error
+}
+
+// splitStream splits a YAML stream into documents the way Kubernetes tools
+// do (lines of "---"). A "# Source: " comment at the start of a document
+// names its source.
+func splitStream(stream []byte, source string) ([]*streamDoc, error) {
+	var docs []*streamDoc
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(stream)))
 	for {
 		doc, err := r.Read()
 		if errors.Is(err, io.EOF) {
-			return nil
+			return docs, nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s: splitting the YAML documents: %w", where(source), err)
+			return nil, fmt.Errorf("%s: splitting the YAML documents: %w", where(source), err)
 		}
 		if s := sourceOf(doc); s != "" {
 			source = s
 		}
-		js, err := sigsyaml.YAMLToJSON(doc)
-		if err != nil {
-			return fmt.Errorf("%s: the document is not valid YAML: %w", where(source), err)
+		docs = append(docs, &streamDoc{text: doc, source: source})
+	}
+}
+
+// convertStreams reads the documents of CRD files, in parallel.
+func (o *output) convertStreams(docs []*streamDoc) {
+	parallel(len(docs), func(i int) {
+		d := docs[i]
+		if d.json, d.err = o.streamJSON(d.text); d.err != nil {
+			d.err = fmt.Errorf("%s: the document is not valid YAML: %w", where(d.source), d.err)
 		}
-		if err := o.addJSON(string(js), nil, source); err != nil {
+	})
+}
+
+// addStreams adds the documents of CRD files read by convertStreams (see
+// addJSON), in order.
+func (o *output) addStreams(docs []*streamDoc) error {
+	for _, d := range docs {
+		if d.err != nil {
+			return d.err
+		}
+		if err := o.addJSON(d.json, nil, d.source); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// streamJSON converts a document of a CRD file as sigs.k8s.io/yaml does,
+// through the document cache: the CRDs of a chart are the same at every
+// render, and often its largest documents.
+func (o *output) streamJSON(doc []byte) (string, error) {
+	var key [32]byte
+	if o.cache.lru != nil {
+		h := sha256.New()
+		h.Write([]byte("crd\x00")) // apart from the rendered documents' entries
+		h.Write(doc)
+		h.Sum(key[:0])
+		if p, ok := o.cache.lru.get(key); ok {
+			return p.json, nil
+		}
+	}
+	js, _, err := convertDoc(doc, o.cache.reference)
+	if err != nil {
+		// The head did not read, or the fast path failed: the reference.
+		if js, err = sigsyaml.YAMLToJSON(doc); err != nil {
+			return "", err
+		}
+	}
+	o.cache.lru.add(key, int64(len(doc)+len(js)+docOverhead), parsed{json: string(js)})
+	return string(js), nil
 }
 
 // addJSON adds a document (in JSON, read with Kubernetes' YAML rules as

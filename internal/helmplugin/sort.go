@@ -12,6 +12,7 @@ import (
 
 	release "helm.sh/helm/v4/pkg/release/v1"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // A doc is one rendered document: where it came from, its text, and what
@@ -40,7 +41,12 @@ type parsed struct {
 // repository, another Application with the same values) mostly renders
 // the same documents, and reading YAML is the costliest part of a render
 // after running the templates. Only successes are kept.
-type docCache struct{ lru *lru[parsed] }
+type docCache struct {
+	lru *lru[parsed]
+	// reference reads every document with sigs.k8s.io/yaml only
+	// (Options.ReferenceYAML).
+	reference bool
+}
 
 // docOverhead is what a cache entry costs besides its text and JSON.
 const docOverhead = 256
@@ -82,10 +88,22 @@ func sortRendered(files map[string]string, cache docCache) (hooks, manifests []*
 	return hooks, manifests, nil
 }
 
-// parse reads the document's JSON form and head, as Helm reads the head:
-// sigs.k8s.io/yaml.Unmarshal into releaseutil.SimpleHead (see yamlToJSON).
+// parse reads the document's JSON form as Argo CD reads it from helm
+// template's output, where it is printed followed by a line break (see
+// printedText), and its head as Helm's sorter reads it from the text
+// itself: sigs.k8s.io/yaml.Unmarshal into releaseutil.SimpleHead (see
+// yamlToJSON). The line break changes only a block scalar that ends the
+// document, so the head is read again from the text when one of its
+// fields could have been such a scalar.
 func (d *doc) parse(cache docCache) {
-	text := []byte(d.text)
+	var text []byte
+	if strings.Contains(d.text, "\r") {
+		text = []byte(printedText(d.text, middle))
+	} else {
+		text = make([]byte, len(d.text)+1)
+		copy(text, d.text)
+		text[len(d.text)] = '\n'
+	}
 	var key [32]byte
 	if cache.lru != nil {
 		key = sha256.Sum256(text)
@@ -94,7 +112,11 @@ func (d *doc) parse(cache docCache) {
 			return
 		}
 	}
-	js, head, err := yamlToJSON(text)
+	js, head, err := convertDoc(text, cache.reference)
+	if err == nil && mayEndInBlockScalar(d.text) && headHasLineBreak(head) {
+		head = releaseutil.SimpleHead{}
+		err = sigsyaml.Unmarshal([]byte(d.text), &head)
+	}
 	if err != nil {
 		if js == nil {
 			d.err = fmt.Errorf("YAML parse error on %s: error converting YAML to JSON: %w", d.source, err)
@@ -106,6 +128,32 @@ func (d *doc) parse(cache docCache) {
 	d.parsed = parsed{json: string(js), kind: head.Kind, version: head.Version}
 	d.readHooks(head)
 	cache.lru.add(key, int64(len(text)+len(js)+docOverhead), d.parsed)
+}
+
+// mayEndInBlockScalar reports whether text could hold a block scalar
+// (whose value depends on the line breaks at the end of the document):
+// whether it has a '|' or a '>' at all. Without one, YAML reads the same
+// with or without trailing whitespace.
+func mayEndInBlockScalar(text string) bool {
+	return strings.ContainsAny(text, "|>")
+}
+
+// headHasLineBreak reports whether a field of the head Helm's sorter uses
+// ends in a line break, which a block scalar ending the document would
+// give.
+func headHasLineBreak(h releaseutil.SimpleHead) bool {
+	if strings.HasSuffix(h.Kind, "\n") || strings.HasSuffix(h.Version, "\n") {
+		return true
+	}
+	if h.Metadata == nil {
+		return false
+	}
+	for _, v := range h.Metadata.Annotations {
+		if strings.HasSuffix(v, "\n") {
+			return true
+		}
+	}
+	return false
 }
 
 // readHooks reads the hooks a document names, as Helm's sorter does.

@@ -217,6 +217,20 @@ func jsonKey(k any) (s string, isString bool, err error) {
 	return "", false, errReference
 }
 
+// convertDoc converts one rendered document as yamlToJSON does, through
+// the fast path unless reference.
+func convertDoc(doc []byte, reference bool) ([]byte, releaseutil.SimpleHead, error) {
+	if !reference {
+		return yamlToJSON(doc)
+	}
+	js, err := sigsyaml.YAMLToJSON(doc)
+	if err != nil {
+		return nil, releaseutil.SimpleHead{}, err
+	}
+	head, err := jsonHead(js, doc)
+	return js, head, err
+}
+
 // yamlToJSON converts one rendered document as sigs.k8s.io/yaml.YAMLToJSON
 // does, and reads its head as Helm's manifest sorter reads it
 // (releaseutil.SimpleHead from the JSON, with encoding/json's rules).

@@ -7,9 +7,12 @@
 package paritytest
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +20,7 @@ import (
 	"testing"
 
 	"golang.org/x/tools/txtar"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/internal/params"
@@ -146,33 +150,31 @@ func RunHelm(t testing.TB, helm string, args []string) (stdout, stderr string, e
 	return out.String(), errb.String(), err
 }
 
-// Normalise splits helm's output on "---" lines, reads each document with
-// Kubernetes' YAML rules, drops empty ones and unpacks Lists, as Argo CD
-// does with helm template's output.
+// Normalise reads helm's output as Argo CD does: one line break dropped
+// from its end (its exec helper trims it), split by Kubernetes' YAML reader
+// (as YAMLOrJSONDecoder splits it), each document read with Kubernetes'
+// YAML rules, empty ones dropped and Lists unpacked.
 func Normalise(t testing.TB, out string) []string {
 	t.Helper()
 	var docs []string
-	var cur strings.Builder
-	flush := func() {
-		js, err := sigsyaml.YAMLToJSON([]byte(cur.String()))
-		cur.Reset()
+	r := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(strings.TrimSuffix(out, "\n"))))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return docs
+		}
+		if err != nil {
+			t.Fatalf("splitting helm's output: %v", err)
+		}
+		js, err := sigsyaml.YAMLToJSON(doc)
 		if err != nil {
 			t.Fatalf("helm printed invalid YAML: %v", err)
 		}
 		if s := strings.TrimSpace(string(js)); s == "null" || s == "" {
-			return
+			continue
 		}
 		docs = append(docs, unpackList(t, js)...)
 	}
-	for line := range strings.Lines(out) {
-		if strings.TrimRight(line, " \t\r\n") == "---" {
-			flush()
-			continue
-		}
-		cur.WriteString(line)
-	}
-	flush()
-	return docs
 }
 
 // unpackList returns the documents of a List, recursively, or the

@@ -1,0 +1,235 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/strata-dev/strata/internal/document"
+)
+
+// errSlowYAML marks a document appendYAML leaves to document.Encode.
+var errSlowYAML = errors.New("left to document.Encode")
+
+// appendYAML appends a manifest (a tree as document.Loader reads JSON) as
+// document.Encode writes it in YAML, byte for byte, without building a node
+// tree and running yaml.v3's emitter over the whole document: mappings
+// with sorted keys and sequences in block style, indented by 2, and the
+// scalars written as document.Encode writes them. A string that is plainly
+// safe (see plainSafe) is written as it is; any other goes through
+// document.Encode alone, and its text is indented into place. Anything else
+// it is not sure of (a key that is not plainly safe, a sequence in a
+// sequence, numbers other than decimals) gives errSlowYAML, and the caller
+// encodes the document with document.Encode. TestAppendYAML and
+// FuzzAppendYAML hold it to document.Encode.
+func appendYAML(b []byte, v any) ([]byte, error) {
+	var w yamlWriter
+	return w.append(b, v)
+}
+
+// A yamlWriter writes documents with appendYAML, remembering the text
+// document.Encode gave each string that is not plainly safe: the same
+// descriptions recur in every CRD.
+type yamlWriter struct{ scalars map[string]string }
+
+func (w *yamlWriter) append(b []byte, v any) ([]byte, error) {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) == 0 {
+		return b, errSlowYAML
+	}
+	return w.appendMapping(b, m, 0, false)
+}
+
+// appendMapping writes a non-empty mapping whose keys are at column col;
+// inline: the first key goes on the current line (after "- ").
+func (w *yamlWriter) appendMapping(b []byte, m map[string]any, col int, inline bool) ([]byte, error) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		if !plainSafe(k) {
+			return b, errSlowYAML
+		}
+		if i > 0 || !inline {
+			b = appendSpaces(b, col)
+		}
+		b = append(b, k...)
+		b = append(b, ':')
+		var err error
+		switch v := m[k].(type) {
+		case map[string]any:
+			if len(v) == 0 {
+				b = append(b, " {}\n"...)
+				continue
+			}
+			b = append(b, '\n')
+			b, err = w.appendMapping(b, v, col+2, false)
+		case []any:
+			if len(v) == 0 {
+				b = append(b, " []\n"...)
+				continue
+			}
+			b = append(b, '\n')
+			b, err = w.appendSequence(b, v, col+2)
+		default:
+			b = append(b, ' ')
+			b, err = w.appendScalar(b, v, col)
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
+// appendSequence writes a non-empty sequence whose dashes are at col.
+func (w *yamlWriter) appendSequence(b []byte, l []any, col int) ([]byte, error) {
+	for _, e := range l {
+		b = appendSpaces(b, col)
+		b = append(b, "- "...)
+		var err error
+		switch v := e.(type) {
+		case map[string]any:
+			if len(v) == 0 {
+				b = append(b, "{}\n"...)
+				continue
+			}
+			b, err = w.appendMapping(b, v, col+2, true)
+		case []any:
+			return b, errSlowYAML
+		default:
+			b, err = w.appendScalar(b, v, col)
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
+// appendScalar writes a scalar and its line break; a block scalar's lines
+// are indented for a value whose key (or dash) is at col.
+func (w *yamlWriter) appendScalar(b []byte, v any, col int) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		b = append(b, "null"...)
+	case bool:
+		b = strconv.AppendBool(b, v)
+	case int64:
+		b = strconv.AppendInt(b, v, 10)
+	case int:
+		b = strconv.AppendInt(b, int64(v), 10)
+	case json.Number:
+		if !decimal(string(v)) {
+			return b, errSlowYAML
+		}
+		b = append(b, v...)
+	case string:
+		if plainSafe(v) {
+			b = append(b, v...)
+			break
+		}
+		text, ok := w.scalars[v]
+		if !ok {
+			// document.Encode writes {"k": v} as "k: " + the scalar, its
+			// further lines indented for a key at column 0.
+			var buf bytes.Buffer
+			if err := document.Encode(&buf, map[string]any{"k": v}, document.YAML); err != nil {
+				return b, err
+			}
+			text, ok = strings.CutPrefix(buf.String(), "k: ")
+			if !ok || !strings.HasSuffix(text, "\n") {
+				return b, errSlowYAML
+			}
+			text = text[:len(text)-1]
+			if w.scalars == nil {
+				w.scalars = map[string]string{}
+			}
+			w.scalars[v] = text
+		}
+		if !strings.Contains(text, "\n") {
+			b = append(b, text...)
+			break
+		}
+		for i, line := range strings.Split(text, "\n") {
+			if i > 0 {
+				b = append(b, '\n')
+				if line != "" {
+					b = appendSpaces(b, col)
+				}
+			}
+			b = append(b, line...)
+		}
+	default:
+		return b, errSlowYAML
+	}
+	return append(b, '\n'), nil
+}
+
+// plainSafe reports whether document.Encode writes s as it is, a plain
+// scalar, in a mapping key or value or a sequence entry: s starts with a
+// letter, '_' or '/', holds only letters, digits, spaces and ._/=+,;()@-
+// and ':' not followed by a space, ends in neither a space nor ':', and is
+// not a word YAML reads as null or a boolean (1.1's included). That leaves
+// out numbers, timestamps and every indicator.
+func plainSafe(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	c := s[0]
+	if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '/') {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case c == ' ', c == '.', c == '_', c == '/', c == '=', c == '+', c == ',', c == ';', c == '(', c == ')', c == '@', c == '-':
+		case c == ':':
+			if i+1 == len(s) || s[i+1] == ' ' {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	if s[len(s)-1] == ' ' {
+		return false
+	}
+	if len(s) <= 5 {
+		switch strings.ToLower(s) {
+		case "null", "true", "false", "y", "n", "yes", "no", "on", "off":
+			return false
+		}
+	}
+	return true
+}
+
+// decimal reports whether a JSON number is an integer, as document.Encode
+// writes such numbers as they are.
+func decimal(s string) bool {
+	if strings.HasPrefix(s, "-") {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func appendSpaces(b []byte, n int) []byte {
+	for range n {
+		b = append(b, ' ')
+	}
+	return b
+}
