@@ -104,12 +104,17 @@ bench-helm:
 	done | \
 	  awk -v PAIRS='RenderSubchart=HelmTemplateSubchart;Render200=HelmTemplate200;Render200Cold=HelmTemplate200;Announce5000=YqJqAnnounce5000;Announce5000Cold=YqJqAnnounce5000' -f hack/benchratio.awk
 
-## bench-cmp: the plugin server's GenerateManifest, driven like Argo CD's
-## repo-server, with its cache off (Argo CD's way: extract every request)
-## and on. Takes several minutes; CMPBENCHFLAGS=-quick for a smoke run.
+## bench-cmp: Argo CD's plugin sidecar (argocd-cmp-server, built from the
+## module proxy), `strata cmp serve` and a drain-and-hash floor, driven as
+## the repo-server drives them, work directories on disk, in one run; then
+## the built-in Helm plugin beside `helm template` and a yq | jq pipeline
+## (the Go yq is installed into .cache/genbin as for bench-helm; jq comes
+## from the system: apt-get install jq). Takes several minutes;
+## CMPBENCHFLAGS=-quick for a smoke run, -tmpfs adds a tmpfs column.
 CMPBENCHFLAGS ?=
-bench-cmp:
-	$(GO) run ./internal/cmpserver/cmpbench $(CMPBENCHFLAGS)
+bench-cmp: build
+	GOBIN=$(GENBIN) $(GO) install $(YQ)
+	PATH=$(GENBIN):$$PATH $(GO) run ./hack/cmpbench -strata $(abspath $(BIN)) $(CMPBENCHFLAGS)
 
 ## fuzz: run every fuzz target for FUZZTIME each.
 fuzz:

@@ -37,6 +37,9 @@ var rank = map[string]int{
 
 	"internal/cli": 3,
 	"cmd/strata":   4,
+
+	// Programs that are not the product: benchmarks, generators.
+	"hack": 5,
 }
 
 // restricted imports: only the listed packages may import the prefix.
