@@ -38,6 +38,7 @@ type pluginFlags struct {
 	builtin string
 	timeout time.Duration
 	helm    helmFlags
+	metrics *cmpserver.Metrics // cmp serve --metrics-listen: record the commands
 }
 
 // helmFlags tune the built-in Helm plugin as a long-running sidecar.
@@ -104,7 +105,11 @@ func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
 	for _, w := range cfg.Warnings {
 		log.Warn("plugin configuration", "file", f.config, "warning", w)
 	}
-	return cmpserver.NewCommandPlugin(cfg, cmpserver.CommandOptions{Timeout: f.timeout, Env: os.Environ(), Logger: log}), nil
+	opts := cmpserver.CommandOptions{Timeout: f.timeout, Env: os.Environ(), Logger: log}
+	if f.metrics != nil {
+		opts.Observe = f.metrics.ObserveCommand
+	}
+	return cmpserver.NewCommandPlugin(cfg, opts), nil
 }
 
 // helmPlugin serves the built-in Helm plugin: it needs no plugin.yaml,
@@ -124,6 +129,7 @@ func newCmpServeCmd(g *globals) *cobra.Command {
 		cacheDir   string
 		cacheBytes int64
 		grace      time.Duration
+		metrics    string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve --config PLUGIN.yaml|--builtin helm [--socket-dir DIR]",
@@ -137,10 +143,16 @@ repeated request does not unpack the same tarball again. The built-in Helm
 plugin also keeps the charts it loaded and the documents it read, by the
 SHA-256 of their contents, handing each render a private copy.
 
+With --metrics-listen ADDR, Prometheus metrics are served on ADDR/metrics,
+with /healthz and /readyz (see docs/cmp.md).
+
 On SIGTERM the server stops accepting requests, lets in-flight requests finish
 (up to --shutdown-grace) and removes its socket.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if metrics != "" {
+				flags.metrics = cmpserver.NewMetrics()
+			}
 			p, err := flags.plugin(g)
 			if err != nil {
 				return err
@@ -162,8 +174,11 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 			if err != nil {
 				return err
 			}
-			srv := &cmpserver.Server{Plugin: p, Store: store, ShutdownGrace: grace, Logger: log}
-			return srv.Serve(cmd.Context(), filepath.Join(socketDir, p.Info().SocketName()))
+			srv := &cmpserver.Server{Plugin: p, Store: store, ShutdownGrace: grace, Logger: log, Metrics: flags.metrics}
+			if metrics == "" {
+				return srv.Serve(cmd.Context(), filepath.Join(socketDir, p.Info().SocketName()))
+			}
+			return serveWithMetrics(cmd.Context(), srv, filepath.Join(socketDir, p.Info().SocketName()), metrics, log)
 		},
 	}
 	fs := cmd.Flags()
@@ -173,6 +188,7 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 	fs.StringVar(&cacheDir, "cache-dir", "", "directory of the repository cache (default a directory under $TMPDIR)")
 	fs.Int64Var(&cacheBytes, "cache-bytes", 2<<30, "size of the repository cache; 0 keeps no repository between requests (concurrent identical requests still share one extraction)")
 	fs.DurationVar(&grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may run after SIGTERM")
+	fs.StringVar(&metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address (host:port, or unix:PATH); off when empty")
 	return cmd
 }
 

@@ -37,6 +37,10 @@ type CommandOptions struct {
 	// Logger receives a line per command run and per discovery; nil
 	// discards them.
 	Logger *slog.Logger
+	// Observe, when set, is called after each command with its step
+	// (init, generate, discover, parameters) and what hookexec's Run
+	// returned (Metrics.ObserveCommand records it).
+	Observe func(step string, res *hookexec.Result, err error)
 }
 
 // A CommandPlugin is a Plugin defined by a plugin.yaml: it runs the
@@ -213,6 +217,9 @@ func (p *CommandPlugin) run(ctx context.Context, step string, c Command, req *pa
 		MaxStdout: p.opts.MaxOutput,
 	}
 	res, err := cmd.Run(ctx)
+	if p.opts.Observe != nil {
+		p.opts.Observe(step, res, err)
+	}
 	if errors.Is(err, syscall.E2BIG) {
 		err = tooBigToStart(cmd, err)
 	}
