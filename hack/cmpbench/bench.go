@@ -303,7 +303,7 @@ func (b *Bench) Run(ctx context.Context) (*Report, error) {
 		if err := json.Unmarshal(out, &anns); err != nil || len(anns) != 1 || len(anns[0].Map) != 5000 {
 			return nil, fmt.Errorf("the yq | jq pipeline announced %d parameters (%v), want one map of 5000 entries", len(anns), err)
 		}
-		hr := HelmResult{Request: "announce a 5,000-leaf values.yaml (GetParametersAnnouncement)", Peer: "`yq | jq` pipeline"}
+		hr := HelmResult{Request: "announce a 5,000-leaf values.yaml (GetParametersAnnouncement)", Peer: "`yq ∣ jq` pipeline"}
 		peer := func(ctx context.Context) error { _, err := pipeline(ctx, b.YQ, b.JQ, values); return err }
 		if err := b.pair(ctx, log, &hr, func(ctx context.Context) error { return ann(ctx, hs.socket) }, peer); err != nil {
 			return nil, err
