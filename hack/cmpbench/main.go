@@ -141,7 +141,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer os.RemoveAll(b.Tmpfs)
 	}
 	if b.Strata == "" {
-		b.Strata = filepath.Join(parent, "strata")
+		b.Strata = filepath.Join(parent, "bin", "strata") // beside, not in, the work dirs
 		fmt.Fprintln(stderr, "cmpbench: building strata from", root)
 		c := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", b.Strata, "./cmd/strata")
 		c.Dir, c.Stdout, c.Stderr = root, stderr, stderr
