@@ -132,7 +132,7 @@ func newCmpServeCmd(g *globals) *cobra.Command {
 		metrics    string
 	)
 	cmd := &cobra.Command{
-		Use:   "serve --config PLUGIN.yaml|--builtin helm [--socket-dir DIR]",
+		Use:   "serve --config PLUGIN.yaml|--builtin helm [--socket-dir DIR] [--metrics-listen ADDR]",
 		Short: "Serve a plugin to Argo CD's repo-server (run as a sidecar)",
 		Long: `Serve the plugin on the unix socket Argo CD's repo-server looks for:
 <socket dir>/<name>.sock, or <name>-<version>.sock when the plugin has a version.
