@@ -133,12 +133,17 @@ bench-helm-cli: build
 	@test -n "$(CHARTS)" || { echo 'usage: make bench-helm-cli CHARTS="dir1 dir2"'; exit 2; }
 	$(GO) run ./hack/helmbench -n $(BENCHROUNDS) -strata $(BIN) -helm "$$(bash hack/testbin/build.sh helm)" -compare $(CHARTS)
 
-## bench-cmp: the plugin server's GenerateManifest, driven like Argo CD's
-## repo-server, with its cache off (Argo CD's way: extract every request)
-## and on. Takes several minutes; CMPBENCHFLAGS=-quick for a smoke run.
+## bench-cmp: Argo CD's plugin sidecar (argocd-cmp-server, built from the
+## module proxy), `strata cmp serve` and a drain-and-hash floor, driven as
+## the repo-server drives them, work directories on disk, in one run; then
+## the built-in Helm plugin beside `helm template` and a yq | jq pipeline
+## (the Go yq is installed into .cache/genbin as for bench-helm; jq comes
+## from the system: apt-get install jq). Takes several minutes;
+## CMPBENCHFLAGS=-quick for a smoke run, -tmpfs adds a tmpfs column.
 CMPBENCHFLAGS ?=
-bench-cmp:
-	$(GO) run ./internal/cmpserver/cmpbench $(CMPBENCHFLAGS)
+bench-cmp: build
+	GOBIN=$(GENBIN) $(GO) install $(YQ)
+	PATH=$(GENBIN):$$PATH $(GO) run ./hack/cmpbench -strata $(abspath $(BIN)) $(CMPBENCHFLAGS)
 
 ## fuzz: run every fuzz target for FUZZTIME each.
 fuzz:

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# build.sh — build the test binaries (helm, etcd, kube-apiserver) from the Go
-# module proxy into a cache directory, and print their paths.
+# build.sh — build the test binaries (helm, etcd, kube-apiserver) and the
+# benchmark peers (argocd-cmp-server) from the Go module proxy into a cache
+# directory, and print their paths.
 #
 #   hack/testbin/build.sh [-f] [-p] NAME...
 #
-#   NAME  helm | etcd | kube-apiserver | all
+#   NAME  helm | etcd | kube-apiserver | argocd-cmp-server | all
+#         (argocd-cmp-server is Argo CD's plugin sidecar, the peer of
+#         hack/cmpbench, whose smoke test runs it)
 #   -f    rebuild even when the cached binary exists
 #   -p    print the path each NAME would have, build nothing
 #
@@ -24,7 +27,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-names_all=(helm etcd kube-apiserver)
+names_all=(helm etcd kube-apiserver argocd-cmp-server)
 
 usage() {
   echo "usage: $0 [-f] [-p] NAME...   (NAME: ${names_all[*]} | all)" >&2
@@ -47,7 +50,7 @@ names=()
 for n in "$@"; do
   case "$n" in
     all) names+=("${names_all[@]}") ;;
-    helm | etcd | kube-apiserver) names+=("$n") ;;
+    helm | etcd | kube-apiserver | argocd-cmp-server) names+=("$n") ;;
     *) echo "build.sh: unknown test binary \"$n\"; known: ${names_all[*]}" >&2; exit 2 ;;
   esac
 done
@@ -85,6 +88,10 @@ recipe() {
       mod=k8s.io/kubernetes
       pkg=.
       ;;
+    argocd-cmp-server)
+      mod=github.com/argoproj/argo-cd/v2
+      pkg=.
+      ;;
   esac
   version="$(cd "$dir" && go list -m -f '{{.Version}}' "$mod")"
   case "$1" in
@@ -93,6 +100,10 @@ recipe() {
       ;;
     etcd)
       ldflags="-s -w"
+      ;;
+    argocd-cmp-server)
+      # As Argo CD's Makefile stamps its release build.
+      ldflags="-s -w -X github.com/argoproj/argo-cd/v2/common.version=${version#v} -X github.com/argoproj/argo-cd/v2/common.gitTag=$version -X github.com/argoproj/argo-cd/v2/common.gitTreeState=clean"
       ;;
     kube-apiserver)
       local v="${version#v}" major minor
@@ -140,6 +151,7 @@ for name in "${names[@]}"; do
   if [ "$force" = 1 ] || [ ! -x "$out" ]; then
     case "$name" in
       kube-apiserver) took="several minutes (about 6 on 2 cores) the first time" ;;
+      argocd-cmp-server) took="several minutes the first time (it compiles much of Argo CD and client-go)" ;;
       helm) took="a few minutes the first time" ;;
       *) took="under a minute" ;;
     esac

@@ -49,6 +49,7 @@ type pluginFlags struct {
 	helm      helmFlags
 	deps      helmDepFlags
 	fastYAML  bool
+	metrics   *cmpserver.Metrics // cmp serve --metrics-listen: record the commands
 }
 
 // helmFlags tune the built-in Helm plugin as a long-running sidecar.
@@ -118,7 +119,11 @@ func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
 		return nil, fmt.Errorf("%w: a plugin.yaml's commands run confined to their request's workspace with Landlock; "+
 			"use a kernel with Landlock, or pass --insecure-no-sandbox to run them unconfined", err)
 	}
-	return cmpserver.NewCommandPlugin(cfg, cmpserver.CommandOptions{Timeout: f.timeout, Env: os.Environ(), Logger: log, NoSandbox: f.noSandbox}), nil
+	opts := cmpserver.CommandOptions{Timeout: f.timeout, Env: os.Environ(), Logger: log, NoSandbox: f.noSandbox}
+	if f.metrics != nil {
+		opts.Observe = f.metrics.ObserveCommand
+	}
+	return cmpserver.NewCommandPlugin(cfg, opts), nil
 }
 
 // defaultCacheBytes is the size of cmp serve's repository cache.
@@ -131,9 +136,10 @@ func newCmpServeCmd(g *globals) *cobra.Command {
 		cacheDir   string
 		cacheBytes int64
 		grace      time.Duration
+		metrics    string
 	)
 	cmd := &cobra.Command{
-		Use:   "serve --config PLUGIN.yaml|--builtin helm [--socket-dir DIR]",
+		Use:   "serve --config PLUGIN.yaml|--builtin helm [--socket-dir DIR] [--metrics-listen ADDR]",
 		Short: "Serve a plugin to Argo CD's repo-server (run as a sidecar)",
 		Long: `Serve the plugin on the unix socket Argo CD's repo-server looks for:
 <socket dir>/<name>.sock, or <name>-<version>.sock when the plugin has a version.
@@ -144,10 +150,16 @@ repeated request does not unpack the same tarball again. The built-in Helm
 plugin also keeps the charts it loaded and the documents it read, by the
 SHA-256 of their contents, handing each render a private copy.
 
+With --metrics-listen ADDR, Prometheus metrics are served on ADDR/metrics,
+with /healthz and /readyz (see docs/cmp.md).
+
 On SIGTERM the server stops accepting requests, lets in-flight requests finish
 (up to --shutdown-grace) and removes its socket.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if metrics != "" {
+				flags.metrics = cmpserver.NewMetrics()
+			}
 			p, err := flags.plugin(g)
 			if err != nil {
 				return err
@@ -178,8 +190,11 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 			if cp, ok := p.(*cmpserver.CommandPlugin); ok {
 				p = cp.Hiding(store.Root())
 			}
-			srv := &cmpserver.Server{Plugin: p, Store: store, ShutdownGrace: grace, Logger: log}
-			return srv.Serve(cmd.Context(), filepath.Join(socketDir, p.Info().SocketName()))
+			srv := &cmpserver.Server{Plugin: p, Store: store, ShutdownGrace: grace, Logger: log, Metrics: flags.metrics}
+			if metrics == "" {
+				return srv.Serve(cmd.Context(), filepath.Join(socketDir, p.Info().SocketName()))
+			}
+			return serveWithMetrics(cmd.Context(), srv, filepath.Join(socketDir, p.Info().SocketName()), metrics, log)
 		},
 	}
 	fs := cmd.Flags()
@@ -189,6 +204,7 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 	fs.StringVar(&cacheDir, "cache-dir", "", "directory of the repository cache (default a directory under $TMPDIR)")
 	fs.Int64Var(&cacheBytes, "cache-bytes", defaultCacheBytes, "size of the repository cache (0: the default; negative: keep no repository between requests, though concurrent identical requests still share one extraction)")
 	fs.DurationVar(&grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may run after SIGTERM")
+	fs.StringVar(&metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address (host:port, or unix:PATH); off when empty")
 	return cmd
 }
 

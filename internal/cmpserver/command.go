@@ -48,6 +48,10 @@ type CommandOptions struct {
 	// under Hidden; on a kernel without Landlock every command then fails
 	// with an error matching hookexec.ErrNoSandbox.
 	NoSandbox bool
+	// Observe, when set, is called after each command with its step
+	// (init, generate, discover, parameters) and what hookexec's Run
+	// returned (Metrics.ObserveCommand records it).
+	Observe func(step string, res *hookexec.Result, err error)
 }
 
 // A CommandPlugin is a Plugin defined by a plugin.yaml: it runs the
@@ -247,6 +251,9 @@ func (p *CommandPlugin) run(ctx context.Context, step string, c Command, req *pa
 		cmd.Sandbox = sb
 	}
 	res, err := cmd.Run(ctx)
+	if p.opts.Observe != nil {
+		p.opts.Observe(step, res, err)
+	}
 	if errors.Is(err, syscall.E2BIG) {
 		err = tooBigToStart(cmd, err)
 	}

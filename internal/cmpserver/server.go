@@ -46,6 +46,9 @@ type Server struct {
 	ShutdownGrace  time.Duration
 	MaxMessageSize int
 	Logger         *slog.Logger
+	// Metrics, when set, count the requests and say whether the server
+	// is serving (see NewMetrics).
+	Metrics *Metrics
 }
 
 // Serve listens on the unix socket at path and serves until ctx is done,
@@ -70,7 +73,7 @@ func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
 	if size <= 0 {
 		size = DefaultMaxMessageSize
 	}
-	gs := grpc.NewServer(grpc.MaxRecvMsgSize(size), grpc.MaxSendMsgSize(size))
+	gs := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(size), grpc.MaxSendMsgSize(size)}, s.Metrics.serverOptions()...)...)
 	svc := &service{s: s, removing: make(chan struct{}, maxBackgroundRemovals)}
 	defer svc.removals.Wait()
 	pluginpb.RegisterConfigManagementPluginServiceServer(gs, svc)
@@ -83,6 +86,7 @@ func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
 	go func() {
 		defer close(done)
 		<-ctx.Done()
+		s.Metrics.setReady(false)
 		hs.Shutdown()
 		grace := s.ShutdownGrace
 		if grace <= 0 {
@@ -100,6 +104,7 @@ func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
 	}()
 	info := s.Plugin.Info()
 	log.Info("serving plugin", "name", info.Name, "version", info.Version, "address", lis.Addr().String())
+	s.Metrics.setReady(ctx.Err() == nil)
 	err := gs.Serve(lis)
 	<-done
 	if err != nil && !errors.Is(err, grpc.ErrServerStopped) {

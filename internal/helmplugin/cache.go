@@ -20,6 +20,8 @@ type lru[V any] struct {
 	bytes    int64
 	order    *list.List // of *lruEntry[V], most recent first
 	byKey    map[[32]byte]*list.Element
+
+	hits, misses, evictions uint64
 }
 
 type lruEntry[V any] struct {
@@ -46,8 +48,10 @@ func (c *lru[V]) get(key [32]byte) (V, bool) {
 	defer c.mu.Unlock()
 	el, ok := c.byKey[key]
 	if !ok {
+		c.misses++
 		return zero, false
 	}
+	c.hits++
 	c.order.MoveToFront(el)
 	return el.Value.(*lruEntry[V]).v, true
 }
@@ -71,7 +75,38 @@ func (c *lru[V]) add(key [32]byte, size int64, v V) {
 		c.order.Remove(last)
 		delete(c.byKey, e.key)
 		c.bytes -= e.size
+		c.evictions++
 	}
+}
+
+// CacheStats are a cache's counters since the plugin was made (Hits,
+// Misses, Evictions) and what it holds now (Bytes, Entries). A cache that
+// keeps nothing (its size set to none) counts nothing.
+type CacheStats struct {
+	Hits, Misses, Evictions uint64
+	Bytes                   int64
+	Entries                 int
+}
+
+// Stats are the plugin's caches' counters.
+type Stats struct {
+	Charts    CacheStats // loaded charts, by the digest of their files
+	Documents CacheStats // rendered documents read, by the digest of their text
+	Values    CacheStats // values files parsed for announcements, by the digest of their text
+}
+
+// Stats returns the counters of the plugin's caches, for metrics.
+func (p *Plugin) Stats() Stats {
+	return Stats{Charts: p.charts.lru.stats(), Documents: p.docs.lru.stats(), Values: p.values.lru.stats()}
+}
+
+func (c *lru[V]) stats() CacheStats {
+	if c == nil {
+		return CacheStats{}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return CacheStats{Hits: c.hits, Misses: c.misses, Evictions: c.evictions, Bytes: c.bytes, Entries: c.order.Len()}
 }
 
 // A valuesCache keeps parsed values documents by the SHA-256 of their

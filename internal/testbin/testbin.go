@@ -1,5 +1,6 @@
-// Package testbin finds the binaries that strata's integration tests run —
-// helm, etcd and kube-apiserver — and builds them on first use.
+// Package testbin finds the binaries that strata's integration tests and
+// benchmarks run — helm, etcd, kube-apiserver, and Argo CD's plugin sidecar
+// argocd-cmp-server — and builds them on first use.
 //
 // Each binary is built from the Go module proxy by hack/testbin/build.sh,
 // from a small module under hack/testbin/NAME that pins its version, into a
@@ -42,7 +43,7 @@ const SkipEnv = "STRATA_SKIP_CLUSTER_TESTS"
 const UnitEnv = "STRATA_UNIT_TESTS"
 
 // names lists the binaries this package knows how to build.
-var names = []string{"helm", "etcd", "kube-apiserver"}
+var names = []string{"helm", "etcd", "kube-apiserver", "argocd-cmp-server"}
 
 // Names returns the names of the binaries Path and Build know.
 func Names() []string { return slices.Clone(names) }
