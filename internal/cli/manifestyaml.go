@@ -213,9 +213,7 @@ func plainSafe(s string) bool {
 // decimal reports whether a JSON number is an integer, as document.Encode
 // writes such numbers as they are.
 func decimal(s string) bool {
-	if strings.HasPrefix(s, "-") {
-		s = s[1:]
-	}
+	s = strings.TrimPrefix(s, "-")
 	if s == "" {
 		return false
 	}
