@@ -26,11 +26,12 @@ test: lint testbin
 
 ## Integration packages: their tests run the binaries testbin builds (helm,
 ## etcd, kube-apiserver). They are the directories named clustertest or
-## paritytest, and the test-support packages whose own tests start a
-## control plane or build helm (kubetest, testbin). A package matched by
+## paritytest, the test-support packages whose own tests start a
+## control plane or build helm (kubetest, testbin), and hack/cmpbench (its
+## smoke test starts Argo CD's sidecar). A package matched by
 ## none is a unit package: with STRATA_UNIT_TESTS=1 a test asking testbin
 ## for a binary fails, so a misplaced test cannot slip into `make unit`.
-INTEGRATION := /(clustertest|paritytest)$$|/internal/kube/kubetest$$|/internal/testbin$$
+INTEGRATION := /(clustertest|paritytest)$$|/internal/kube/kubetest$$|/internal/testbin$$|/hack/cmpbench$$
 
 ## unit: the unit tests, fast, needing nothing built; go test's cache keeps
 ## unchanged packages from running again. The contributor's edit-test loop.
