@@ -126,9 +126,6 @@ func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
 	return cmpserver.NewCommandPlugin(cfg, opts), nil
 }
 
-// defaultCacheBytes is the size of cmp serve's repository cache.
-const defaultCacheBytes = 2 << 30
-
 func newCmpServeCmd(g *globals) *cobra.Command {
 	var (
 		flags      pluginFlags
@@ -177,12 +174,6 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 			if cacheDir == "" {
 				cacheDir = filepath.Join(os.TempDir(), "strata-cmp-"+p.Info().Name)
 			}
-			switch {
-			case cacheBytes == 0:
-				cacheBytes = defaultCacheBytes
-			case cacheBytes < 0:
-				cacheBytes = 0 // tarball.NewStore keeps none
-			}
 			store, err := tarball.NewStore(cacheDir, cacheBytes)
 			if err != nil {
 				return err
@@ -202,7 +193,7 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 	flags.bindHelm(fs)
 	fs.StringVar(&socketDir, "socket-dir", "", "directory of the plugin socket (default $ARGOCD_PLUGINSOCKFILEPATH or "+cmpserver.DefaultSocketDir+")")
 	fs.StringVar(&cacheDir, "cache-dir", "", "directory of the repository cache (default a directory under $TMPDIR)")
-	fs.Int64Var(&cacheBytes, "cache-bytes", defaultCacheBytes, "size of the repository cache (0: the default; negative: keep no repository between requests, though concurrent identical requests still share one extraction)")
+	fs.Int64Var(&cacheBytes, "cache-bytes", tarball.DefaultCacheBytes, "size of the repository cache (0: the default; negative: keep no repository between requests, though concurrent identical requests still share one extraction)")
 	fs.DurationVar(&grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.StringVar(&metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address (host:port, or unix:PATH); off when empty")
 	return cmd

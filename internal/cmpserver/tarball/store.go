@@ -71,14 +71,22 @@ type Stats struct {
 	Entries int
 }
 
+// DefaultCacheBytes is the size of a Store's cache when NewStore is given 0.
+const DefaultCacheBytes = 2 << 30
+
 // NewStore returns a Store keeping at most about maxBytes of extracted
-// trees under root, besides the trees in use. root belongs to the Store:
+// trees under root, besides the trees in use: 0 is DefaultCacheBytes, a
+// negative size keeps none between requests (concurrent requests for one
+// checksum still share one extraction). root belongs to the Store:
 // NewStore creates it if needed and deletes what an earlier Store left
 // there; no two Stores may share it. Workspaces are made under root too,
 // so that copying into them stays on one file system.
 func NewStore(root string, maxBytes int64) (*Store, error) {
-	if maxBytes < 0 {
-		return nil, fmt.Errorf("repository cache size %d is negative", maxBytes)
+	switch {
+	case maxBytes == 0:
+		maxBytes = DefaultCacheBytes
+	case maxBytes < 0:
+		maxBytes = 0 // below: keep nothing that is not in use
 	}
 	root, err := filepath.Abs(root)
 	if err != nil {

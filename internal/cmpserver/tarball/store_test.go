@@ -274,7 +274,7 @@ func (g *gate) Read(p []byte) (int, error) {
 func TestReceiveConcurrent(t *testing.T) {
 	// The cache holds nothing once unused: the tree must survive until
 	// the second Receive has copied it all the same.
-	s, root := newStore(t, 0)
+	s, root := newStore(t, -1)
 	data := tgz(t, repoEntries...)
 
 	first := newGate(chunks(data))
