@@ -265,24 +265,31 @@ func jsonHead(js, doc []byte) (releaseutil.SimpleHead, error) {
 }
 
 func yamlToJSONFast(doc []byte) ([]byte, releaseutil.SimpleHead, error) {
-	var head releaseutil.SimpleHead
+	js, head, _, err := yamlToJSONTree(doc)
+	return js, head, err
+}
+
+// yamlToJSONTree is yamlToJSONFast; fromTree reports that the head was
+// read from the decoded document by treeHead, with its fields plainly
+// there: encoding/json reads the same head from the JSON.
+func yamlToJSONTree(doc []byte) (js []byte, head releaseutil.SimpleHead, fromTree bool, err error) {
 	ms, isMap, err := decodeMapping(doc)
 	if err != nil || !isMap {
 		// Not a mapping, nothing, or an error.
-		return nil, head, errReference
+		return nil, head, false, errReference
 	}
 	var w jsonWriter
 	if err := w.mapping(ms); err != nil {
-		return nil, head, err
+		return nil, head, false, err
 	}
 	head, ok := treeHead(ms)
-	if !ok {
-		var err error
-		if head, err = jsonHead(w.buf, doc); err != nil {
-			return nil, head, err
-		}
+	if ok {
+		return w.buf, head, true, nil
 	}
-	return w.buf, head, nil
+	if head, err = jsonHead(w.buf, doc); err != nil {
+		return nil, head, false, err
+	}
+	return w.buf, head, false, nil
 }
 
 // treeHead reads the head from the decoded document when its fields are
