@@ -452,11 +452,15 @@ func writeManifests(g *globals, manifests []string, output string) error {
 			var yw yamlWriter
 			for i := int(next.Add(1) - 1); i < len(manifests); i = int(next.Add(1) - 1) {
 				// The plugin's manifests are encoding/json's: read them
-				// with it first, the Loader's checks when that fails.
-				var v any
-				dec := json.NewDecoder(strings.NewReader(manifests[i]))
-				dec.UseNumber()
-				if dec.Decode(&v) == nil && !dec.More() {
+				// as it does (decodeJSON, or encoding/json itself) first,
+				// with the Loader's checks when that fails.
+				v, ok := decodeJSON(manifests[i])
+				if !ok {
+					dec := json.NewDecoder(strings.NewReader(manifests[i]))
+					dec.UseNumber()
+					ok = dec.Decode(&v) == nil && !dec.More()
+				}
+				if ok {
 					if b, err := yw.append([]byte("---\n"), v); err == nil {
 						out[i] = *bytes.NewBuffer(b)
 						continue
