@@ -187,6 +187,9 @@ var yamlCases = []string{
 	"a: 'x\n",
 	"a: 'x\n  y\n",
 	"a: 'x  \n  \n    y'\n",
+	// Strings the JSON writer escapes itself, and ones it leaves to
+	// encoding/json.
+	"a: \"x\\ty\\n\\\"q\\\" \\\\ z\"\nb: \"<&>\\n\"\nc: \"\\x7f\\n\"\nd: \"\\r\\n\"\ne: \"\u00e9\\n\"\n",
 	// Double-quoted values over several lines.
 	"a: \"one: \\\"q\\\" \\t\n  two  \n   three \\u00e9\n\n  four\n\n\n  five\"\nb: x\n",
 	"a: \"x\\\n  y\"\n",
