@@ -77,6 +77,20 @@ func (h helmFlags) options() helmplugin.Options {
 	}
 }
 
+// oneShot turns off the caches a long-running sidecar keeps across
+// requests (unless the flags set them): a one-shot run renders once, and
+// copying the chart into a cache and hashing every document for one is
+// work for nothing.
+func (h helmFlags) oneShot() helmFlags {
+	if h.chartCacheBytes == 0 {
+		h.chartCacheBytes = -1
+	}
+	if h.documentCacheBytes == 0 {
+		h.documentCacheBytes = -1
+	}
+	return h
+}
+
 func (f *pluginFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "the plugin's plugin.yaml (ConfigManagementPlugin)")
 	fs.StringVar(&f.builtin, "builtin", "", "a built-in plugin instead of a plugin.yaml: helm (renders Helm charts in-process, like Argo CD's Helm source)")
@@ -275,6 +289,7 @@ func (f *localFlags) local(g *globals, appDir string) (*cmpserver.Local, error) 
 // --argocd-env the request is read from the environment instead, and the
 // plugin runs in place.
 func (f *localFlags) run(cmd *cobra.Command, g *globals, dir string, fn func(cmpserver.Plugin, *params.Request) error) error {
+	f.plugin.helm = f.plugin.helm.oneShot()
 	if f.argocdEnv {
 		if f.plugin.builtin == "" {
 			return errors.New("--argocd-env needs --builtin: a plugin.yaml's commands already get Argo CD's environment")
