@@ -397,6 +397,14 @@ func (p *blockParser) nested(indent int) (any, error) {
 		return nil, nil
 	case p.indent > indent && p.isEntry():
 		return p.sequence(p.indent)
+	case p.indent > indent && (p.content[0] == '{' || p.content[0] == '['):
+		// {} or [] on a line of its own (anything else is left alone).
+		v, err := scalar(p.content)
+		if err != nil {
+			return nil, err
+		}
+		p.next()
+		return v, nil
 	case p.indent > indent:
 		return p.mapping(p.indent)
 	case p.isEntry():

@@ -155,6 +155,16 @@ var yamlCases = []string{
 	"a: |\n\tx\n",
 	"a: |\n  \tx\n",
 	"apiVersion: v1\nkind: ConfigMap\ndata:\n  script: |\n    #!/bin/sh\n    echo \"$1\"\n\n    exit 0\n  other: |-\n    {\n      \"k\": [1, 2]\n    }\n",
+	// Empty collections on a line of their own.
+	"a:\n  {}\nb:\n    []  # c\nc: 1\n",
+	"a:\n  {}\n  d: 1\n",
+	"a:\n  {}\n    d: 1\n",
+	"- a:\n    {}\n  b:\n   []\n",
+	"a:\n  {} x\n",
+	"a:\n  {a: 1}\n",
+	"a:\n  [x]\n",
+	"a:\n  {}\n  {}\n",
+	"a:\n- {}\n",
 	// Plain values over several lines.
 	"a: one\n  two  \n   three\n\n  four\n\n\n  five\nb: x\n",
 	"a: one\n  - two\n  `three` @four\n  [five] {six} !seven &eight *nine |ten >eleven 'q' \"d\" %p ?q ,r\nb: 1\n",
