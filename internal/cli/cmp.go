@@ -77,6 +77,20 @@ func (h helmFlags) options() helmplugin.Options {
 	}
 }
 
+// oneShot turns off the caches a long-running sidecar keeps across
+// requests (unless the flags set them): a one-shot run renders once, and
+// copying the chart into a cache and hashing every document for one is
+// work for nothing.
+func (h helmFlags) oneShot() helmFlags {
+	if h.chartCacheBytes == 0 {
+		h.chartCacheBytes = -1
+	}
+	if h.documentCacheBytes == 0 {
+		h.documentCacheBytes = -1
+	}
+	return h
+}
+
 func (f *pluginFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "the plugin's plugin.yaml (ConfigManagementPlugin)")
 	fs.StringVar(&f.builtin, "builtin", "", "a built-in plugin instead of a plugin.yaml: helm (renders Helm charts in-process, like Argo CD's Helm source)")
@@ -266,6 +280,7 @@ func (f *localFlags) local(g *globals, appDir string) (*cmpserver.Local, error) 
 // --argocd-env the request is read from the environment instead, and the
 // plugin runs in place.
 func (f *localFlags) run(cmd *cobra.Command, g *globals, dir string, fn func(cmpserver.Plugin, *params.Request) error) error {
+	f.plugin.helm = f.plugin.helm.oneShot()
 	if f.argocdEnv {
 		if f.plugin.builtin == "" {
 			return errors.New("--argocd-env needs --builtin: a plugin.yaml's commands already get Argo CD's environment")
@@ -435,11 +450,15 @@ func writeManifests(g *globals, manifests []string, output string) error {
 			var yw yamlWriter
 			for i := int(next.Add(1) - 1); i < len(manifests); i = int(next.Add(1) - 1) {
 				// The plugin's manifests are encoding/json's: read them
-				// with it first, the Loader's checks when that fails.
-				var v any
-				dec := json.NewDecoder(strings.NewReader(manifests[i]))
-				dec.UseNumber()
-				if dec.Decode(&v) == nil && !dec.More() {
+				// as it does (decodeJSON, or encoding/json itself) first,
+				// with the Loader's checks when that fails.
+				v, ok := decodeJSON(manifests[i])
+				if !ok {
+					dec := json.NewDecoder(strings.NewReader(manifests[i]))
+					dec.UseNumber()
+					ok = dec.Decode(&v) == nil && !dec.More()
+				}
+				if ok {
 					if b, err := yw.append([]byte("---\n"), v); err == nil {
 						out[i] = *bytes.NewBuffer(b)
 						continue

@@ -136,6 +136,9 @@ func (w *yamlWriter) appendScalar(b []byte, v any, col int) ([]byte, error) {
 		}
 		text, ok := w.scalars[v]
 		if !ok {
+			text, ok = literalText(v)
+		}
+		if !ok {
 			// document.Encode writes {"k": v} as "k: " + the scalar, its
 			// further lines indented for a key at column 0.
 			var buf bytes.Buffer
@@ -169,6 +172,42 @@ func (w *yamlWriter) appendScalar(b []byte, v any, col int) ([]byte, error) {
 		return b, errSlowYAML
 	}
 	return append(b, '\n'), nil
+}
+
+// literalText returns the text document.Encode writes for the common
+// string of several lines (a CRD's description, a script) after "k: ": a
+// literal block scalar ("|-", or "|" for one final line break), its lines
+// indented by 2, empty ones left empty. It takes only strings of printable
+// ASCII and line breaks that yaml.v3 writes so: not starting with a space
+// or a line break (which would need an indentation indicator), no space
+// before a line break or at the end, not ending in two line breaks.
+func literalText(s string) (string, bool) {
+	if !strings.Contains(s, "\n") || s[0] == ' ' || s[0] == '\n' || s[len(s)-1] == ' ' ||
+		strings.HasSuffix(s, "\n\n") || strings.Contains(s, " \n") {
+		return "", false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 || c > 0x7E) && c != '\n' {
+			return "", false
+		}
+	}
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/16 + 8)
+	body := s
+	if strings.HasSuffix(s, "\n") {
+		b.WriteString("|")
+		body = s[:len(s)-1]
+	} else {
+		b.WriteString("|-")
+	}
+	for line := range strings.SplitSeq(body, "\n") {
+		b.WriteByte('\n')
+		if line != "" {
+			b.WriteString("  ")
+			b.WriteString(line)
+		}
+	}
+	return b.String(), true
 }
 
 // plainSafe reports whether document.Encode writes s as it is, a plain

@@ -34,7 +34,14 @@ func checkAppendYAML(t *testing.T, js []byte) (fast bool) {
 	if string(got) != want.String() {
 		t.Fatalf("appendYAML(%s) =\n%s\nvalues.Encode:\n%s", js, got, want.String())
 	}
-	// writeManifests reads the document with encoding/json first.
+	// writeManifests reads the document with decodeJSON or encoding/json
+	// first.
+	if tree, ok := decodeJSON(string(js)); ok {
+		var w yamlWriter
+		if got, err := w.append(nil, tree); err == nil && string(got) != want.String() {
+			t.Fatalf("appendYAML(%s) of decodeJSON's tree =\n%s\nvalues.Encode:\n%s", js, got, want.String())
+		}
+	}
 	var tree any
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.UseNumber()
@@ -54,6 +61,8 @@ func TestAppendYAML(t *testing.T) {
 		`{"a":[{"b":[{"c":{"d":"x\ny\n"}},"s\nt"]},{}],"z":{"y":[["nested"]]}}`,
 		`{"a":{"b":{"c":{"d":{"e":"deep\n  indented\n\nblank\n"}}}},"k":"-","l":"ends:","m":"mid:dle","o":"a #b","p":"a# b","q":"On","r":"NULL","s":"Null","u":"nULL","v":"~","w":"a  b"}`,
 		`{"key with space":"v","k:":"v","":"empty key","ok":"v"}`,
+		`{"a":"x\ny","b":"x\n","c":"x\n\n","d":"x\n\ny\n","e":"x \ny","f":"x\ny ","g":" x\ny","h":"\nx","i":"x\n  y\n","j":"x\n\n\ny","k":"x\ty\nz","l":"é\nx","m":"--- x\n... y\n# z\n- w\nk: v\n","n":"x\r\ny","o":"\n","p":"x\n \ny","q":"'x'\n\"y\"","r":"|\n>"}}`,
+		`{"l":["x\ny","a\n",{"k":"p\nq\n\nr"}],"m":{"n":{"o":"deep\nlines"}}}`,
 	}
 	for _, d := range docs {
 		checkAppendYAML(t, []byte(d))

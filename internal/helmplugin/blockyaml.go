@@ -13,15 +13,17 @@ import (
 // parseBlockYAML reads a YAML document written in the plain block style
 // of nearly every values.yaml and of the manifests templates print: block
 // mappings and sequences, keys and scalars on one line each (plain,
-// single-quoted or double-quoted), comments, and the empty flow
-// collections {} and []. It returns the tree yaml.v2 decodes from the same
-// text into a MapSlice (see rootMapping): the same structure, the same
-// scalars resolved by yaml.v2's rules. Anything else, and anything it is
+// single-quoted or double-quoted; a value may go on over lines as YAML
+// folds them), literal block scalars ("|", "|-") as mapping values,
+// comments, and the empty flow collections {} and []. It returns the tree
+// yaml.v2 decodes from the same text into a MapSlice (see rootMapping): the
+// same structure, the same scalars resolved by yaml.v2's rules. Anything else, and anything it is
 // not sure to read exactly as yaml.v2 does (anchors, aliases, tags, block
-// scalars, flow collections with content, multi-line scalars, tabs,
-// carriage returns, document markers, line breaks other than \n, errors),
-// gives errReference, and the caller goes through yaml.v2. The
-// differential tests and FuzzYAMLConv hold it to yaml.v2.
+// scalars other than the common literal ones of CRDs and ConfigMaps, flow
+// collections with content, multi-line scalars, tabs, carriage returns,
+// document markers, line breaks other than \n, errors), gives
+// errReference, and the caller goes through yaml.v2. The differential
+// tests and FuzzYAMLConv hold it to yaml.v2.
 //
 // A nil MapSlice with ok is a null document (nothing but comments).
 func parseBlockYAML(text string) (root yaml.MapSlice, isMap bool, err error) {
@@ -129,19 +131,29 @@ func (p *blockParser) mapping(indent int) (yaml.MapSlice, error) {
 			return nil, err
 		}
 		var value any
-		if rest != "" {
+		switch {
+		case rest == "":
+			p.next()
+			value, err = p.nested(indent)
+		case rest == "|" || rest == "|-":
+			value, err = p.literal(indent, rest == "|-")
+		case (rest[0] == '\'' || rest[0] == '"') && closeQuote(rest[0], rest[1:]) < 0:
+			value, err = p.quotedLines(indent, rest[0], rest[1:])
+		default:
 			if value, err = scalar(rest); err != nil {
 				return nil, err
 			}
-			p.next()
-			if p.indent > indent {
-				return nil, errReference // a multi-line scalar, or an error
+			if plainStart(rest) && !strings.Contains(rest, " #") {
+				value, err = p.plainLines(indent, rest, value)
+			} else {
+				p.next()
 			}
-		} else {
-			p.next()
-			if value, err = p.nested(indent); err != nil {
-				return nil, err
-			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if rest != "" && p.indent > indent {
+			return nil, errReference // a multi-line scalar, or an error
 		}
 		m = append(m, yaml.MapItem{Key: key, Value: value})
 	}
@@ -149,6 +161,231 @@ func (p *blockParser) mapping(indent int) (yaml.MapSlice, error) {
 		return nil, errReference
 	}
 	return m, nil
+}
+
+// literal reads the literal block scalar ("|" or, with strip, "|-") that
+// is the value of a key at indent, from the line after the current one,
+// and moves to the line after it. It takes the common shape only: the
+// first line holds content and sets the indentation, which is deeper than
+// indent; blank lines hold no more spaces than that indentation; with "|"
+// the last content line ends in a line break. Anything else (leading
+// blank lines, lines of spaces only beyond the indentation, an empty
+// scalar) gives errReference.
+func (p *blockParser) literal(indent int, strip bool) (string, error) {
+	text, pos := p.text, p.pos
+	var b strings.Builder
+	m, breaks, broken := -1, 0, false
+	for pos < len(text) {
+		end := strings.IndexByte(text[pos:], '\n')
+		var line string
+		next := len(text)
+		if end < 0 {
+			line = text[pos:]
+		} else {
+			line, next = text[pos:pos+end], pos+end+1
+		}
+		sp := 0
+		for sp < len(line) && line[sp] == ' ' {
+			sp++
+		}
+		if sp == len(line) {
+			if m < 0 || sp > m || end < 0 {
+				return "", errReference
+			}
+			breaks++
+			pos = next
+			continue
+		}
+		if m < 0 {
+			if sp <= indent {
+				return "", errReference // an empty scalar
+			}
+			m = sp
+		} else if sp < m {
+			break // the scalar ends; what follows is read as usual
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		for ; breaks > 0; breaks-- {
+			b.WriteByte('\n')
+		}
+		b.WriteString(line[m:])
+		broken = end >= 0
+		pos = next
+	}
+	if m < 0 {
+		return "", errReference
+	}
+	if !strip {
+		if !broken {
+			return "", errReference
+		}
+		b.WriteByte('\n')
+	}
+	p.pos = pos
+	p.next()
+	return b.String(), nil
+}
+
+// plainLines reads the lines that continue a plain scalar, the value of
+// a key at indent whose first line is first (resolved as v), from the line
+// after the current one, and moves to the line after them. Continuation
+// lines are indented deeper than indent; they are folded as YAML folds
+// them (a line break becomes a space, each blank line a line break). Only
+// lines that plainly continue it are taken here: a line that could end the
+// scalar (a ": ", a " #", a final ':', a comment line) gives errReference.
+func (p *blockParser) plainLines(indent int, first string, v any) (any, error) {
+	text, pos := p.text, p.pos
+	var b strings.Builder
+	breaks, folded := 0, false
+	for pos < len(text) {
+		end := strings.IndexByte(text[pos:], '\n')
+		var line string
+		next := len(text)
+		if end < 0 {
+			line = text[pos:]
+		} else {
+			line, next = text[pos:pos+end], pos+end+1
+		}
+		sp := 0
+		for sp < len(line) && line[sp] == ' ' {
+			sp++
+		}
+		if sp == len(line) {
+			breaks++
+			pos = next
+			continue
+		}
+		if sp <= indent {
+			break
+		}
+		c := strings.TrimRight(line[sp:], " ")
+		if c[0] == '#' || c[len(c)-1] == ':' || strings.Contains(c, ": ") || strings.Contains(c, " #") {
+			return nil, errReference
+		}
+		if !folded {
+			b.WriteString(strings.TrimRight(first, " "))
+			folded = true
+		}
+		if breaks == 0 {
+			b.WriteByte(' ')
+		}
+		for ; breaks > 0; breaks-- {
+			b.WriteByte('\n')
+		}
+		b.WriteString(c)
+		pos = next
+	}
+	p.pos = pos
+	p.next()
+	if !folded {
+		return v, nil
+	}
+	return resolvePlain(b.String())
+}
+
+// closeQuote returns the index in s, the text after the opening quote q
+// of a quoted scalar, of the quote that closes it, or -1: in single quotes
+// "”" is a quote inside it, in double quotes a backslash escapes what
+// follows.
+func closeQuote(q byte, s string) int {
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == q && q == '\'' && i+1 < len(s) && s[i+1] == '\'':
+			i++
+		case s[i] == q:
+			return i
+		case s[i] == '\\' && q == '"':
+			i++
+		}
+	}
+	return -1
+}
+
+// unquote reads a piece of a quoted scalar that lies on one line: s holds
+// no closing quote.
+func unquote(q byte, s string) (string, error) {
+	if q == '\'' {
+		return strings.ReplaceAll(s, "''", "'"), nil
+	}
+	v, after, err := quoted("\"" + s + "\"")
+	if err != nil || after != "" {
+		return "", errReference
+	}
+	return v, nil
+}
+
+// quotedLines reads a quoted scalar (q is its quote) that goes on past its
+// first line (first, after the opening quote), the value of a key at
+// indent, and moves to the line after it. Its lines are folded as YAML
+// folds them (a line break becomes a space, each blank line a line break,
+// the spaces around a break dropped). The lines after the first must be
+// indented deeper than indent; the closing quote may be followed by a
+// comment only; a line may not end in a backslash (an escaped line break,
+// or an escape that the spaces after it belong to).
+func (p *blockParser) quotedLines(indent int, q byte, first string) (string, error) {
+	text, pos := p.text, p.pos
+	var b strings.Builder
+	piece := func(s string) error {
+		if q == '"' && strings.HasSuffix(s, "\\") {
+			return errReference
+		}
+		v, err := unquote(q, s)
+		b.WriteString(v)
+		return err
+	}
+	if err := piece(strings.TrimRight(first, " ")); err != nil {
+		return "", err
+	}
+	breaks := 0
+	for pos < len(text) {
+		end := strings.IndexByte(text[pos:], '\n')
+		var line string
+		next := len(text)
+		if end < 0 {
+			line = text[pos:]
+		} else {
+			line, next = text[pos:pos+end], pos+end+1
+		}
+		sp := 0
+		for sp < len(line) && line[sp] == ' ' {
+			sp++
+		}
+		if sp == len(line) {
+			breaks++
+			pos = next
+			continue
+		}
+		if sp <= indent {
+			return "", errReference
+		}
+		c := line[sp:]
+		if breaks == 0 {
+			b.WriteByte(' ')
+		}
+		for ; breaks > 0; breaks-- {
+			b.WriteByte('\n')
+		}
+		pos = next
+		if k := closeQuote(q, c); k >= 0 {
+			if !onlyComment(c[k+1:]) {
+				return "", errReference
+			}
+			v, err := unquote(q, c[:k])
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(v)
+			p.pos = pos
+			p.next()
+			return b.String(), nil
+		}
+		if err := piece(strings.TrimRight(c, " ")); err != nil {
+			return "", err
+		}
+	}
+	return "", errReference // no closing quote
 }
 
 // nested reads what follows a key or an entry with nothing after it: a
@@ -160,6 +397,14 @@ func (p *blockParser) nested(indent int) (any, error) {
 		return nil, nil
 	case p.indent > indent && p.isEntry():
 		return p.sequence(p.indent)
+	case p.indent > indent && (p.content[0] == '{' || p.content[0] == '['):
+		// {} or [] on a line of its own (anything else is left alone).
+		v, err := scalar(p.content)
+		if err != nil {
+			return nil, err
+		}
+		p.next()
+		return v, nil
 	case p.indent > indent:
 		return p.mapping(p.indent)
 	case p.isEntry():

@@ -373,6 +373,7 @@ type streamDoc struct {
 	text   []byte
 	source string
 	json   string
+	head   *parsed // the JSON's kind and version, when reading it told them
 	err    error
 }
 
@@ -401,7 +402,7 @@ func splitStream(stream []byte, source string) ([]*streamDoc, error) {
 func (o *output) convertStreams(docs []*streamDoc) {
 	parallel(len(docs), func(i int) {
 		d := docs[i]
-		if d.json, d.err = o.streamJSON(d.text); d.err != nil {
+		if d.json, d.head, d.err = o.streamJSON(d.text); d.err != nil {
 			d.err = fmt.Errorf("%s: the document is not valid YAML: %w", where(d.source), d.err)
 		}
 	})
@@ -414,7 +415,7 @@ func (o *output) addStreams(docs []*streamDoc) error {
 		if d.err != nil {
 			return d.err
 		}
-		if err := o.addJSON(d.json, nil, d.source); err != nil {
+		if err := o.addJSON(d.json, d.head, d.source); err != nil {
 			return err
 		}
 	}
@@ -423,8 +424,10 @@ func (o *output) addStreams(docs []*streamDoc) error {
 
 // streamJSON converts a document of a CRD file as sigs.k8s.io/yaml does,
 // through the document cache: the CRDs of a chart are the same at every
-// render, and often its largest documents.
-func (o *output) streamJSON(doc []byte) (string, error) {
+// render, and often its largest documents. It returns the document's kind
+// and version too when the fast path read them as encoding/json reads them
+// from the JSON (see yamlToJSONTree), else nil: addJSON reads them.
+func (o *output) streamJSON(doc []byte) (string, *parsed, error) {
 	var key [32]byte
 	if o.cache.lru != nil {
 		h := sha256.New()
@@ -432,18 +435,37 @@ func (o *output) streamJSON(doc []byte) (string, error) {
 		h.Write(doc)
 		h.Sum(key[:0])
 		if p, ok := o.cache.lru.get(key); ok {
-			return p.json, nil
+			if p.headed {
+				return p.json, &p, nil
+			}
+			return p.json, nil, nil
 		}
 	}
-	js, _, err := convertDoc(doc, o.cache.reference)
+	var (
+		js     []byte
+		head   releaseutil.SimpleHead
+		headed bool
+		err    error = errReference
+	)
+	if !o.cache.reference {
+		js, head, headed, err = yamlToJSONTree(doc)
+	}
 	if err != nil {
 		// The head did not read, or the fast path failed: the reference.
 		if js, err = sigsyaml.YAMLToJSON(doc); err != nil {
-			return "", err
+			return "", nil, err
 		}
+		headed = false
 	}
-	o.cache.lru.add(key, int64(len(doc)+len(js)+docOverhead), parsed{json: string(js)})
-	return string(js), nil
+	p := parsed{json: string(js)}
+	if headed {
+		p.kind, p.version, p.headed = head.Kind, head.Version, true
+	}
+	o.cache.lru.add(key, int64(len(doc)+len(js)+docOverhead), p)
+	if headed {
+		return p.json, &p, nil
+	}
+	return p.json, nil, nil
 }
 
 // addJSON adds a document (in JSON, read with Kubernetes' YAML rules as

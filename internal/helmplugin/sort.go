@@ -34,6 +34,7 @@ type parsed struct {
 	hook          bool // it has a helm.sh/hook annotation,
 	known         bool // every hook it names is one Helm knows,
 	test          bool // and one of them is test
+	headed        bool // a CRD's: kind and version are read (see streamJSON)
 }
 
 // A docCache keeps what reading a rendered document gave, by the SHA-256

@@ -265,24 +265,31 @@ func jsonHead(js, doc []byte) (releaseutil.SimpleHead, error) {
 }
 
 func yamlToJSONFast(doc []byte) ([]byte, releaseutil.SimpleHead, error) {
-	var head releaseutil.SimpleHead
+	js, head, _, err := yamlToJSONTree(doc)
+	return js, head, err
+}
+
+// yamlToJSONTree is yamlToJSONFast; fromTree reports that the head was
+// read from the decoded document by treeHead, with its fields plainly
+// there: encoding/json reads the same head from the JSON.
+func yamlToJSONTree(doc []byte) (js []byte, head releaseutil.SimpleHead, fromTree bool, err error) {
 	ms, isMap, err := decodeMapping(doc)
 	if err != nil || !isMap {
 		// Not a mapping, nothing, or an error.
-		return nil, head, errReference
+		return nil, head, false, errReference
 	}
 	var w jsonWriter
 	if err := w.mapping(ms); err != nil {
-		return nil, head, err
+		return nil, head, false, err
 	}
 	head, ok := treeHead(ms)
-	if !ok {
-		var err error
-		if head, err = jsonHead(w.buf, doc); err != nil {
-			return nil, head, err
-		}
+	if ok {
+		return w.buf, head, true, nil
 	}
-	return w.buf, head, nil
+	if head, err = jsonHead(w.buf, doc); err != nil {
+		return nil, head, false, err
+	}
+	return w.buf, head, false, nil
 }
 
 // treeHead reads the head from the decoded document when its fields are
@@ -472,6 +479,9 @@ func (w *jsonWriter) value(v any) error {
 func (w *jsonWriter) string(s string) error {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			if w.escaped(s, i) {
+				return nil
+			}
 			b, err := json.Marshal(s)
 			if err != nil {
 				return errReference
@@ -484,4 +494,31 @@ func (w *jsonWriter) string(s string) error {
 	w.buf = append(w.buf, s...)
 	w.buf = append(w.buf, '"')
 	return nil
+}
+
+// escaped writes s as encoding/json does when, from i on, it holds only
+// printable ASCII other than <, > and &, line breaks, tabs, quotes and
+// backslashes (a description of several lines), and reports whether it did.
+func (w *jsonWriter) escaped(s string, i int) bool {
+	for j := i; j < len(s); j++ {
+		if c := s[j]; (c < 0x20 && c != '\n' && c != '\t') || c >= utf8.RuneSelf || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	w.buf = append(w.buf, '"')
+	w.buf = append(w.buf, s[:i]...)
+	for j := i; j < len(s); j++ {
+		switch c := s[j]; c {
+		case '\n':
+			w.buf = append(w.buf, '\\', 'n')
+		case '\t':
+			w.buf = append(w.buf, '\\', 't')
+		case '"', '\\':
+			w.buf = append(w.buf, '\\', c)
+		default:
+			w.buf = append(w.buf, c)
+		}
+	}
+	w.buf = append(w.buf, '"')
+	return true
 }

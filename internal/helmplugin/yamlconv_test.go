@@ -129,6 +129,88 @@ var yamlCases = []string{
 	"a:\n  - b\n  c: 1\n",
 	"a:\n- b\n  c: 1\n",
 	"a:\n  -\n    b: 1\n  -\n   - c\n",
+	// Literal block scalars: what the block parser takes (the common
+	// shape), and the shapes around it that it leaves to yaml.v2.
+	"a: |-\n  one\n   two  \n\n  # not a comment\n\n\nb: 1\n",
+	"a: |\n  one\n\n  two\n  \n\nb: |\n    x\n",
+	"a: |\n  no final break",
+	"a: |-\n  no final break",
+	"a: |\n  x\n # comment\nb: 1\n",
+	"a: |\n    x\n  # comment\n    y\n",
+	"a: |\n    x\n  y\n",
+	"a: |\nb: 1\n",
+	"a: |\n",
+	"a: |-\n\n  late\n",
+	"a: |\n   \n  x\n",
+	"a: |\n  x\n     \n  y\n",
+	"a: |\n  x\n  \n",
+	"a: |+\n  keep\n\n",
+	"a: |2\n   x\n",
+	"a: | # c\n  x\n",
+	"a:\n  - b: |-\n      x\n      y\n    c: 1\n  - |\n    z\n",
+	"- a: |\n  x\n",
+	"a: |\nx\n",
+	"a:\n  b: |\n  x\n",
+	"a: |\n  ---\n  ...\n  %x\n  - y\n  k: v\n",
+	"a: |\n\tx\n",
+	"a: |\n  \tx\n",
+	"apiVersion: v1\nkind: ConfigMap\ndata:\n  script: |\n    #!/bin/sh\n    echo \"$1\"\n\n    exit 0\n  other: |-\n    {\n      \"k\": [1, 2]\n    }\n",
+	// Empty collections on a line of their own.
+	"a:\n  {}\nb:\n    []  # c\nc: 1\n",
+	"a:\n  {}\n  d: 1\n",
+	"a:\n  {}\n    d: 1\n",
+	"- a:\n    {}\n  b:\n   []\n",
+	"a:\n  {} x\n",
+	"a:\n  {a: 1}\n",
+	"a:\n  [x]\n",
+	"a:\n  {}\n  {}\n",
+	"a:\n- {}\n",
+	// Plain values over several lines.
+	"a: one\n  two  \n   three\n\n  four\n\n\n  five\nb: x\n",
+	"a: one\n  - two\n  `three` @four\n  [five] {six} !seven &eight *nine |ten >eleven 'q' \"d\" %p ?q ,r\nb: 1\n",
+	"a: one\n  two: three\n",
+	"a: one\n  two:\n",
+	"a: one\n  two #c\n",
+	"a: one\n  # c\n  two\n",
+	"a: one # c\n  two\n",
+	"a: one\n two\nb:\n  c: 1\n   d\n",
+	"- a: one\n   two\n  b: 1\n",
+	"- a: one\n  two\n",
+	"a: 1\n  2\n",
+	"a: true\n  \n",
+	"a: one\n  two\n  \n",
+	"a: one\n  two",
+	"a: 'one\n  two'\n",
+	"a: \"one\n  two\"\n",
+	"a: one\n  two:three\n  four :five\n",
+	// Single-quoted values over several lines.
+	"a: 'one:\n  two  \n   three '' x\n\n  four\n\n\n  five'\nb: x\n",
+	"a: '\n  x'\n",
+	"a: 'x\n  '\n",
+	"a: 'x\n  y' # c\nb: 1\n",
+	"a: 'x\n  y'z\n",
+	"a: 'x\n  y'\n  z: 1\n",
+	"a: 'x\n y\nb: 1\n",
+	"a: 'x\ny'\n",
+	"a:\n  b: 'x\n  y'\n",
+	"- a: 'x #y\n    - z'\n  b: c\n",
+	"a: 'x\n",
+	"a: 'x\n  y\n",
+	"a: 'x  \n  \n    y'\n",
+	// Strings the JSON writer escapes itself, and ones it leaves to
+	// encoding/json.
+	"a: \"x\\ty\\n\\\"q\\\" \\\\ z\"\nb: \"<&>\\n\"\nc: \"\\x7f\\n\"\nd: \"\\r\\n\"\ne: \"\u00e9\\n\"\n",
+	// Double-quoted values over several lines.
+	"a: \"one: \\\"q\\\" \\t\n  two  \n   three \\u00e9\n\n  four\n\n\n  five\"\nb: x\n",
+	"a: \"x\\\n  y\"\n",
+	"a: \"x\\ \n  y\"\n",
+	"a: \"x\\\\\n  y\"\n",
+	"a: \"x\n  \\ y \\\" z\"\n",
+	"a: \"x\n  y\" # c\n",
+	"a: \"x\n  y\"z\n",
+	"a: \"x\n  \\q\"\n",
+	"a: \"x\n",
+	"a: \"x\ny\"\n",
 	// Simple keys are at most 1024 characters long in yaml.v2.
 	strings.Repeat("k", 1100) + ": v\n",
 	"\"" + strings.Repeat("k", 1100) + "\": v\n",
@@ -287,7 +369,7 @@ func TestFastPathTaken(t *testing.T) {
 	if _, err := loadValuesFast([]byte(values)); err != nil {
 		t.Errorf("loadValuesFast(%q) = %v, want the fast path", values, err)
 	}
-	for _, doc := range []string{strings.TrimSuffix(values, "list: [a, {b: c}]\n"), manifestDoc, "a:\n  - x: 1\n    y: [] # c\n  - 'q'\nb: {}\n"} {
+	for _, doc := range []string{strings.TrimSuffix(values, "list: [a, {b: c}]\n"), manifestDoc, "a:\n  - x: 1\n    y: [] # c\n  - 'q'\nb: {}\n", "a:\n  description: |-\n    One.\n\n    Two.\n  script: |\n    x\n"} {
 		if _, _, err := parseBlockYAML(doc); err != nil {
 			t.Errorf("parseBlockYAML(%q) = %v, want it read", doc, err)
 		}
