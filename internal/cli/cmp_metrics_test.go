@@ -121,6 +121,7 @@ func TestCmpServeMetrics(t *testing.T) {
 		`strata_cmp_cache_misses_total{cache="helm_document"} 2`,
 		`strata_cmp_cache_entries{cache="helm_chart"} 1`,
 		`strata_cmp_cache_hits_total{cache="helm_values"} 0`,
+		`strata_cmp_cache_hits_total{cache="helm_announcements"} 0`,
 	} {
 		if !strings.Contains(body, line+"\n") {
 			t.Errorf("/metrics lacks %q", line)

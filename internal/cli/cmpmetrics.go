@@ -26,6 +26,7 @@ func serveWithMetrics(ctx context.Context, srv *cmpserver.Server, socket, addr s
 			{"helm_chart", func(s helmplugin.Stats) helmplugin.CacheStats { return s.Charts }},
 			{"helm_document", func(s helmplugin.Stats) helmplugin.CacheStats { return s.Documents }},
 			{"helm_values", func(s helmplugin.Stats) helmplugin.CacheStats { return s.Values }},
+			{"helm_announcements", func(s helmplugin.Stats) helmplugin.CacheStats { return s.Announcements }},
 		} {
 			m.AddCache(c.name, func() cmpserver.CacheStats { return cmpserver.CacheStats(c.get(hp.Stats())) })
 		}

@@ -236,7 +236,7 @@ type namedCache struct {
 
 var (
 	cacheHits = prometheus.NewDesc("strata_cmp_cache_hits_total",
-		"Cache lookups that found the entry: repository (trees by tar.gz checksum), helm_chart (loaded charts), helm_document (rendered documents read), helm_values (values files parsed).",
+		"Cache lookups that found the entry: repository (trees by tar.gz checksum), helm_chart (loaded charts), helm_document (rendered documents read), helm_values (values files parsed), helm_announcements (helm-parameters lists).",
 		[]string{"cache"}, nil)
 	cacheMisses = prometheus.NewDesc("strata_cmp_cache_misses_total",
 		"Cache lookups that did not find the entry.", []string{"cache"}, nil)

@@ -149,7 +149,7 @@ strata_cmp_received_bytes_total{rpc="GenerateManifest"} ` + strconv.Itoa(2*len(g
 # TYPE strata_cmp_commands_total counter
 strata_cmp_commands_total{exit="0",step="generate"} 2
 strata_cmp_commands_total{exit="1",step="generate"} 1
-# HELP strata_cmp_cache_hits_total Cache lookups that found the entry: repository (trees by tar.gz checksum), helm_chart (loaded charts), helm_document (rendered documents read), helm_values (values files parsed).
+# HELP strata_cmp_cache_hits_total Cache lookups that found the entry: repository (trees by tar.gz checksum), helm_chart (loaded charts), helm_document (rendered documents read), helm_values (values files parsed), helm_announcements (helm-parameters lists).
 # TYPE strata_cmp_cache_hits_total counter
 strata_cmp_cache_hits_total{cache="repository"} 1
 # HELP strata_cmp_cache_misses_total Cache lookups that did not find the entry.

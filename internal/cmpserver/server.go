@@ -73,7 +73,7 @@ func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
 	if size <= 0 {
 		size = DefaultMaxMessageSize
 	}
-	gs := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(size), grpc.MaxSendMsgSize(size)}, s.Metrics.serverOptions()...)...)
+	gs := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(size), grpc.MaxSendMsgSize(size), grpc.ForceServerCodecV2(newCodec())}, s.Metrics.serverOptions()...)...)
 	svc := &service{s: s, removing: make(chan struct{}, maxBackgroundRemovals)}
 	defer svc.removals.Wait()
 	pluginpb.RegisterConfigManagementPluginServiceServer(gs, svc)
@@ -309,15 +309,12 @@ func (svc *service) GetParametersAnnouncement(stream pluginpb.ConfigManagementPl
 	if err != nil {
 		return pluginError(ctx, err)
 	}
-	resp := &pluginpb.ParametersAnnouncementResponse{}
-	for _, a := range anns {
-		resp.ParameterAnnouncements = append(resp.ParameterAnnouncements, &pluginpb.ParameterAnnouncement{
-			Name: a.Name, Title: a.Title, Tooltip: a.Tooltip, Required: a.Required,
-			ItemType: string(a.ItemType), CollectionType: string(a.CollectionType),
-			String_: a.String, Array: a.Array, Map: a.Map,
-		})
+	if b, ok := appendAnnouncements(nil, anns); ok {
+		// SendAndClose sends its message with SendMsg: the same, encoded.
+		msg := encoded(b)
+		return stream.SendMsg(&msg)
 	}
-	return stream.SendAndClose(resp)
+	return stream.SendAndClose(announcementResponse(anns))
 }
 
 func (svc *service) CheckPluginConfiguration(context.Context, *emptypb.Empty) (*pluginpb.CheckPluginConfigurationResponse, error) {

@@ -20,8 +20,9 @@ import (
 const maxListedValuesFiles = 50
 
 // announce builds the announcement: every parameter of specs, with its
-// current value.
-func (j *job) announce(vs *valueSet) ([]params.Announcement, error) {
+// current value; flat is the helm-parameters map (see flatValues), which
+// the announcement takes.
+func (j *job) announce(flat map[string]string) ([]params.Announcement, error) {
 	e := j.effective()
 	s := j.s
 	out := make([]params.Announcement, 0, len(specs))
@@ -36,7 +37,7 @@ func (j *job) announce(vs *valueSet) ([]params.Announcement, error) {
 		case ParamValues:
 			a.String = s.values
 		case ParamHelmParameters:
-			a.Map = j.flatValues(vs)
+			a.Map = flat
 		case ParamHelmStringParameters:
 			a.Map = cloneMap(s.setString)
 		case ParamFileParameters:
@@ -66,13 +67,13 @@ func (j *job) announce(vs *valueSet) ([]params.Announcement, error) {
 // flatValues lists the chart's values (values.yaml merged with the user's
 // values, as Helm merges them) flattened to --set keys, each with its
 // value as display prints it. Past Limits.MaxAnnouncedValues, the first
-// keys in order are listed.
-func (j *job) flatValues(vs *valueSet) map[string]string {
+// keys in order are listed, and complete is false.
+func (j *job) flatValues(vs *valueSet) (flat map[string]string, complete bool) {
 	merged := loader.MergeMaps(vs.chart, vs.user)
 	m := make(map[string]string, min(countLeaves(merged), 4*params.MaxItems))
 	n := flatten(merged, "", true, m)
 	if n <= j.lim.MaxAnnouncedValues {
-		return m
+		return m, true
 	}
 	j.p.log.Warn("the chart has more values than the announcement may list; the first ones in key order are listed",
 		"app", j.req.AppName, "values", n, "listed", j.lim.MaxAnnouncedValues)
@@ -81,7 +82,7 @@ func (j *job) flatValues(vs *valueSet) map[string]string {
 	for _, l := range leaves[:j.lim.MaxAnnouncedValues] {
 		m[l.Path.String()], _ = display(l.Value)
 	}
-	return m
+	return m, false
 }
 
 // flatten adds the leaves of v under prefix (a path in --set notation,

@@ -93,11 +93,14 @@ type Stats struct {
 	Charts    CacheStats // loaded charts, by the digest of their files
 	Documents CacheStats // rendered documents read, by the digest of their text
 	Values    CacheStats // values files parsed for announcements, by the digest of their text
+	// Announcements are the helm-parameters lists of charts announced
+	// without user values, by the digest of values.yaml.
+	Announcements CacheStats
 }
 
 // Stats returns the counters of the plugin's caches, for metrics.
 func (p *Plugin) Stats() Stats {
-	return Stats{Charts: p.charts.lru.stats(), Documents: p.docs.lru.stats(), Values: p.values.lru.stats()}
+	return Stats{Charts: p.charts.lru.stats(), Documents: p.docs.lru.stats(), Values: p.values.lru.stats(), Announcements: p.flat.stats()}
 }
 
 func (c *lru[V]) stats() CacheStats {

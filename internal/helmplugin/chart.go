@@ -182,6 +182,16 @@ func copyFile(w io.Writer, p string, max int64, buf []byte) (int64, error) {
 // values.yaml (it may not), the latter as Helm's loader reads it, through
 // the cache, without loading the rest of the chart.
 func (j *job) chartValues() (map[string]any, error) {
+	data, err := j.chartValuesText()
+	if err != nil {
+		return nil, err
+	}
+	return j.parseChartValues(data)
+}
+
+// chartValuesText checks the chart and returns the text of its
+// values.yaml, without a byte order mark; nil when there is none.
+func (j *job) chartValuesText() ([]byte, error) {
 	if _, _, err := j.checkChartTree(false); err != nil {
 		return nil, err
 	}
@@ -195,11 +205,19 @@ func (j *job) chartValues() (map[string]any, error) {
 	data, err := j.readFile(path.Join(dir, "values.yaml"))
 	switch {
 	case errors.Is(err, errMissing):
-		return map[string]any{}, nil
+		return nil, nil
 	case err != nil:
 		return nil, err
 	}
-	vals, err := j.p.values.parse(bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF")))
+	return bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF")), nil
+}
+
+// parseChartValues parses the text chartValuesText returned.
+func (j *job) parseChartValues(data []byte) (map[string]any, error) {
+	if data == nil {
+		return map[string]any{}, nil
+	}
+	vals, err := j.p.values.parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("cannot load values.yaml: %w", err)
 	}

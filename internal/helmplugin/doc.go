@@ -39,8 +39,9 @@
 // caused them.
 //
 // The sidecar renders the same charts again and again, so loaded charts,
-// rendered documents read before and parsed values documents are cached by
-// the SHA-256 of their content (see Options). A cached chart is never
+// rendered documents read before, parsed values documents and the
+// helm-parameters lists of charts announced without user values are cached
+// by the SHA-256 of their content (see Options). A cached chart is never
 // handed out: Helm changes the chart it renders, so each render gets a
 // complete copy. YAML is read with Helm's rules (sigs.k8s.io/yaml) by
 // faster paths that give the same results, and fall back to Helm's own

@@ -294,3 +294,11 @@ func distance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// userValues reports whether the parameters give Helm user values: values
+// files, inline values or --set style parameters. Without them, the values
+// are the chart's own.
+func (s *settings) userValues() bool {
+	return len(s.valuesFiles) > 0 || (s.hasValues && strings.TrimSpace(s.values) != "") ||
+		len(s.set) > 0 || len(s.setString) > 0 || len(s.setFile) > 0
+}

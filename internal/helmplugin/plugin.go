@@ -2,10 +2,12 @@ package helmplugin
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -105,8 +107,10 @@ type Options struct {
 	// parameters; nil discards them.
 	Logger *slog.Logger
 	// CacheEntries bounds the parsed values documents kept for
-	// announcements, by the SHA-256 of their text (see Announce); 0 is
-	// 256, a negative number keeps none.
+	// announcements, by the SHA-256 of their text, and as many finished
+	// helm-parameters lists of charts announced without user values, by
+	// the SHA-256 of values.yaml (see Announce); each cache holds at most
+	// Limits.MaxTotalValuesBytes. 0 is 256, a negative number keeps none.
 	CacheEntries int
 	// ChartCacheEntries bounds the loaded charts kept for rendering, by
 	// the SHA-256 of the chart's files (see Generate); 0 is 64, a
@@ -140,6 +144,9 @@ type Plugin struct {
 	log    *slog.Logger
 	sem    chan struct{}
 	values valuesCache
+	// flat keeps the flattened helm-parameters of charts announced
+	// without user values, by the SHA-256 of values.yaml (see Announce).
+	flat   *lru[map[string]string]
 	charts chartCache
 	docs   docCache
 	deps   *depResolver
@@ -175,6 +182,7 @@ func New(opts Options) *Plugin {
 	lim := opts.Limits.withDefaults()
 	return &Plugin{opts: opts, lim: lim, log: log.With("plugin", Name), sem: make(chan struct{}, n),
 		values: valuesCache{lru: newLRU[map[string]any](orDefault(opts.CacheEntries, 256), lim.MaxTotalValuesBytes), reference: opts.ReferenceYAML},
+		flat:   newLRU[map[string]string](orDefault(opts.CacheEntries, 256), lim.MaxTotalValuesBytes),
 		charts: chartCache{newLRU[*chart.Chart](orDefault(opts.ChartCacheEntries, 64), chartBytes)},
 		docs:   docCache{lru: newLRU[parsed](1<<20, docBytes), reference: opts.ReferenceYAML},
 		deps:   newDepResolver(opts.Dependencies),
@@ -210,6 +218,32 @@ func (p *Plugin) Announce(ctx context.Context, req *params.Request) ([]params.An
 		return nil, err
 	}
 	defer j.close()
+	if !j.s.userValues() {
+		// No user values: helm-parameters is values.yaml flattened, which
+		// depends on its text only.
+		data, err := j.chartValuesText()
+		if err != nil {
+			return nil, err
+		}
+		key := sha256.Sum256(data)
+		if m, ok := p.flat.get(key); ok {
+			return j.announce(maps.Clone(m))
+		}
+		vals, err := j.parseChartValues(data)
+		if err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		// vals is the chart's merged with no user values (MergeMaps
+		// copies: flatten only reads).
+		m, complete := j.flatValues(&valueSet{chart: vals, user: map[string]any{}})
+		if complete {
+			p.flat.add(key, flatSize(m), maps.Clone(m))
+		}
+		return j.announce(m)
+	}
 	chartVals, err := j.chartValues()
 	if err != nil {
 		return nil, err
@@ -221,7 +255,18 @@ func (p *Plugin) Announce(ctx context.Context, req *params.Request) ([]params.An
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return j.announce(vals)
+	m, _ := j.flatValues(vals)
+	return j.announce(m)
+}
+
+// flatSize is what a flattened values list stands for in the cache: its
+// text and a map entry's overhead per entry.
+func flatSize(m map[string]string) int64 {
+	n := int64(0)
+	for k, v := range m {
+		n += int64(len(k)+len(v)) + 64
+	}
+	return n
 }
 
 // Generate renders the chart and returns its manifests, each a JSON object.

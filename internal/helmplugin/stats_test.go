@@ -40,13 +40,16 @@ func TestStats(t *testing.T) {
 	got := p.Stats()
 	// Charts: one (miss), one (hit), two (miss, evicts one), one (miss,
 	// evicts two). Documents: 2 per render; "one" renders the same two
-	// documents each time, "two" two others. Values: the announcements.
+	// documents each time, "two" two others. Values: the first
+	// announcement parses values.yaml; Announcements: the second finds
+	// the list the first made.
 	want := helmplugin.Stats{
-		Charts:    helmplugin.CacheStats{Hits: 1, Misses: 3, Evictions: 2, Entries: 1},
-		Documents: helmplugin.CacheStats{Hits: 4, Misses: 4, Entries: 4},
-		Values:    helmplugin.CacheStats{Hits: 1, Misses: 1, Entries: 1},
+		Charts:        helmplugin.CacheStats{Hits: 1, Misses: 3, Evictions: 2, Entries: 1},
+		Documents:     helmplugin.CacheStats{Hits: 4, Misses: 4, Entries: 4},
+		Values:        helmplugin.CacheStats{Misses: 1, Entries: 1},
+		Announcements: helmplugin.CacheStats{Hits: 1, Misses: 1, Entries: 1},
 	}
-	for _, c := range []*helmplugin.CacheStats{&got.Charts, &got.Documents, &got.Values} {
+	for _, c := range []*helmplugin.CacheStats{&got.Charts, &got.Documents, &got.Values, &got.Announcements} {
 		if c.Entries > 0 && c.Bytes <= 0 {
 			t.Errorf("a cache of %d entries has %d bytes", c.Entries, c.Bytes)
 		}
