@@ -1,54 +1,19 @@
 package values_test
 
 import (
-	"encoding/json"
-	"math"
-	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/strata-dev/strata/internal/document"
+	"github.com/strata-dev/strata/internal/document/documenttest"
 	"github.com/strata-dev/strata/internal/values"
 )
 
-var fuzzDocs = []string{
-	"", "a: 1", "a: {b: [1, {c: null}], d: x}", `{"a": [1, 2.5e10, "s"]}`,
-	"base: &b {x: 1}\nc:\n  <<: *b\n  y: 2", "a: 123456789012345678901234567890",
-	"'a.b': {'c[0]': 1, '': 2, 'x\\\\y': [[]]}", "a: !!binary aGVsbG8=", "- 1", "a: [", "a: 1\na: 2",
-}
-
-// canon maps a tree to a form where numbers compare by value whatever their
-// Go type (a float 2 written as YAML reads back as an integer).
-func canon(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = canon(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = canon(e)
-		}
-		return out
-	case int64:
-		return strconv.FormatFloat(float64(v), 'g', -1, 64) + "#" + strconv.FormatInt(v, 10)
-	case float64:
-		if math.IsNaN(v) {
-			return "NaN"
-		}
-		if v == math.Trunc(v) && math.Abs(v) < 1<<63 {
-			return canon(int64(v))
-		}
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	case json.Number:
-		return "big#" + string(v)
-	}
-	return v
-}
+var (
+	fuzzDocs = documenttest.FuzzDocs
+	canon    = documenttest.Canon
+)
 
 // FuzzMerge: merging never fails on parsed layers, gives the same values with
 // and without provenance, and explains every leaf exactly once.
