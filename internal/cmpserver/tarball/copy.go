@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 )
 
 // copyWorkers is how many files copyTree copies at once. Copying is
@@ -104,4 +105,51 @@ func copyTree(ctx context.Context, t *tree, src, dst string, preserve bool) erro
 		}
 	}
 	return nil
+}
+
+// copyEach runs copyOne on every file, by copyWorkers workers, with the
+// mode the file gets (its own with preserve, else 0644); it stops at the
+// first error, or when ctx is done, and returns that error.
+func copyEach(ctx context.Context, files []node, preserve bool, copyOne func(f node, mode fs.FileMode) error) error {
+	var (
+		next   atomic.Int64
+		failed atomic.Bool
+		wg     sync.WaitGroup
+		errMu  sync.Mutex
+		first  error
+	)
+	fail := func(err error) {
+		errMu.Lock()
+		if first == nil {
+			first = err
+		}
+		errMu.Unlock()
+		failed.Store(true)
+	}
+	for range min(copyWorkers, len(files)) {
+		wg.Go(func() {
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= len(files) {
+					return
+				}
+				if i%64 == 0 {
+					if err := ctx.Err(); err != nil {
+						fail(err)
+						return
+					}
+				}
+				mode := files[i].mode
+				if !preserve {
+					mode = 0o644
+				}
+				if err := copyOne(files[i], mode); err != nil {
+					fail(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
 }

@@ -7,8 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
-	"sync"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,48 +36,12 @@ func copyFiles(ctx context.Context, files []node, src, dst string, preserve bool
 	}
 	defer unix.Close(dstFD)
 	mask := umask()
-	var (
-		next   atomic.Int64
-		failed atomic.Bool
-		wg     sync.WaitGroup
-		errMu  sync.Mutex
-		first  error
-	)
-	fail := func(err error) {
-		errMu.Lock()
-		if first == nil {
-			first = err
+	return copyEach(ctx, files, preserve, func(f node, mode fs.FileMode) error {
+		if err := copyFileAt(srcFD, dstFD, f.name, f.size, mode, mask); err != nil {
+			return fmt.Errorf("copying %s: %w", f.name, err)
 		}
-		errMu.Unlock()
-		failed.Store(true)
-	}
-	for range min(copyWorkers, len(files)) {
-		wg.Go(func() {
-			for !failed.Load() {
-				i := int(next.Add(1) - 1)
-				if i >= len(files) {
-					return
-				}
-				if i%64 == 0 {
-					if err := ctx.Err(); err != nil {
-						fail(err)
-						return
-					}
-				}
-				f := files[i]
-				mode := f.mode
-				if !preserve {
-					mode = 0o644
-				}
-				if err := copyFileAt(srcFD, dstFD, f.name, f.size, mode, mask); err != nil {
-					fail(fmt.Errorf("copying %s: %w", f.name, err))
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return first
+		return nil
+	})
 }
 
 // copyFileAt copies the file name (relative to both directories) of size

@@ -6,53 +6,14 @@ import (
 	"context"
 	"io/fs"
 	"os"
-	"sync"
-	"sync/atomic"
 )
 
 // copyFiles copies files from the tree under src into the one under dst,
 // whose directories exist, by copyWorkers workers.
 func copyFiles(ctx context.Context, files []node, src, dst string, preserve bool) error {
-	var (
-		next   atomic.Int64
-		failed atomic.Bool
-		wg     sync.WaitGroup
-		errMu  sync.Mutex
-		first  error
-	)
-	fail := func(err error) {
-		errMu.Lock()
-		if first == nil {
-			first = err
-		}
-		errMu.Unlock()
-		failed.Store(true)
-	}
-	for range min(copyWorkers, len(files)) {
-		wg.Go(func() {
-			for !failed.Load() {
-				i := int(next.Add(1) - 1)
-				if i >= len(files) {
-					return
-				}
-				if err := ctx.Err(); err != nil {
-					fail(err)
-					return
-				}
-				f := files[i]
-				mode := f.mode
-				if !preserve {
-					mode = 0o644
-				}
-				if err := copyFile(src+"/"+f.name, dst+"/"+f.name, f.size, mode); err != nil {
-					fail(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return first
+	return copyEach(ctx, files, preserve, func(f node, mode fs.FileMode) error {
+		return copyFile(src+"/"+f.name, dst+"/"+f.name, f.size, mode)
+	})
 }
 
 // createFile creates a new file; it never opens an existing file nor
