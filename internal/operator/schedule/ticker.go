@@ -71,7 +71,7 @@ func (t *Ticker) run(ctx context.Context) {
 		}
 		wait := time.Hour
 		if !next.IsZero() {
-			wait = max(next.Sub(time.Now()), 0)
+			wait = max(time.Until(next), 0)
 		}
 		timer.Reset(wait)
 		select {
