@@ -33,6 +33,7 @@ func BenchmarkRunnerRun(b *testing.B) {
 	p := benchScript(b)
 	h := &hook.Hook{Name: "hooks/h.sh", Path: p, Kind: hook.Module, ModuleKey: "myModule"}
 	r := &hook.Runner{Env: []string{"PATH=" + os.Getenv("PATH")}, TempDir: b.TempDir()}
+	defer r.Close()
 	in := hook.Input{
 		Contexts: []hook.BindingContext{{BindingType: hook.BeforeHelm, Binding: "beforeHelm", Snapshots: map[string][]hook.ObjectResult{}}},
 		Values:   []byte(`{"global":{"enabledModules":["a","b"]},"myModule":{"replicas":1}}`),
