@@ -78,6 +78,9 @@ func (s *monitorState) lastErr() error {
 func (m *Monitor) start(ctx context.Context, emit func(Event)) (hook.BindingContext, error) {
 	b := m.binding
 	st := m.state
+	if !m.started.CompareAndSwap(false, true) {
+		return hook.BindingContext{}, fmt.Errorf("binding %s: the monitor was started before; make a new one with NewMonitor or NewSet", b.Name)
+	}
 	// Held until the initial objects are in: changes the source sends
 	// meanwhile wait for it.
 	st.mu.Lock()
@@ -90,8 +93,10 @@ func (m *Monitor) start(ctx context.Context, emit func(Event)) (hook.BindingCont
 	if ns := b.Namespace; ns != nil && ns.LabelSelector != nil {
 		nss, err := m.source.Watch(ctx, "v1", "Namespace", func(c Change) {
 			st.mu.Lock()
-			defer st.mu.Unlock()
-			m.namespaceChangedLocked(c, emit)
+			var evs []Event
+			m.namespaceChangedLocked(c, func(e Event) { evs = append(evs, e) })
+			st.mu.Unlock()
+			send(emit, evs)
 		})
 		if err != nil {
 			return hook.BindingContext{}, fmt.Errorf("binding %s: watching namespaces: %w", b.Name, err)
@@ -102,8 +107,10 @@ func (m *Monitor) start(ctx context.Context, emit func(Event)) (hook.BindingCont
 	}
 	objs, err := m.source.Watch(ctx, b.APIVersion, b.Kind, func(c Change) {
 		st.mu.Lock()
-		defer st.mu.Unlock()
-		m.changeLocked(c, emit)
+		var evs []Event
+		m.changeLocked(c, func(e Event) { evs = append(evs, e) })
+		st.mu.Unlock()
+		send(emit, evs)
 	})
 	if err != nil {
 		return hook.BindingContext{}, fmt.Errorf("binding %s: watching %s: %w", b.Name, kindName(b.APIVersion, b.Kind), err)
@@ -124,6 +131,17 @@ func (m *Monitor) start(ctx context.Context, emit func(Event)) (hook.BindingCont
 	locked = false
 	st.mu.Unlock()
 	return sync, nil
+}
+
+// send passes events to emit, outside the monitor's lock: emit may
+// block (a full queue) while a run reads the snapshot.
+func send(emit func(Event), evs []Event) {
+	if emit == nil {
+		return
+	}
+	for _, e := range evs {
+		emit(e)
+	}
 }
 
 func kindName(apiVersion, kind string) string {
