@@ -385,3 +385,17 @@ func encode(t *testing.T, ctxs []hook.BindingContext) string {
 	}
 	return string(data)
 }
+
+func TestApplyFilterLimits(t *testing.T) {
+	cfg, err := hook.ParseConfig([]byte("configVersion: v1\nkubernetes:\n- {kind: Pod, jqFilter: 'def f: f; f'}\n- {name: many, kind: Pod, jqFilter: 'range(20000)'}\n"), hook.Global, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := json.RawMessage(`{"kind":"Pod"}`)
+	if _, err := kubebind.ApplyFilter(cfg.Kubernetes[0].Filter(), obj, 50*time.Millisecond); err == nil || err.Error() != "ran longer than 50ms" {
+		t.Errorf("endless filter: %v", err)
+	}
+	if _, err := kubebind.ApplyFilter(cfg.Kubernetes[1].Filter(), obj, time.Minute); err == nil || err.Error() != "gave more than 10000 results" {
+		t.Errorf("filter with many results: %v", err)
+	}
+}

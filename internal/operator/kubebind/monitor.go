@@ -313,7 +313,7 @@ func (m *Monitor) entryOf(o *Object) (*entry, error) {
 		e.sum = sha256.Sum256(o.JSON)
 		return e, nil
 	}
-	res, err := applyFilter(code, o.JSON)
+	res, err := applyFilter(code, o.JSON, filterTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("binding %s: jqFilter %q on %s %s: %w", b.Name, b.JqFilter, o.Kind, o.ID(), err)
 	}
@@ -325,14 +325,14 @@ func (m *Monitor) entryOf(o *Object) (*entry, error) {
 // applyFilter runs code on the object and returns its output as JSON:
 // null for no output, the value for one, a list for several (as
 // shell-operator).
-func applyFilter(code *gojq.Code, obj json.RawMessage) (json.RawMessage, error) {
+func applyFilter(code *gojq.Code, obj json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(obj))
 	dec.UseNumber()
 	var in any
 	if err := dec.Decode(&in); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), filterTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	iter := code.RunWithContext(ctx, in)
 	var results []any
@@ -347,7 +347,7 @@ func applyFilter(code *gojq.Code, obj json.RawMessage) (json.RawMessage, error) 
 				break
 			}
 			if errors.Is(err, context.DeadlineExceeded) {
-				return nil, fmt.Errorf("ran longer than %s", filterTimeout)
+				return nil, fmt.Errorf("ran longer than %s", timeout)
 			}
 			return nil, err
 		}
