@@ -54,13 +54,13 @@ func TestFlatten(t *testing.T) {
 		"z": nil,
 	}
 	want := map[string]string{"a.b": "c", "a.n": "1e+06", "a.f": "1.5", "l.0": "x", "l.1.y": "true", "z": "<nil>"}
-	if diff := cmp.Diff(want, flatten(in)); diff != "" {
+	if diff := cmp.Diff(want, flatten(in, true)); diff != "" {
 		t.Errorf("flatten (-want +got):\n%s", diff)
 	}
 }
 
 func TestPlain(t *testing.T) {
-	e := newEngine(false, nil, DefaultLimits())
+	e := newEngine(false, nil, DefaultLimits(), nil)
 	params := map[string]any{"a": "A", "b.c": "BC", "n": 3.0}
 	tests := []struct{ in, want, err string }{
 		{"x-{{a}}-{{ b.c }}-{{n}}", "x-A-BC-{{n}}", ""},
@@ -87,7 +87,7 @@ func TestPlain(t *testing.T) {
 
 func TestGoTemplateLimits(t *testing.T) {
 	lim := Limits{MaxStringBytes: 1000, MaxOutputBytes: 5000}
-	e := newEngine(true, nil, lim.withDefaults())
+	e := newEngine(true, nil, lim.withDefaults(), nil)
 	for _, tmpl := range []string{
 		`{{ repeat 2000 "x" }}`,
 		`{{ repeat 100000000 "x" }}`,
@@ -106,7 +106,7 @@ func TestGoTemplateLimits(t *testing.T) {
 			t.Errorf("%s is available to templates: %v", fn, err)
 		}
 	}
-	total := newEngine(true, nil, Limits{MaxStringBytes: 1000, MaxOutputBytes: 2500}.withDefaults())
+	total := newEngine(true, nil, Limits{MaxStringBytes: 1000, MaxOutputBytes: 2500}.withDefaults(), nil)
 	var err error
 	for i := 0; i < 4 && err == nil; i++ {
 		_, err = total.replace(`{{ repeat 900 "x" }}`, nil)
@@ -137,7 +137,7 @@ func TestCombineMatrix(t *testing.T) {
 }
 
 func TestGoTemplateBudget(t *testing.T) {
-	e := newEngine(true, nil, DefaultLimits())
+	e := newEngine(true, nil, DefaultLimits(), nil)
 	_, err := e.replace(`{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}`, nil)
 	if err == nil || !strings.Contains(err.Error(), "more than") {
 		t.Errorf("nested ranges over until = %v, want a budget error", err)
