@@ -57,7 +57,7 @@ const DefaultTemplateTime = 10 * time.Second
 func DefaultLimits() Limits {
 	return Limits{
 		MaxParamSets: 10000, MaxStringBytes: 1 << 20, MaxOutputBytes: 64 << 20,
-		MaxValueBytes: 16 << 20, MaxTemplateBytes: 256 << 20, MaxTemplateOps: 1 << 24,
+		MaxValueBytes: 16 << 20, MaxTemplateBytes: 256 << 20, MaxTemplateOps: 1 << 23,
 		TemplateTime: DefaultTemplateTime,
 	}
 }

@@ -230,6 +230,7 @@ func (e *engine) execute(s string, params map[string]any) (string, error) {
 // the size of what a range ranges over.
 const (
 	stepFunc  = "strataStep_"
+	iterFunc  = "strataIter_"
 	rangeFunc = "strataRange_"
 )
 
@@ -244,16 +245,16 @@ func (e *engine) parse(s string) (*template.Template, error) {
 	}
 	for _, tt := range t.Templates() {
 		if tt.Tree != nil && tt.Tree.Root != nil {
-			instrument(tt.Tree.Root, true)
+			instrument(tt.Tree.Root, stepFunc)
 		}
 	}
 	return t, nil
 }
 
-// instrument adds a step at the start of l (when first: a template's body)
-// and of the body of every range in l, and the size check to the pipeline
-// of every range.
-func instrument(l *parse.ListNode, first bool) {
+// instrument adds a step at the start of l when first is set (a template's
+// body: stepFunc; a range's body: iterFunc, the range having paid for its
+// iterations), and the size check to the pipeline of every range in l.
+func instrument(l *parse.ListNode, first string) {
 	for _, n := range l.Nodes {
 		switch n := n.(type) {
 		case *parse.IfNode:
@@ -263,11 +264,11 @@ func instrument(l *parse.ListNode, first bool) {
 		case *parse.RangeNode:
 			instrumentBranch(&n.BranchNode, true)
 		case *parse.ListNode:
-			instrument(n, false)
+			instrument(n, "")
 		}
 	}
-	if first {
-		l.Nodes = append([]parse.Node{stepNode(l.Pos)}, l.Nodes...)
+	if first != "" {
+		l.Nodes = append([]parse.Node{stepNode(first, l.Pos)}, l.Nodes...)
 	}
 }
 
@@ -275,9 +276,13 @@ func instrumentBranch(b *parse.BranchNode, isRange bool) {
 	if b.List == nil {
 		b.List = &parse.ListNode{NodeType: parse.NodeList, Pos: b.Pos}
 	}
-	instrument(b.List, isRange)
+	body := ""
+	if isRange {
+		body = iterFunc
+	}
+	instrument(b.List, body)
 	if b.ElseList != nil {
-		instrument(b.ElseList, false)
+		instrument(b.ElseList, "")
 	}
 	if isRange && b.Pipe != nil {
 		b.Pipe.Cmds = append(b.Pipe.Cmds, &parse.CommandNode{NodeType: parse.NodeCommand, Pos: b.Pos,
@@ -285,10 +290,10 @@ func instrumentBranch(b *parse.BranchNode, isRange bool) {
 	}
 }
 
-// stepNode is {{ strataStep_ }}, which prints nothing.
-func stepNode(pos parse.Pos) parse.Node {
+// stepNode is {{ fn }}, which prints nothing.
+func stepNode(fn string, pos parse.Pos) parse.Node {
 	return &parse.ActionNode{NodeType: parse.NodeAction, Pos: pos, Pipe: &parse.PipeNode{NodeType: parse.NodePipe, Pos: pos,
-		Cmds: []*parse.CommandNode{{NodeType: parse.NodeCommand, Pos: pos, Args: []parse.Node{parse.NewIdentifier(stepFunc).SetPos(pos)}}}}}
+		Cmds: []*parse.CommandNode{{NodeType: parse.NodeCommand, Pos: pos, Args: []parse.Node{parse.NewIdentifier(fn).SetPos(pos)}}}}}
 }
 
 // tooLargeError stops a template that writes too much.
@@ -339,6 +344,7 @@ func (e *engine) funcMap() template.FuncMap {
 		out[name] = e.bounded(name, f, e.precheck(name))
 	}
 	out[stepFunc] = func() (string, error) { return "", e.b.step(1, false) }
+	out[iterFunc] = func() (string, error) { return "", e.b.step(0, false) }
 	out[rangeFunc] = func(v any) (any, error) {
 		n := rangeCount(v)
 		if n > e.lim.MaxTemplateOps {
@@ -583,7 +589,17 @@ func checkFormat(format string, args []reflect.Value, maxv int64) error {
 				}
 				continue
 			case c == '*':
+				var vals []reflect.Value
 				for _, a := range args {
+					if a.Kind() == reflect.Slice {
+						for j := 0; j < a.Len(); j++ {
+							vals = append(vals, a.Index(j))
+						}
+					} else {
+						vals = append(vals, a)
+					}
+				}
+				for _, a := range vals {
 					if n := intValue(a); n > maxv || n < -maxv {
 						return fmt.Errorf("%w: a width or precision argument is beyond the limit of %d bytes", ErrTooLarge, maxv)
 					}
