@@ -220,16 +220,16 @@ func TestTemplateBudgetsAllow(t *testing.T) {
 	e := newEngine(true, nil, DefaultLimits(), nil)
 	params := map[string]any{"list": []any{"a", "b", "c"}, "name": "x"}
 	for tmpl, want := range map[string]string{
-		`{{ range .list }}{{ . }}{{ end }}`:                         "abc",
-		`{{ range $i, $e := .list }}{{ $i }}{{ end }}`:              "012",
-		`{{ range 3 }}{{ . }}{{ end }}`:                             "012",
-		`{{ range until 3 }}{{ . }}{{ else }}none{{ end }}`:         "012",
-		`{{ range (list) }}x{{ else }}none{{ end }}`:                "none",
-		`{{ define "t" }}[{{ . }}]{{ end }}{{ template "t" .name }}`: "[x]",
-		`{{ printf "%05d-%s" 42 .name }}`:                          "00042-x",
-		`{{ repeat 3 .name }}`:                                      "xxx",
-		`{{ .list | toJson }}`:                                      `["a","b","c"]`,
-		`{{ replace "x" "yy" .name }}`:                              "yy",
+		`{{ range .list }}{{ . }}{{ end }}`:                             "abc",
+		`{{ range $i, $e := .list }}{{ $i }}{{ end }}`:                  "012",
+		`{{ range 3 }}{{ . }}{{ end }}`:                                 "012",
+		`{{ range until 3 }}{{ . }}{{ else }}none{{ end }}`:             "012",
+		`{{ range (list) }}x{{ else }}none{{ end }}`:                    "none",
+		`{{ define "t" }}[{{ . }}]{{ end }}{{ template "t" .name }}`:    "[x]",
+		`{{ printf "%05d-%s" 42 .name }}`:                               "00042-x",
+		`{{ repeat 3 .name }}`:                                          "xxx",
+		`{{ .list | toJson }}`:                                          `["a","b","c"]`,
+		`{{ replace "x" "yy" .name }}`:                                  "yy",
 		`{{ $d := dict "a" 1 }}{{ $_ := set $d "b" 2 }}{{ toJson $d }}`: `{"a":1,"b":2}`,
 	} {
 		got, err := e.replace(tmpl, params)
