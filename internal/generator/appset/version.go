@@ -33,13 +33,13 @@ func ParseVersion(s string) (v Version, newer bool, err error) {
 	t := strings.TrimPrefix(strings.TrimSpace(s), "v")
 	parts := strings.Split(t, ".")
 	if len(parts) < 2 || len(parts) > 3 {
-		return Version{}, false, fmt.Errorf("Argo CD version %q: write MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. 3.5 or 3.4.2", s)
+		return Version{}, false, fmt.Errorf("version %q: write MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. 3.5 or 3.4.2", s)
 	}
 	nums := make([]int, 3)
 	for i, p := range parts {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 0 || n > 999 {
-			return Version{}, false, fmt.Errorf("Argo CD version %q: %q is not a version number; write MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. 3.5 or 3.4.2", s, p)
+			return Version{}, false, fmt.Errorf("version %q: %q is not a version number; write MAJOR.MINOR or MAJOR.MINOR.PATCH, e.g. 3.5 or 3.4.2", s, p)
 		}
 		nums[i] = n
 	}
@@ -48,13 +48,13 @@ func ParseVersion(s string) (v Version, newer bool, err error) {
 		v.Patch = newestPatch[[2]int{v.Major, v.Minor}]
 	}
 	if v.less(Oldest) {
-		return Version{}, false, fmt.Errorf("Argo CD version %s: strata models the ApplicationSet controller of Argo CD %d.%d and later; older releases differ in ways it does not model", v, Oldest.Major, Oldest.Minor)
+		return Version{}, false, fmt.Errorf("version %s: strata models the ApplicationSet controller of Argo CD %d.%d and later; older releases differ in ways it does not model", v, Oldest.Major, Oldest.Minor)
 	}
 	if Latest.less(v) {
 		return Latest, true, nil
 	}
 	if _, known := newestPatch[[2]int{v.Major, v.Minor}]; !known {
-		return Version{}, false, fmt.Errorf("Argo CD version %s: there is no Argo CD %d.%d release; known lines are 2.14 and 3.0 to %d.%d", v, v.Major, v.Minor, Latest.Major, Latest.Minor)
+		return Version{}, false, fmt.Errorf("version %s: there is no Argo CD %d.%d release; known lines are 2.14 and 3.0 to %d.%d", v, v.Major, v.Minor, Latest.Major, Latest.Minor)
 	}
 	return v, false, nil
 }

@@ -30,7 +30,6 @@ type yaml11 struct {
 	source   string
 	lim      document.Limits
 	nodes    int
-	lineOff  int
 	position bool
 }
 
