@@ -214,7 +214,10 @@ func (e *engine) execute(s string, params map[string]any) (string, error) {
 	e.b.started = time.Time{}
 	if err != nil {
 		var tooLarge *tooLargeError
+		var le *limitError
 		switch {
+		case errors.As(err, &le):
+			return "", fmt.Errorf("executing go template %q: %w", document.Clip(s, 120), le.err)
 		case errors.As(err, &tooLarge):
 			return "", fmt.Errorf("%w: a rendered string exceeds %d bytes", ErrTooLarge, e.lim.MaxStringBytes)
 		case strings.Contains(err.Error(), "appset.rawJSON"):
@@ -296,6 +299,21 @@ func stepNode(fn string, pos parse.Pos) parse.Node {
 		Cmds: []*parse.CommandNode{{NodeType: parse.NodeCommand, Pos: pos, Args: []parse.Node{parse.NewIdentifier(fn).SetPos(pos)}}}}}
 }
 
+// limitError carries a budget's error out of a template function, so the
+// render reports it without text/template's wrapping.
+type limitError struct{ err error }
+
+func (e *limitError) Error() string { return e.err.Error() }
+func (e *limitError) Unwrap() error { return e.err }
+
+// limit wraps a budget's error; nil stays nil.
+func limit(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &limitError{err}
+}
+
 // tooLargeError stops a template that writes too much.
 type tooLargeError struct{}
 
@@ -343,14 +361,14 @@ func (e *engine) funcMap() template.FuncMap {
 	for name, f := range fm {
 		out[name] = e.bounded(name, f, e.precheck(name))
 	}
-	out[stepFunc] = func() (string, error) { return "", e.b.step(1, false) }
-	out[iterFunc] = func() (string, error) { return "", e.b.step(0, false) }
+	out[stepFunc] = func() (string, error) { return "", limit(e.b.step(1, false)) }
+	out[iterFunc] = func() (string, error) { return "", limit(e.b.step(0, false)) }
 	out[rangeFunc] = func(v any) (any, error) {
 		n := rangeCount(v)
 		if n > e.lim.MaxTemplateOps {
-			return nil, fmt.Errorf("%w: range over %d items, beyond the limit of %d steps", ErrTooLarge, n, e.lim.MaxTemplateOps)
+			return nil, limit(fmt.Errorf("%w: range over %d items, beyond the limit of %d steps", ErrTooLarge, n, e.lim.MaxTemplateOps))
 		}
-		return v, e.b.step(n, true)
+		return v, limit(e.b.step(n, true))
 	}
 	return out
 }
@@ -390,22 +408,22 @@ func (e *engine) bounded(name string, f any, pre func([]reflect.Value) error) an
 	ft := fv.Type()
 	return reflect.MakeFunc(ft, func(args []reflect.Value) []reflect.Value {
 		if err := e.b.step(1, true); err != nil {
-			panic(err)
+			panic(limit(err))
 		}
 		var in int64
 		for _, a := range args {
 			n, err := e.sizeOf(a)
 			if err != nil {
-				panic(fmt.Errorf("%s: an argument: %w", name, err))
+				panic(limit(fmt.Errorf("%s: an argument: %w", name, err)))
 			}
 			in += n
 		}
 		if in > e.lim.MaxValueBytes {
-			panic(fmt.Errorf("%w: %s: the arguments hold more than %d bytes", ErrTooLarge, name, e.lim.MaxValueBytes))
+			panic(limit(fmt.Errorf("%w: %s: the arguments hold more than %d bytes", ErrTooLarge, name, e.lim.MaxValueBytes)))
 		}
 		if pre != nil {
 			if err := pre(args); err != nil {
-				panic(fmt.Errorf("%s: %w", name, err))
+				panic(limit(fmt.Errorf("%s: %w", name, err)))
 			}
 		}
 		var out []reflect.Value
@@ -420,7 +438,7 @@ func (e *engine) bounded(name string, f any, pre func([]reflect.Value) error) an
 				err = e.b.produce(n)
 			}
 			if err != nil {
-				panic(fmt.Errorf("%s: the result: %w", name, err))
+				panic(limit(fmt.Errorf("%s: the result: %w", name, err)))
 			}
 		}
 		return out
