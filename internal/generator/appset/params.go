@@ -150,22 +150,19 @@ func combineMatrix(first, second map[string]any, goTemplate bool) (map[string]an
 }
 
 // overrideSet merges an override set of a merge generator into a base set:
-// goTemplate mode deep-merges with the override winning; plain mode
-// formats both as strings and lets the override win.
+// goTemplate mode deep-merges with the override winning; plain mode copies
+// the override's keys over the base's, values as they are, as the
+// controller's maps.Copy does.
 func overrideSet(base, override map[string]any, goTemplate bool) (map[string]any, error) {
+	out := copyMap(base)
 	if goTemplate {
-		out := copyMap(base)
 		if err := mergo.Merge(&out, copyMap(override), mergo.WithOverride); err != nil {
 			return nil, fmt.Errorf("merging the parameter sets: %w", err)
 		}
 		return out, nil
 	}
-	out := map[string]any{}
-	for k, v := range stringMap(base) {
-		out[k] = v
-	}
-	for k, v := range stringMap(override) {
-		out[k] = v
+	for k, v := range override {
+		out[k] = copyParam(v)
 	}
 	return out, nil
 }
