@@ -200,6 +200,7 @@ func TestTemplateBudgets(t *testing.T) {
 		{name: "regexReplaceAll copies", tmpl: `{{ regexReplaceAll "x" (repeat 100000 "x") "$0$0$0$0$0$0$0$0$0$0$0$0$0$0$0$0$0$0$0$0$0$0$0$0" | len }}`, want: ErrTooLarge, msg: "regexReplaceAll: "},
 		{name: "wrapWith a long separator", tmpl: `{{ wrapWith 1 (repeat 100000 "-") (repeat 10000 "x ") | len }}`, want: ErrTooLarge, msg: "wrapWith: "},
 		{name: "join with a long separator", tmpl: `{{ join (repeat 100000 "-") (until 1000) | len }}`, want: ErrTooLarge, msg: "join: "},
+		{name: "uniq of a long list", tmpl: `{{ until 1000000 | uniq | len }}`, want: ErrTooLarge, msg: "1000000 items compared with 1000000"},
 		{name: "indent", tmpl: `{{ indent 100000000 "x" }}`, want: ErrTooLarge, msg: "indent: "},
 		{name: "fromYaml aliases", tmpl: `{{ fromYaml "a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]" | len }}`, want: ErrTooLarge, msg: "fromYaml: "},
 		{name: "time", tmpl: `{{ range 1000 }}{{ genPrivateKey "rsa" | len }}{{ end }}`, lim: Limits{TemplateTime: 50 * time.Millisecond}, want: ErrTemplateTimeout, msg: "ran for more than 50ms"},

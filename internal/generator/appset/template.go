@@ -583,6 +583,32 @@ func (e *engine) precheck(name string) func([]reflect.Value) error {
 		}
 	case "printf":
 		return func(a []reflect.Value) error { return checkFormat(strValue(a, 0), a[1:], maxv) }
+	case "uniq", "mustUniq", "without", "mustWithout":
+		// They compare every item with every item kept (uniq) or with
+		// every item to omit (without): quadratic, inside one call that
+		// no check interrupts. Pay for the comparisons first, 16 a step.
+		return func(a []reflect.Value) error {
+			n := rangeCount(valueArg(a, 0))
+			m := n
+			if strings.HasSuffix(strings.ToLower(name), "without") {
+				m = 0
+				for _, o := range a[1:] {
+					if o.Kind() == reflect.Slice {
+						m += int64(o.Len())
+					} else {
+						m++
+					}
+				}
+			}
+			steps := n * m / 16
+			if m > 0 && n > math.MaxInt64/m {
+				steps = math.MaxInt64
+			}
+			if steps > e.lim.MaxTemplateOps {
+				return fmt.Errorf("%w: %d items compared with %d would take more than the limit of %d steps", ErrTooLarge, n, m, e.lim.MaxTemplateOps)
+			}
+			return e.b.step(steps, true)
+		}
 	case "fromYaml", "fromYamlArray":
 		return func(a []reflect.Value) error { return checkYAMLExpansion(strValue(a, 0), e.lim) }
 	}
