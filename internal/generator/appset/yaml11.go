@@ -232,8 +232,6 @@ func (r *yaml11) key(kn *yaml.Node) (string, error) {
 		return v, nil
 	case int64:
 		return strconv.FormatInt(v, 10), nil
-	case json.Number:
-		return string(v), nil
 	case float64:
 		return strconv.FormatFloat(v, 'g', -1, 32), nil
 	case bool:

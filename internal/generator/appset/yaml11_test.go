@@ -26,6 +26,7 @@ var yaml11Cases = []string{
 	"list: [yes, no, 012, '012', 1.0, ~]\n",
 	"base: &b {x: yes, y: 1}\nderived:\n  <<: *b\n  y: 2\n",
 	"a: 0.0\nb: -0\nc: 00\nd: 0_1\n",
+	"18446744073709551615: x\n",
 	"a: 1:20\nb: 0x_1F\nc: 0B11\nd: 1__0\n",
 }
 
