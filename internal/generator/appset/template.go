@@ -359,7 +359,14 @@ func (e *engine) funcMap() template.FuncMap {
 	fm["urlquery"] = template.URLQueryEscaper
 	out := template.FuncMap{}
 	for name, f := range fm {
-		out[name] = e.bounded(name, f, e.precheck(name))
+		pre := e.precheck(name)
+		if pre == nil {
+			if w := e.typed(name, f); w != nil {
+				out[name] = w
+				continue
+			}
+		}
+		out[name] = e.bounded(name, f, pre)
 	}
 	out[stepFunc] = func() (string, error) { return "", limit(e.b.step(1, false)) }
 	out[iterFunc] = func() (string, error) { return "", limit(e.b.step(0, false)) }
@@ -445,11 +452,140 @@ func (e *engine) bounded(name string, f any, pre func([]reflect.Value) error) an
 	}).Interface()
 }
 
+// typed wraps the functions of the most common signatures as bounded
+// does, without reflection (text/template calls every function through
+// reflect already; bounded's reflect.MakeFunc adds two more calls). It
+// returns nil for other signatures.
+func (e *engine) typed(name string, f any) any {
+	switch fn := f.(type) {
+	case func(string) string:
+		return func(a string) (string, error) {
+			if err := e.enter(name, int64(len(a))); err != nil {
+				return "", err
+			}
+			return e.leave(name, fn(a))
+		}
+	case func(string, string) string:
+		return func(a, b string) (string, error) {
+			if err := e.enter(name, int64(len(a)+len(b))); err != nil {
+				return "", err
+			}
+			return e.leave(name, fn(a, b))
+		}
+	case func(string, string) bool:
+		return func(a, b string) (bool, error) {
+			if err := e.enter(name, int64(len(a)+len(b))); err != nil {
+				return false, err
+			}
+			return fn(a, b), nil
+		}
+	case func(any) string:
+		return func(a any) (string, error) {
+			if err := e.enter(name, e.argSize(a)); err != nil {
+				return "", err
+			}
+			return e.leave(name, fn(a))
+		}
+	case func(any) (string, error):
+		return func(a any) (string, error) {
+			if err := e.enter(name, e.argSize(a)); err != nil {
+				return "", err
+			}
+			r, err := fn(a)
+			if err != nil {
+				return "", err
+			}
+			return e.leave(name, r)
+		}
+	case func(...any) string:
+		return func(a ...any) (string, error) {
+			if err := e.enter(name, e.argSize(a...)); err != nil {
+				return "", err
+			}
+			return e.leave(name, fn(a...))
+		}
+	case func(...any) (string, error):
+		return func(a ...any) (string, error) {
+			if err := e.enter(name, e.argSize(a...)); err != nil {
+				return "", err
+			}
+			r, err := fn(a...)
+			if err != nil {
+				return "", err
+			}
+			return e.leave(name, r)
+		}
+	case func(string, ...any) string:
+		return func(f string, a ...any) (string, error) {
+			if err := e.enter(name, int64(len(f))+e.argSize(a...)); err != nil {
+				return "", err
+			}
+			return e.leave(name, fn(f, a...))
+		}
+	}
+	return nil
+}
+
+// enter is a typed function's step and check of its arguments' size.
+func (e *engine) enter(name string, args int64) error {
+	if err := e.b.step(1, true); err != nil {
+		return limit(err)
+	}
+	if args > e.lim.MaxValueBytes {
+		return limit(fmt.Errorf("%w: %s: the arguments hold more than %d bytes", ErrTooLarge, name, e.lim.MaxValueBytes))
+	}
+	return nil
+}
+
+// leave checks and charges a typed function's result.
+func (e *engine) leave(name, r string) (string, error) {
+	n := int64(len(r)) + 16
+	if n > e.lim.MaxValueBytes {
+		return "", limit(fmt.Errorf("%s: the result: %w: a value holds more than %d bytes", name, ErrTooLarge, e.lim.MaxValueBytes))
+	}
+	if err := e.b.produce(n); err != nil {
+		return "", limit(fmt.Errorf("%s: the result: %w", name, err))
+	}
+	return r, nil
+}
+
+// argSize is the size of arguments as sizeOf measures them; beyond the
+// limit it is more than MaxValueBytes.
+func (e *engine) argSize(args ...any) int64 {
+	var total int64
+	for _, a := range args {
+		n, err := e.sizeOf(reflect.ValueOf(a))
+		if err != nil {
+			return e.lim.MaxValueBytes + 1
+		}
+		total += n
+		if total > e.lim.MaxValueBytes {
+			return total
+		}
+	}
+	return total
+}
+
 // sizeOf measures a value as it would be held in memory with every
 // reference followed (shared parts count each time): the bytes of its
 // strings and 16 per element. Beyond Limits.MaxValueBytes, or nested
 // deeper than maxValueDepth (a dict holding itself), it is an error.
 func (e *engine) sizeOf(v reflect.Value) (int64, error) {
+	// Fast paths for the common arguments and results: scalars.
+	for v.IsValid() && v.Kind() == reflect.Interface && !v.IsNil() {
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.Invalid, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return 16, nil
+	case reflect.String:
+		n := 16 + int64(v.Len())
+		if n > e.lim.MaxValueBytes {
+			return n, fmt.Errorf("%w: a value holds more than %d bytes", ErrTooLarge, e.lim.MaxValueBytes)
+		}
+		return n, nil
+	}
 	var n int64
 	limit := e.lim.MaxValueBytes
 	var walk func(v reflect.Value, depth int) error
