@@ -32,6 +32,8 @@ type appsetRenderFlags struct {
 	tokens        []string
 	output        string
 	timeout       time.Duration
+	argocd        string
+	templateTime  time.Duration
 }
 
 func newAppsetRenderCmd(g *globals) *cobra.Command {
@@ -53,7 +55,14 @@ variable STRATA_APPSET_TOKEN_<NAME> (NAME in upper case, other characters
 as _), gives the token of ConfigMap NAME directly and wins over the Secret.
 
 Generators that need the cluster (clusters, git, scmProvider, pullRequest,
-clusterDecisionResource) are errors.`,
+clusterDecisionResource) are errors.
+
+The controller followed is that of the newest Argo CD (3.5); --argocd-version
+selects an older release where they differ (nested selectors before 3.0, a
+matrix's plugin values before 3.4.4, selectors over plugin values before
+3.4): see docs/appset.md. Templates share a budget per file: --template-timeout
+of running time, and bounded steps and sizes, so a hostile template fails
+with an error instead of hanging or exhausting memory.`,
 		Example: `  strata appset render examples/appset/list/appset.yaml
   strata appset render appset.yaml --plugin-config plugin-cm.yaml --secret argocd-secret.yaml
   STRATA_APPSET_TOKEN_MY_PLUGIN=s3cr3t strata appset render appset.yaml --plugin-config cm.yaml -o json`,
@@ -68,6 +77,8 @@ clusterDecisionResource) are errors.`,
 	fs.StringArrayVar(&f.tokens, "token", nil, "NAME=VALUE: the token of the plugin configured by ConfigMap NAME (visible to other local users; prefer $STRATA_APPSET_TOKEN_<NAME>)")
 	fs.StringVarP(&f.output, "output", "o", "yaml", "output format: yaml (a stream of documents) or json (a List)")
 	fs.DurationVar(&f.timeout, "timeout", appset.DefaultTimeout, "give up rendering after this long, plugin calls included (0: the default; negative, e.g. -1s: no limit)")
+	fs.StringVar(&f.argocd, "argocd-version", "", fmt.Sprintf("render as the ApplicationSet controller of this Argo CD release, MAJOR.MINOR[.PATCH], %d.%d to %d.%d (default: %d.%d, the newest)", appset.Oldest.Major, appset.Oldest.Minor, appset.Latest.Major, appset.Latest.Minor, appset.Latest.Major, appset.Latest.Minor))
+	fs.DurationVar(&f.templateTime, "template-timeout", appset.DefaultTemplateTime, "time the templates of the file may run in all, plugin calls not included (0 or negative: the default)")
 	return cmd
 }
 
@@ -102,6 +113,16 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 			}
 		}
 	}
+	var version appset.Version
+	if f.argocd != "" {
+		var newer bool
+		if version, newer, err = appset.ParseVersion(f.argocd); err != nil {
+			return fmt.Errorf("--argocd-version: %w", err)
+		}
+		if newer {
+			log.Warn("strata does not know this Argo CD release yet; rendering as the newest it knows", "argocdVersion", f.argocd, "renderingAs", version.String())
+		}
+	}
 	data, err := readAppsetFile(g, file, appset.MaxFileBytes)
 	if err != nil {
 		return err
@@ -116,6 +137,8 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 				log.Debug("plugin configured", "configMap", c.Name, "baseUrl", c.BaseURL, "timeout", c.Timeout, "token", c.Token != "")
 				return &generator.Client{BaseURL: c.BaseURL, Token: c.Token, Timeout: c.Timeout}
 			}),
+			Version: version,
+			Limits:  appset.Limits{TemplateTime: f.templateTime},
 		},
 		Timeout: f.timeout,
 		Logger:  log,

@@ -34,11 +34,12 @@ type File struct {
 // ApplicationSet's error, named after the ApplicationSet when there are
 // several.
 //
-// A template cannot be interrupted while it runs: when the timeout or ctx
-// ends first, Render returns an error wrapping ErrTimeout and the
-// context's error at once, and leaves the abandoned render to finish in
-// the background, its result discarded. A caller that renders on should
-// bound templates with Renderer.Limits; a command-line run exits.
+// The templates of all the ApplicationSets share one budget
+// (Renderer.Limits: time, steps, bytes). When the timeout or ctx ends
+// first, Render returns an error wrapping ErrTimeout and the context's
+// error at once; the abandoned render stops at its next budget check (a
+// range iteration, a template or function call) or plugin call, its result
+// discarded.
 func (f *File) Render(ctx context.Context, sets []*ApplicationSet) ([]map[string]any, error) {
 	timeout := f.Timeout
 	if timeout == 0 {
@@ -80,8 +81,9 @@ func (f *File) renderSets(ctx context.Context, sets []*ApplicationSet) ([]map[st
 	}
 	var apps []map[string]any
 	owner := map[[2]string]string{}
+	b := newBudget(ctx, r.Limits.withDefaults()) // the templates' budget is the file's
 	for _, set := range sets {
-		res, err := r.Render(ctx, set)
+		res, err := r.render(ctx, set, b)
 		if err != nil {
 			if len(sets) > 1 {
 				return nil, fmt.Errorf("ApplicationSet %s: %w", set.Name, err)

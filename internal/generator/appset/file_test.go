@@ -92,7 +92,7 @@ func TestFileRender(t *testing.T) {
 		{name: "one set", docs: []string{listSet("one", "", "dev", "prod")}, wantNames: []string{"app-dev", "app-prod"}},
 		{name: "several sets, in order", docs: []string{listSet("one", "", "b"), listSet("two", "", "a")}, wantNames: []string{"app-b", "app-a"}},
 		{name: "same name in other namespaces is no conflict",
-			docs: []string{listSet("one", "x", "dev"), listSet("two", "y", "dev")}, wantNames: []string{"app-dev", "app-dev"}},
+			docs: []string{listSet("one", "team-x", "dev"), listSet("two", "team-y", "dev")}, wantNames: []string{"app-dev", "app-dev"}},
 		{name: "two sets generating one Application",
 			docs:    []string{listSet("one", "", "dev"), listSet("two", "", "prod", "dev")},
 			wantErr: `both ApplicationSet one and ApplicationSet two generate the Application "app-dev"; in a cluster they would fight over it`},

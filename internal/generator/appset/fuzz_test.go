@@ -3,6 +3,7 @@ package appset_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/strata-dev/strata/internal/generator/appset"
 	"github.com/strata-dev/strata/internal/golden"
@@ -30,7 +31,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		r := appset.Renderer{Limits: appset.Limits{MaxParamSets: 200, MaxStringBytes: 1 << 14, MaxOutputBytes: 1 << 20}}
+		r := appset.Renderer{Limits: appset.Limits{MaxParamSets: 200, MaxStringBytes: 1 << 14, MaxOutputBytes: 1 << 20, MaxTemplateOps: 1 << 16, TemplateTime: time.Second}}
 		res, err := r.Render(context.Background(), a)
 		if err == nil && len(res.Applications) > 200 {
 			t.Fatalf("%d Applications, beyond the limit", len(res.Applications))
@@ -54,7 +55,7 @@ func FuzzTemplate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		r := appset.Renderer{Limits: appset.Limits{MaxStringBytes: 1 << 14, MaxOutputBytes: 1 << 20}}
+		r := appset.Renderer{Limits: appset.Limits{MaxStringBytes: 1 << 14, MaxOutputBytes: 1 << 20, MaxTemplateOps: 1 << 16, TemplateTime: time.Second}}
 		_, _ = r.Render(context.Background(), a)
 	})
 }

@@ -19,22 +19,43 @@ import (
 // {input, output} or {input, error}; an entry without input answers any
 // call), and compares the Applications (or "error: ..."), the plugin calls
 // made and the warnings with the want, calls and warnings sections.
+//
+// It renders as the newest Argo CD (the default), and as each Argo CD
+// version listed one per line in the case's versions section, whose
+// sections are named with @VERSION: want@3.3, calls@3.3, warnings@3.3.
 func TestRender(t *testing.T) {
 	golden.Run(t, "testdata/render/*.txtar", func(t *testing.T, c golden.Case) {
 		in := map[string][]byte{}
 		for _, f := range c.Archive.Files {
 			in[f.Name] = f.Data
 		}
-		got := renderCase(t, in)
-		for _, name := range []string{"want", "calls", "warnings"} {
-			golden.Check(t, c.Path, name, got[name])
+		versions := []string{""}
+		for _, line := range strings.Split(string(in["versions"]), "\n") {
+			if v := strings.TrimSpace(line); v != "" {
+				versions = append(versions, v)
+			}
+		}
+		for _, v := range versions {
+			suffix := ""
+			var version appset.Version
+			if v != "" {
+				suffix = "@" + v
+				var err error
+				if version, _, err = appset.ParseVersion(v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := renderCase(t, in, version)
+			for _, name := range []string{"want", "calls", "warnings"} {
+				golden.Check(t, c.Path, name+suffix, got[name])
+			}
 		}
 	})
 }
 
-// renderCase renders one case and returns its want, calls and warnings
-// sections.
-func renderCase(t *testing.T, in map[string][]byte) map[string]string {
+// renderCase renders one case as Argo CD version v and returns its want,
+// calls and warnings sections.
+func renderCase(t *testing.T, in map[string][]byte, v appset.Version) map[string]string {
 	t.Helper()
 	fake := &fakePlugins{}
 	if data, ok := in["plugins.yaml"]; ok {
@@ -47,7 +68,7 @@ func renderCase(t *testing.T, in map[string][]byte) map[string]string {
 	out := map[string]string{"want": "", "calls": "", "warnings": ""}
 	a, err := appset.Parse(in["appset.yaml"], "appset.yaml")
 	if err == nil {
-		r := appset.Renderer{Plugins: fake.resolve}
+		r := appset.Renderer{Plugins: fake.resolve, Version: v}
 		var res *appset.Result
 		res, err = r.Render(context.Background(), a)
 		if err == nil {

@@ -67,24 +67,36 @@ func jsonMap(m map[string]any) map[string]any {
 // flatten flattens a parameter set the way the controller does for plain
 // mode and for selectors: nested maps and lists become dotted keys ("a.b",
 // "list.0"), empty maps and lists vanish, and every leaf is formatted with
-// Go's %v.
-func flatten(m map[string]any) map[string]string {
+// Go's %v. Maps of strings (a plugin's values in goTemplate mode) are
+// flattened as maps with stringMaps, as since Argo CD 3.4, and kept as one
+// leaf without, as before; a plugin's input parameters are always one leaf.
+func flatten(m map[string]any, stringMaps bool) map[string]string {
 	out := make(map[string]string, len(m))
 	for k, v := range m {
-		flattenInto(out, k, v)
+		flattenInto(out, k, v, stringMaps, true)
 	}
 	return out
 }
 
-func flattenInto(out map[string]string, key string, v any) {
+// flattenInto adds v at key. inMaps is whether every container above v is
+// a map: 3.4's normalization reaches maps of strings only through maps.
+func flattenInto(out map[string]string, key string, v any, stringMaps, inMaps bool) {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, e := range v {
-			flattenInto(out, key+"."+k, e)
+			flattenInto(out, key+"."+k, e, stringMaps, inMaps)
 		}
 	case []any:
 		for i, e := range v {
-			flattenInto(out, key+"."+strconv.Itoa(i), e)
+			flattenInto(out, key+"."+strconv.Itoa(i), e, stringMaps, false)
+		}
+	case map[string]string:
+		if !stringMaps || !inMaps {
+			out[key] = formatValue(v)
+			return
+		}
+		for k, e := range v {
+			out[key+"."+k] = e
 		}
 	default:
 		out[key] = formatValue(v)
@@ -138,22 +150,19 @@ func combineMatrix(first, second map[string]any, goTemplate bool) (map[string]an
 }
 
 // overrideSet merges an override set of a merge generator into a base set:
-// goTemplate mode deep-merges with the override winning; plain mode
-// formats both as strings and lets the override win.
+// goTemplate mode deep-merges with the override winning; plain mode copies
+// the override's keys over the base's, values as they are, as the
+// controller's maps.Copy does.
 func overrideSet(base, override map[string]any, goTemplate bool) (map[string]any, error) {
+	out := copyMap(base)
 	if goTemplate {
-		out := copyMap(base)
 		if err := mergo.Merge(&out, copyMap(override), mergo.WithOverride); err != nil {
 			return nil, fmt.Errorf("merging the parameter sets: %w", err)
 		}
 		return out, nil
 	}
-	out := map[string]any{}
-	for k, v := range stringMap(base) {
-		out[k] = v
-	}
-	for k, v := range stringMap(override) {
-		out[k] = v
+	for k, v := range override {
+		out[k] = copyParam(v)
 	}
 	return out, nil
 }
@@ -176,5 +185,70 @@ func copyMap(m map[string]any) map[string]any {
 	if m == nil {
 		return map[string]any{}
 	}
-	return jsonValue(m).(map[string]any)
+	return copyParam(m).(map[string]any)
+}
+
+// copyParam deep-copies a parameter value, keeping the Go types the
+// controller holds (maps of strings, plugin parameters), so that merging
+// copies behaves as merging the controller's values does.
+func copyParam(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = copyParam(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = copyParam(e)
+		}
+		return out
+	case map[string]string:
+		out := make(map[string]string, len(v))
+		for k, e := range v {
+			out[k] = e
+		}
+		return out
+	}
+	return v
+}
+
+// rawJSON has the shape of the apiextensions JSON type the controller keeps
+// each of a plugin generator's input parameters in: JSON text. Templates
+// see it as the controller's do: printed, it is a struct of bytes
+// ("{[34 100 101 118 34]}" for "dev"); toJson and toYaml give the value.
+// It must have no String method, as the controller's type has none on
+// values.
+type rawJSON struct {
+	Raw []byte
+}
+
+// MarshalJSON returns the JSON text, as the controller's type does.
+func (j rawJSON) MarshalJSON() ([]byte, error) {
+	if len(j.Raw) > 0 {
+		return j.Raw, nil
+	}
+	return []byte("null"), nil
+}
+
+// pluginParameters is the controller's PluginParameters: a map of JSON texts.
+type pluginParameters map[string]rawJSON
+
+// newPluginParameters encodes each input parameter as the API server does
+// (compact JSON, sorted keys, HTML characters escaped).
+func newPluginParameters(in map[string]any) (pluginParameters, error) {
+	if in == nil {
+		return nil, nil
+	}
+	out := make(pluginParameters, len(in))
+	for k, v := range in {
+		data, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("input.parameters.%s: %w", k, err)
+		}
+		out[k] = rawJSON{Raw: data}
+	}
+	return out, nil
 }

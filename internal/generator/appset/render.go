@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/validate/content"
 
@@ -23,7 +24,9 @@ type ParamsGetter interface {
 // (configMapRef.name) to a ParamsGetter.
 type PluginFunc func(ctx context.Context, configMapRef string) (ParamsGetter, error)
 
-// Limits bound what rendering may produce.
+// Limits bound what rendering may produce and what its templates may
+// spend. Zero and negative fields take the defaults: limits on untrusted
+// input have no "unlimited".
 type Limits struct {
 	// MaxParamSets bounds the parameter sets of any one generator
 	// (after combining, for matrix and merge) and the Applications in all.
@@ -32,11 +35,31 @@ type Limits struct {
 	MaxStringBytes int
 	// MaxOutputBytes bounds all rendered strings together.
 	MaxOutputBytes int64
+	// MaxValueBytes bounds one value a template function takes or returns
+	// (a string, or a list or dict with everything in it).
+	MaxValueBytes int64
+	// MaxTemplateBytes bounds the values template functions return, in
+	// all, over the render (a File: over the file).
+	MaxTemplateBytes int64
+	// MaxTemplateOps bounds the steps templates take over the render (a
+	// File: over the file): range iterations, calls of defined templates
+	// and of functions.
+	MaxTemplateOps int64
+	// TemplateTime bounds the time templates run over the render (a File:
+	// over the file), plugin calls not included.
+	TemplateTime time.Duration
 }
+
+// DefaultTemplateTime is the time a zero Limits.TemplateTime allows.
+const DefaultTemplateTime = 10 * time.Second
 
 // DefaultLimits are the limits a zero Limits field takes.
 func DefaultLimits() Limits {
-	return Limits{MaxParamSets: 10000, MaxStringBytes: 1 << 20, MaxOutputBytes: 64 << 20}
+	return Limits{
+		MaxParamSets: 10000, MaxStringBytes: 1 << 20, MaxOutputBytes: 64 << 20,
+		MaxValueBytes: 16 << 20, MaxTemplateBytes: 256 << 20, MaxTemplateOps: 1 << 23,
+		TemplateTime: DefaultTemplateTime,
+	}
 }
 
 func (l Limits) withDefaults() Limits {
@@ -50,6 +73,18 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxOutputBytes > 0 {
 		d.MaxOutputBytes = l.MaxOutputBytes
 	}
+	if l.MaxValueBytes > 0 {
+		d.MaxValueBytes = l.MaxValueBytes
+	}
+	if l.MaxTemplateBytes > 0 {
+		d.MaxTemplateBytes = l.MaxTemplateBytes
+	}
+	if l.MaxTemplateOps > 0 {
+		d.MaxTemplateOps = l.MaxTemplateOps
+	}
+	if l.TemplateTime > 0 {
+		d.TemplateTime = l.TemplateTime
+	}
 	return d
 }
 
@@ -59,6 +94,9 @@ type Renderer struct {
 	// an error.
 	Plugins PluginFunc
 	Limits  Limits
+	// Version is the Argo CD release whose controller to follow where
+	// releases differ; the zero Version is Latest.
+	Version Version
 }
 
 // Result is what Render produced.
@@ -74,8 +112,17 @@ type Result struct {
 // parameter set. The first error stops it: the controller would not apply
 // a partial result either.
 func (r *Renderer) Render(ctx context.Context, a *ApplicationSet) (*Result, error) {
+	return r.render(ctx, a, nil)
+}
+
+// render renders a with the template budget b, a new one when nil.
+func (r *Renderer) render(ctx context.Context, a *ApplicationSet, b *budget) (*Result, error) {
 	lim := r.Limits.withDefaults()
-	x := &run{r: r, a: a, lim: lim, eng: newEngine(a.GoTemplate, a.GoTemplateOptions, lim)}
+	if b == nil {
+		b = newBudget(ctx, lim)
+	}
+	x := &run{r: r, a: a, lim: lim, v: r.Version.orLatest(), eng: newEngine(a.GoTemplate, a.GoTemplateOptions, lim, b)}
+	x.checkNestedSelectors()
 	res := &Result{}
 	names := map[string]string{} // Application name -> where it came from
 	for _, entry := range a.entries {
@@ -115,7 +162,9 @@ type run struct {
 	r        *Renderer
 	a        *ApplicationSet
 	lim      Limits
+	v        Version
 	eng      *engine
+	resolve  *engine // pre-resolves matrix values (missingkey=error), made when needed
 	warnings []string
 }
 
@@ -130,22 +179,18 @@ func (x *run) warnf(format string, args ...any) {
 }
 
 // params evaluates generator g. genParams, when not empty, is a parameter
-// set of the first child of a matrix that g is the second child of: every
-// string of g is templated with it first.
+// set of the first child of a matrix that g is the second child of: the
+// strings of g are templated with it first (interpolate).
 func (x *run) params(ctx context.Context, g *generator, genParams map[string]any, from string) ([]map[string]any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if len(genParams) > 0 {
-		rendered, err := x.eng.renderTree(g.raw, genParams, nil)
+		ig, err := x.interpolate(g, genParams, from)
 		if err != nil {
-			return nil, fmt.Errorf("templating %s with %s: %w\n(the controller templates every string of a matrix's second generator, plugin values included, with each parameter set of the first generator before the second runs, so those strings can use only the first generator's parameters)", g.entryPath, from, prefixField(err, g.entryPath))
+			return nil, err
 		}
-		gens, err := x.a.decodeEntry(rendered, g.pos, g.entryPath, g.depth)
-		if err != nil {
-			return nil, fmt.Errorf("%s, templated with %s: %w", g.entryPath, from, err)
-		}
-		g = gens[0]
+		g = ig
 	}
 	var sets []map[string]any
 	var err error
@@ -165,12 +210,12 @@ func (x *run) params(ctx context.Context, g *generator, genParams map[string]any
 		return nil, err
 	}
 	if g.selector != nil {
-		if g.depth >= 2 && !x.a.applyNested {
-			x.warnf("%s.selector is ignored: Argo CD applies selectors of generators nested in a nested matrix or merge only with spec.applyNestedSelectors: true", g.entryPath)
+		if g.depth >= 2 && !x.v.nestedSelectorsAlways() && !x.a.applyNested {
+			x.warnf("%s.selector is ignored: Argo CD %d.%d applies selectors of generators nested in a nested matrix or merge only with spec.applyNestedSelectors: true (3.0 and later always apply them)", g.entryPath, x.v.Major, x.v.Minor)
 		} else {
 			kept := sets[:0:0]
 			for _, p := range sets {
-				if g.selector.matches(flatten(p)) {
+				if g.selector.matches(flatten(p, x.v.flattensStringMaps())) {
 					kept = append(kept, p)
 				}
 			}
@@ -181,6 +226,198 @@ func (x *run) params(ctx context.Context, g *generator, genParams map[string]any
 		return nil, fmt.Errorf("%w: %s produced %d parameter sets, more than the limit of %d", ErrTooLarge, g.path, len(sets), x.lim.MaxParamSets)
 	}
 	return sets, nil
+}
+
+// checkNestedSelectors warns, for 3.0 and later, about selectors of
+// generators inside a nested matrix or merge that apply only because
+// Argo CD 3.0 stopped reading spec.applyNestedSelectors: 2.x ignored them.
+func (x *run) checkNestedSelectors() {
+	if !x.v.nestedSelectorsAlways() || x.a.applyNested {
+		return
+	}
+	var walk func(g *generator)
+	walk = func(g *generator) {
+		if g.depth >= 2 && g.selector != nil {
+			x.warnf("%s.selector applies: Argo CD 3.0 and later apply selectors of generators in a nested matrix or merge, and ignore spec.applyNestedSelectors; 2.x ignored this one (--argocd-version 2.14 renders as 2.x did)", g.entryPath)
+		}
+		for _, c := range g.children {
+			walk(c)
+		}
+	}
+	for _, entry := range x.a.entries {
+		for _, g := range entry {
+			walk(g)
+		}
+	}
+}
+
+// interpolate templates the second generator of a matrix with a parameter
+// set of the first, as the controller does before running it: every
+// string, map keys included, except
+//   - its own selector, which the controller reads before templating (the
+//     selectors of its children, when it is a matrix or merge, are
+//     templated), and
+//   - the values of plugin generators, by version: templated like the rest
+//     up to 3.3, left as written in 3.4.0 to 3.4.3, and from 3.4.4 each
+//     value templated only when the set has every key it names (else left
+//     as written, for the plugin generator to template with its own
+//     output).
+func (x *run) interpolate(g *generator, genParams map[string]any, from string) (*generator, error) {
+	raw := g.raw
+	mode := x.v.matrixValues()
+	var held []heldValues
+	if mode != valuesTemplated {
+		raw, held = holdPluginValues(raw, g.entryPath)
+	}
+	rendered, err := x.eng.renderTree(raw, genParams, nil)
+	if err != nil {
+		return nil, fmt.Errorf("templating %s with %s: %w\n(%s)", g.entryPath, from, prefixField(err, g.entryPath), x.interpolationNote())
+	}
+	tree := rendered.(map[string]any)
+	if sel, ok := g.raw["selector"]; ok {
+		tree["selector"] = sel
+	} else {
+		delete(tree, "selector")
+	}
+	for _, h := range held {
+		vals := make(map[string]any, len(h.values))
+		for k, v := range h.values {
+			s, ok := v.(string)
+			if !ok || mode == valuesAsWritten {
+				vals[k] = v
+				continue
+			}
+			r, err := x.preResolve(s, genParams)
+			if err != nil {
+				return nil, fmt.Errorf("templating %s with %s: %s.values.%s: %w", g.entryPath, from, h.path, k, err)
+			}
+			vals[k] = r
+		}
+		h.put(tree, vals)
+	}
+	gens, err := x.a.decodeEntry(tree, g.pos, g.entryPath, g.depth)
+	if err != nil {
+		return nil, fmt.Errorf("%s, templated with %s: %w", g.entryPath, from, err)
+	}
+	ng := gens[0]
+	ng.selector = g.selector
+	return ng, nil
+}
+
+func (x *run) interpolationNote() string {
+	switch x.v.matrixValues() {
+	case valuesTemplated:
+		return fmt.Sprintf("Argo CD %d.%d templates every string of a matrix's second generator, plugin values included, with each parameter set of the first generator before the second runs, so those strings can use only the first generator's parameters; 3.4 and later leave plugin values that use the plugin's own output for the plugin", x.v.Major, x.v.Minor)
+	}
+	return "the controller templates every string of a matrix's second generator, except plugin values, with each parameter set of the first generator before the second runs, so those strings can use only the first generator's parameters"
+}
+
+// preResolve templates a plugin value of a matrix's second generator with
+// the first generator's parameter set as 3.4.4 and later do: in goTemplate
+// mode with missingkey=error, a value naming a key the set lacks is left as
+// written; any other error is an error.
+func (x *run) preResolve(s string, params map[string]any) (string, error) {
+	if !x.a.GoTemplate {
+		return x.eng.replace(s, params)
+	}
+	if x.resolve == nil {
+		opts := []string{}
+		for _, o := range x.a.GoTemplateOptions {
+			if !strings.HasPrefix(o, "missingkey=") {
+				opts = append(opts, o)
+			}
+		}
+		x.resolve = x.eng.withOptions(append(opts, "missingkey=error"))
+	}
+	r, err := x.resolve.replace(s, params)
+	if err != nil {
+		if msg := err.Error(); strings.Contains(msg, "map has no entry for key") || strings.Contains(msg, "can't evaluate field") {
+			return s, nil
+		}
+		return "", err
+	}
+	return r, nil
+}
+
+// heldValues are the values of one plugin generator, taken out of an entry
+// before templating it.
+type heldValues struct {
+	path   string   // of the plugin generator, for errors
+	at     []string // keys from the entry to the plugin body
+	index  int      // of the child in generators, -1 when at the top
+	values map[string]any
+}
+
+// holdPluginValues returns a copy of entry without the values of its
+// plugin generators (its own, and its children's when it is a matrix or
+// merge), and those values.
+func holdPluginValues(entry map[string]any, path string) (map[string]any, []heldValues) {
+	out := make(map[string]any, len(entry))
+	for k, v := range entry {
+		out[k] = v
+	}
+	var held []heldValues
+	if body, ok := out["plugin"].(map[string]any); ok {
+		if vals, ok := body["values"].(map[string]any); ok {
+			nb := make(map[string]any, len(body))
+			for k, v := range body {
+				if k != "values" {
+					nb[k] = v
+				}
+			}
+			out["plugin"] = nb
+			held = append(held, heldValues{path: path + ".plugin", index: -1, values: vals})
+		}
+	}
+	for _, kind := range []string{"matrix", "merge"} {
+		body, ok := out[kind].(map[string]any)
+		if !ok {
+			continue
+		}
+		children, ok := body["generators"].([]any)
+		if !ok {
+			continue
+		}
+		nb := make(map[string]any, len(body))
+		for k, v := range body {
+			nb[k] = v
+		}
+		nc := make([]any, len(children))
+		for i, c := range children {
+			cm, ok := c.(map[string]any)
+			if !ok {
+				nc[i] = c
+				continue
+			}
+			sub, h := holdPluginValues(cm, fmt.Sprintf("%s.%s.generators[%d]", path, kind, i))
+			for j := range h {
+				if h[j].index == -1 {
+					h[j].at, h[j].index = []string{kind}, i
+				}
+			}
+			nc[i] = sub
+			held = append(held, h...)
+		}
+		nb["generators"] = nc
+		out[kind] = nb
+	}
+	return out, held
+}
+
+// put puts the values back into the templated entry tree.
+func (h heldValues) put(tree map[string]any, vals map[string]any) {
+	node := tree
+	if h.index >= 0 {
+		body, _ := tree[h.at[0]].(map[string]any)
+		children, _ := body["generators"].([]any)
+		if h.index >= len(children) {
+			return
+		}
+		node, _ = children[h.index].(map[string]any)
+	}
+	if body, ok := node["plugin"].(map[string]any); ok {
+		body["values"] = vals
+	}
 }
 
 // prefixField names a fieldError's path from the entry at prefix.
@@ -238,8 +475,7 @@ func (x *run) listParams(g *generator) ([]map[string]any, error) {
 		sets = append(sets, p)
 	}
 	if strings.TrimSpace(g.list.ElementsYaml) != "" {
-		loader := document.Loader{Limits: fileLimits}
-		v, _, err := loader.ParseAny([]byte(g.list.ElementsYaml), g.path+".elementsYaml")
+		v, _, err := parseOneYAML11([]byte(g.list.ElementsYaml), g.path+".elementsYaml", fileLimits, false)
 		if err != nil {
 			return nil, err
 		}
@@ -280,25 +516,27 @@ func (x *run) pluginParams(ctx context.Context, g *generator) ([]map[string]any,
 		valueKeys = append(valueKeys, k)
 	}
 	sort.Strings(valueKeys)
+	typed, err := newPluginParameters(g.plugin.Input.Parameters)
+	if err != nil {
+		return nil, fmt.Errorf("%s.input.parameters: %w", g.path, err)
+	}
 	sets := make([]map[string]any, 0, len(objects))
 	for i, obj := range objects {
 		p := map[string]any{}
 		if x.a.GoTemplate {
-			p = jsonMap(obj)
-			if p == nil {
-				p = map[string]any{}
+			for k, v := range jsonMap(obj) {
+				p[k] = v
 			}
 		} else {
-			for k, v := range flatten(jsonMap(obj)) {
+			for k, v := range flatten(jsonMap(obj), false) {
 				p[k] = v
 			}
 		}
-		params := input
-		if params == nil {
-			params = map[string]any{}
-		}
-		p["generator"] = map[string]any{"input": map[string]any{"parameters": jsonValue(params)}}
-		rendered := map[string]any{}
+		// The controller's own types: the input parameters as JSON texts
+		// (printed as such; toJson gives the value), values as a map of
+		// strings.
+		p["generator"] = map[string]any{"input": map[string]pluginParameters{"parameters": typed}}
+		rendered := map[string]string{}
 		for _, k := range valueKeys {
 			s, err := x.eng.replace(g.plugin.Values[k], p)
 			if err != nil {
@@ -545,8 +783,7 @@ func (x *run) patch(app, p map[string]any) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spec.templatePatch: %w", err)
 	}
-	loader := document.Loader{Limits: fileLimits}
-	v, _, err := loader.ParseAny([]byte(text), "spec.templatePatch (rendered)")
+	v, _, err := parseOneYAML11([]byte(text), "spec.templatePatch (rendered)", fileLimits, false)
 	if err != nil {
 		return nil, fmt.Errorf("spec.templatePatch renders to text that is not YAML: %w\nrendered patch:\n%s", err, document.Clip(text, 2000))
 	}

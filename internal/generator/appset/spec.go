@@ -1,6 +1,7 @@
 package appset
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -175,9 +176,11 @@ type generator struct {
 
 // Parse decodes an ApplicationSet from YAML or JSON. source names the file
 // in errors.
+//
+// The file is read as kubectl and the argocd CLI read manifests: YAML 1.1
+// scalars (an unquoted yes is true, 012 is 10; see yaml11).
 func Parse(data []byte, source string) (*ApplicationSet, error) {
-	loader := document.Loader{Positions: true, Limits: fileLimits}
-	tree, pos, err := loader.ParseAny(data, source)
+	tree, pos, err := parseOneYAML11(data, source, fileLimits, true)
 	if err != nil {
 		return nil, err
 	}
@@ -188,8 +191,7 @@ func Parse(data []byte, source string) (*ApplicationSet, error) {
 // separated by ---), as Parse decodes one. A stream without any is an
 // error; so are two with the same namespace and name.
 func ParseAll(data []byte, source string) ([]*ApplicationSet, error) {
-	loader := document.Loader{Positions: true, Limits: fileLimits}
-	docs, err := loader.ParseDocuments(data, source)
+	docs, err := parseYAML11(data, source, fileLimits, true)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +224,7 @@ func fromTree(tree any, pos *document.Pos, source string) (*ApplicationSet, erro
 	}
 	var doc appSetDoc
 	if err := document.Decode(root, pos, source, &doc); err != nil {
-		return nil, err
+		return nil, explainTypeError(err, root, pos, source)
 	}
 	if doc.APIVersion != "argoproj.io/v1alpha1" || doc.Kind != "ApplicationSet" {
 		return nil, invalidf(source, pos, "apiVersion %q, kind %q: expected an argoproj.io/v1alpha1 ApplicationSet", doc.APIVersion, doc.Kind)
@@ -526,4 +528,65 @@ func colOf(p *document.Pos) int {
 		return 0
 	}
 	return p.Column
+}
+
+// explainTypeError turns document.Decode's error for a boolean or a number
+// where a string belongs into one naming the value's line and full path,
+// and saying why: the file is read as YAML 1.1, as kubectl reads it, so an
+// unquoted yes or 012 is not a string.
+func explainTypeError(err error, root map[string]any, pos *document.Pos, source string) error {
+	var le *document.LoadError
+	if !errors.As(err, &le) || !strings.Contains(le.Msg, ": expected a string") {
+		return err
+	}
+	field, _, _ := strings.Cut(le.Msg, ": expected")
+	path, v, vpos, ok := findScalar(root, pos, strings.Split(field, "."), "")
+	if !ok {
+		return err
+	}
+	return &document.LoadError{Source: source, Line: lineOf(vpos), Column: colOf(vpos), Err: le.Err,
+		Msg: fmt.Sprintf("%s is %s, and must be a string: the file is read as kubectl and the argocd CLI read it (YAML 1.1), where an unquoted yes, no, on, off, y or n is a boolean and a number such as 012 (octal: 10) is a number; quote the value", path, document.Describe(v))}
+}
+
+// findScalar follows keys from tree (trying every item of a list on the
+// way) to the first boolean or number there, or in the map or list there.
+func findScalar(tree any, pos *document.Pos, keys []string, path string) (string, any, *document.Pos, bool) {
+	if list, ok := tree.([]any); ok {
+		for i, item := range list {
+			if p, v, vp, ok := findScalar(item, pos.Item(i), keys, fmt.Sprintf("%s[%d]", path, i)); ok {
+				return p, v, vp, true
+			}
+		}
+		return "", nil, nil, false
+	}
+	join := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	if len(keys) > 0 {
+		m, ok := tree.(map[string]any)
+		if !ok {
+			return "", nil, nil, false
+		}
+		return findScalar(m[keys[0]], pos.Key(keys[0]), keys[1:], join(keys[0]))
+	}
+	switch t := tree.(type) {
+	case bool, int64, float64, json.Number:
+		return path, t, pos, true
+	case map[string]any:
+		ks := make([]string, 0, len(t))
+		for k := range t {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		for _, k := range ks {
+			switch v := t[k].(type) {
+			case bool, int64, float64, json.Number:
+				return join(k), v, pos.Key(k), true
+			}
+		}
+	}
+	return "", nil, nil, false
 }

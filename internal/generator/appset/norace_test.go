@@ -1,0 +1,5 @@
+//go:build !race
+
+package appset_test
+
+const raceEnabled = false
