@@ -142,24 +142,24 @@ func ptr(b bool) *bool { return &b }
 func TestDiscover(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{
-		"m1/values.yaml": "global:\n  a: 1\nfooEnabled: true\nfoo:\n  x: 1\n",
-		"m1/010-foo/values.yaml": "foo:\n  y: 2\nfooEnabled: false\n",
-		"m1/010-foo/Chart.yaml":  "name: foo\nversion: 0.0.1\n",
-		"m1/010-foo/hooks/a.sh":  "#!/bin/sh\n",
-		"m1/010-foo/enabled":     "#!/bin/sh\necho true > $MODULE_ENABLED_RESULT\n",
-		"m1/010-foo/crds/doc-ru-x.yaml": "kind: CustomResourceDefinition\n",
-		"m1/010-foo/crds/_x.yaml":       "kind: CustomResourceDefinition\n",
-		"m1/010-foo/crds/a.yaml":        "kind: CustomResourceDefinition\n",
-		"m1/010-foo/crds/sub/b.yml":     "kind: CustomResourceDefinition\n",
-		"m1/010-foo/crds/readme.md":     "no",
+		"m1/values.yaml":                        "global:\n  a: 1\nfooEnabled: true\nfoo:\n  x: 1\n",
+		"m1/010-foo/values.yaml":                "foo:\n  y: 2\nfooEnabled: false\n",
+		"m1/010-foo/Chart.yaml":                 "name: foo\nversion: 0.0.1\n",
+		"m1/010-foo/hooks/a.sh":                 "#!/bin/sh\n",
+		"m1/010-foo/enabled":                    "#!/bin/sh\necho true > $MODULE_ENABLED_RESULT\n",
+		"m1/010-foo/crds/doc-ru-x.yaml":         "kind: CustomResourceDefinition\n",
+		"m1/010-foo/crds/_x.yaml":               "kind: CustomResourceDefinition\n",
+		"m1/010-foo/crds/a.yaml":                "kind: CustomResourceDefinition\n",
+		"m1/010-foo/crds/sub/b.yml":             "kind: CustomResourceDefinition\n",
+		"m1/010-foo/crds/readme.md":             "no",
 		"m1/010-foo/openapi/config-values.yaml": "type: object\nproperties:\n  x: {type: integer}\n",
 		"m1/010-foo/openapi/values.yaml":        "x-extend:\n  schema: config-values.yaml\ntype: object\nproperties:\n  y: {type: integer}\n",
-		"m1/002-bar/": "",
-		"m1/baz/":     "",
-		"m1/README":   "not a module",
-		"m2/values.yaml": "global:\n  b: 2\n",
-		"m2/003-zed/":    "",
-		"elsewhere/005-qux/values.yaml": "qux:\n  q: true\n",
+		"m1/002-bar/":                           "",
+		"m1/baz/":                               "",
+		"m1/README":                             "not a module",
+		"m2/values.yaml":                        "global:\n  b: 2\n",
+		"m2/003-zed/":                           "",
+		"elsewhere/005-qux/values.yaml":         "qux:\n  q: true\n",
 	})
 	if err := os.Symlink(filepath.Join(root, "elsewhere/005-qux"), filepath.Join(root, "m2/005-qux")); err != nil {
 		t.Fatal(err)
@@ -327,7 +327,7 @@ func TestDiscoverDuplicateIs(t *testing.T) {
 func TestDiscoverGlobalSchemas(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{
-		"modules/values.yaml": "global:\n  project: p\n",
+		"modules/values.yaml":               "global:\n  project: p\n",
 		"global/openapi/config-values.yaml": "type: object\nrequired: [project]\nproperties:\n  project: {type: string}\n",
 		"global/openapi/values.yaml":        "x-extend: {schema: config-values.yaml}\ntype: object\nx-required-for-helm: [discovery]\nproperties:\n  discovery: {type: object, default: {}, additionalProperties: true}\n",
 	})
