@@ -322,7 +322,7 @@ func TestFilePatchThroughLink(t *testing.T) {
 		t.Fatalf("the link was replaced: %v %v", fi, err)
 	}
 	data, _ := os.ReadFile(target)
-	if !strings.Contains(string(data), "y: 2") {
+	if !strings.Contains(string(data), `"y": 2`) {
 		t.Errorf("target after Patch: %s", data)
 	}
 }
