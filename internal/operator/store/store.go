@@ -256,7 +256,7 @@ func validateValues(g *section, mods map[string]*section, cfg *config.Config) er
 			return
 		}
 		if err := sec.valuesSchema.Validate(sec.values); err != nil {
-			errs = append(errs, &SectionError{Section: sec.name, Err: fmt.Errorf("effective values: %w", err)})
+			errs = append(errs, &SectionError{Section: sec.name, Err: fmt.Errorf("effective values: %w", sec.locateValues(err, cfg))})
 		}
 	}
 	check(g)
