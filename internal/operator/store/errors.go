@@ -92,11 +92,7 @@ func (sec *section) locateValues(err error, cfg *config.Config) error {
 			continue
 		}
 		w := exps[0].Winner
-		file, key, inConfig := strings.Cut(w.Source, " key ")
-		layer := w.Layer
-		if inConfig {
-			layer += ", key " + key
-		}
+		file, layer := w.Source, w.Layer
 		switch {
 		case file != "" && w.Line > 0:
 			le.Where[i] = fmt.Sprintf("%s:%d (%s)", file, w.Line, layer)

@@ -87,7 +87,7 @@ func (sec *section) layers(cfg *config.Config, provenance bool) ([]*values.Layer
 	}
 	if cs := configSection(cfg, sec.key); cs != nil {
 		v, p := sec.wrap(cs.Values, cs.Pos)
-		out = append(out, &values.Layer{Name: "config store", Source: cs.Source, Values: v, Pos: p})
+		out = append(out, &values.Layer{Name: "config store", Source: cfg.Source, Values: v, Pos: p})
 	}
 	if sec.valuesSchema != nil {
 		out = append(out, &values.Layer{Name: "OpenAPI default (values.yaml)", Source: sec.valuesSchema.Source(), Op: defaultsOp{key: sec.key, schema: sec.valuesSchema}})
