@@ -22,6 +22,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"helm.sh/helm/v4/pkg/engine"
+	"helm.sh/helm/v4/pkg/ignore"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 
 	"github.com/strata-dev/strata/internal/document"
@@ -317,19 +318,33 @@ func loadChart(m *module.Module, max int64) (*chart.Chart, error) {
 		Name: "Chart.yaml",
 		Data: fmt.Appendf(nil, "apiVersion: v2\nname: %s\nversion: %s\n", m.Name, GeneratedChartVersion),
 	}}
+	rules := ignore.Empty()
+	if data, err := document.ReadFile(filepath.Join(m.Path, ignore.HelmIgnore), 1<<20); err == nil {
+		if rules, err = ignore.Parse(bytes.NewReader(data)); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(m.Path, ignore.HelmIgnore), err)
+		}
+	}
+	rules.AddDefaults()
 	var total int64
 	err := filepath.WalkDir(m.Path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
+		if p == m.Path {
+			return nil
+		}
 		rel, _ := filepath.Rel(m.Path, p)
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
 		if d.IsDir() {
-			if p != m.Path && slices.Contains(generatedChartSkip, d.Name()) && filepath.Dir(rel) == "." {
+			if slices.Contains(generatedChartSkip, d.Name()) && filepath.Dir(rel) == "." || rules.Ignore(filepath.ToSlash(rel), fi) {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || rel == module.EnabledScriptFile {
+		if !d.Type().IsRegular() || rel == module.EnabledScriptFile || rules.Ignore(filepath.ToSlash(rel), fi) {
 			return nil
 		}
 		data, err := document.ReadFile(p, max-total)
