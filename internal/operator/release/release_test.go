@@ -285,3 +285,20 @@ func TestRenderConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// A chart that fails to load is read again at the next render.
+func TestRenderRetriesFailedLoad(t *testing.T) {
+	m, _ := writeModule(t, map[string]string{
+		"001-app/Chart.yaml":        "apiVersion: v2\nname: app\n",
+		"001-app/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n",
+	})
+	r := &release.Renderer{Namespace: "ops"}
+	vals := map[string]any{"global": map[string]any{}, "app": map[string]any{}}
+	if _, err := r.Render(context.Background(), m, vals); err == nil {
+		t.Fatal("a chart without a version rendered")
+	}
+	os.WriteFile(filepath.Join(m.Path, "Chart.yaml"), []byte("apiVersion: v2\nname: app\nversion: 0.0.1\n"), 0o644)
+	if _, err := r.Render(context.Background(), m, vals); err != nil {
+		t.Errorf("after fixing Chart.yaml: %v", err)
+	}
+}

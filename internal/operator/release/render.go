@@ -156,6 +156,14 @@ func (r *Renderer) load(m *module.Module) *loaded {
 		if l.err == nil {
 			l.crds, l.err = r.crds(m)
 		}
+		if l.err != nil {
+			// Not kept: the next render reads the module again.
+			r.mu.Lock()
+			if r.charts[m.Path] == l {
+				delete(r.charts, m.Path)
+			}
+			r.mu.Unlock()
+		}
 		l.mu.Unlock()
 		return l
 	}
