@@ -24,6 +24,7 @@ import (
 	"helm.sh/helm/v4/pkg/engine"
 	"helm.sh/helm/v4/pkg/ignore"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/operator/module"
@@ -298,7 +299,9 @@ func (out *Rendered) assemble(files map[string]string, max int64) error {
 		}
 	}
 	for _, h := range hooks {
-		if err := write(h.Path, h.Manifest, true, nil); err != nil {
+		var head releaseutil.SimpleHead
+		_ = sigsyaml.Unmarshal([]byte(h.Manifest), &head) // SortManifests read it already
+		if err := write(h.Path, h.Manifest, true, &head); err != nil {
 			return err
 		}
 		out.Objects[len(out.Objects)-1].Kind = h.Kind
