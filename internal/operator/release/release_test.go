@@ -201,6 +201,10 @@ func TestLocal(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(l.Dir, "app", release.HistoryPrefix+"4.yaml")); string(data) != "rev: 4\n" {
 		t.Errorf("revision-4.yaml = %q, want the manifests of revision 4", data)
 	}
+	os.Remove(filepath.Join(l.Dir, "app", release.ManifestsFile))
+	if _, err := l.Get(ctx, "app"); !errors.Is(err, release.ErrNotFound) {
+		t.Errorf("Get with manifests.yaml removed = %v, want ErrNotFound", err)
+	}
 	if err := l.Put(ctx, &release.Release{Name: "other", Status: release.StatusFailed}); err != nil {
 		t.Fatal(err)
 	}
