@@ -1,0 +1,304 @@
+package store_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/strata-dev/strata/internal/operator/config"
+	"github.com/strata-dev/strata/internal/operator/module"
+	"github.com/strata-dev/strata/internal/operator/store"
+	"github.com/strata-dev/strata/internal/schema"
+	"github.com/strata-dev/strata/internal/values"
+)
+
+func newStore(t *testing.T, files map[string]string) (*store.Store, *module.Set) {
+	t.Helper()
+	root := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := module.Discover([]string{filepath.Join(root, "modules")}, "", module.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.New(set, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, set
+}
+
+func patch(t *testing.T, scope, hook string, ops ...map[string]any) store.Patch {
+	t.Helper()
+	list := make([]any, len(ops))
+	for i, o := range ops {
+		list[i] = o
+	}
+	jp, err := values.NewJSONPatch(list, hook, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store.Patch{Scope: scope, Hook: hook, Ops: jp}
+}
+
+func parseConfig(t *testing.T, text string) *config.Config {
+	t.Helper()
+	c, err := config.Parse([]byte(text), "config.yaml", config.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Hook patches stay applied over a new config: the config changes the
+// layer below them.
+func TestPatchesSurviveConfigChange(t *testing.T) {
+	st, _ := newStore(t, map[string]string{"modules/001-foo/values.yaml": "foo:\n  a: 1\n  b: 1\n"})
+	if _, err := st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "add", "path": "/foo/b", "value": int64(2)},
+		map[string]any{"op": "remove", "path": "/foo/a"})); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := st.SetConfig(parseConfig(t, "foo: |\n  c: 3\n  b: 9\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Equal(changed, []string{"foo"}) {
+		t.Errorf("SetConfig changed %v, want [foo]", changed)
+	}
+	want := map[string]any{"b": int64(2), "c": int64(3)}
+	if diff := cmp.Diff(want, st.Values("foo")); diff != "" {
+		t.Errorf("values (-want +got):\n%s", diff)
+	}
+	// The config no longer holds a: the stored remove is no error now.
+	if _, err := st.SetConfig(parseConfig(t, "")); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"b": int64(2)}, st.Values("foo")); diff != "" {
+		t.Errorf("values after the config emptied (-want +got):\n%s", diff)
+	}
+}
+
+func TestHookValues(t *testing.T) {
+	st, _ := newStore(t, map[string]string{
+		"modules/values.yaml":         "global:\n  g: 1\n",
+		"modules/001-foo/values.yaml": "foo:\n  a: 1\n",
+	})
+	st.SetConfig(parseConfig(t, "global: |\n  c: 1\nfoo: |\n  x: 2\n"))
+	got := st.HookValues("foo", []string{"foo"})
+	want := map[string]any{
+		"global": map[string]any{"g": int64(1), "c": int64(1), "enabledModules": []any{"foo"}},
+		"foo":    map[string]any{"a": int64(1), "x": int64(2)},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("HookValues (-want +got):\n%s", diff)
+	}
+	if _, ok := st.Values("global")["enabledModules"]; ok {
+		t.Error("HookValues changed the stored global values")
+	}
+	if diff := cmp.Diff(map[string]any{"global": map[string]any{"g": int64(1), "c": int64(1)}}, st.HookValues("global", nil)); diff != "" {
+		t.Errorf("HookValues(global) (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]any{"global": map[string]any{"c": int64(1)}, "foo": map[string]any{"x": int64(2)}}, st.ConfigValues("foo")); diff != "" {
+		t.Errorf("ConfigValues (-want +got):\n%s", diff)
+	}
+	helm, err := st.HelmValues("foo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := helm["global"].(map[string]any)["enabledModules"]; ok {
+		t.Error("HelmValues has global.enabledModules")
+	}
+}
+
+func TestPatchErrors(t *testing.T) {
+	st, _ := newStore(t, map[string]string{
+		"modules/001-foo/values.yaml":         "foo:\n  a: 1\n",
+		"modules/001-foo/openapi/values.yaml": "type: object\nproperties:\n  a: {type: integer}\n",
+	})
+	var se *store.SectionError
+	_, err := st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "add", "path": "/foo/b", "value": 1}))
+	var ve *schema.ValidationError
+	if !errors.As(err, &se) || se.Section != "foo" || !errors.As(err, &ve) || ve.Errors[0].Rule != "additionalProperties" {
+		t.Errorf("unknown key: ApplyPatch = %v, want a SectionError for foo wrapping an additionalProperties ValidationError", err)
+	}
+	_, err = st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "remove", "path": "/foo/zz"}))
+	if !errors.Is(err, values.ErrPatch) {
+		t.Errorf("remove of a missing key: ApplyPatch = %v, want ErrPatch", err)
+	}
+	_, err = st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "add", "path": "/fooEnabled", "value": true}))
+	if !errors.Is(err, store.ErrScope) {
+		t.Errorf("module hook setting its enabled flag: ApplyPatch = %v, want ErrScope", err)
+	}
+	_, err = st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "add", "path": "/foo", "value": "x"}))
+	if err == nil {
+		t.Error("replacing the section by a string succeeded")
+	}
+	if got := st.Patches("foo"); len(got) != 0 {
+		t.Errorf("after failed patches, %d stored, want 0", len(got))
+	}
+	if diff := cmp.Diff(map[string]any{"a": int64(1)}, st.Values("foo")); diff != "" {
+		t.Errorf("values after failed patches (-want +got):\n%s", diff)
+	}
+}
+
+func TestMaxPatchOps(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "modules/001-foo"), 0o755)
+	set, err := module.Discover([]string{filepath.Join(root, "modules")}, "", module.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.New(set, store.Options{MaxPatchOps: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "add", "path": "/foo/l", "value": []any{}})); err != nil {
+		t.Fatal(err)
+	}
+	var last error
+	for i := range 4 {
+		_, last = st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "add", "path": "/foo/l/-", "value": i}))
+	}
+	if last == nil {
+		t.Error("the fourth list append succeeded over a limit of 3 operations")
+	}
+	// Setting the same key again and again stays within the limit.
+	for i := range 10 {
+		if _, err := st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "add", "path": "/foo/l", "value": []any{i}})); err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+	}
+}
+
+func TestConcurrentUse(t *testing.T) {
+	files := map[string]string{}
+	for i := range 8 {
+		files[fmt.Sprintf("modules/%03d-m%d/values.yaml", i, i)] = fmt.Sprintf("m%d:\n  n: 0\n", i)
+	}
+	st, set := newStore(t, files)
+	var wg sync.WaitGroup
+	for _, m := range set.Modules {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				if _, err := st.ApplyPatch(patch(t, m.Key, "h", map[string]any{"op": "add", "path": "/" + m.Key + "/n", "value": i})); err != nil {
+					t.Error(err)
+				}
+				_ = st.HookValues(m.Key, []string{m.Name})
+				if _, err := st.HelmValues(m.Key); err != nil {
+					t.Error(err)
+				}
+				st.EnabledFlag(m)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 20 {
+			if _, err := st.SetConfig(parseConfig(t, fmt.Sprintf("global: |\n  i: %d\n", i))); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	wg.Wait()
+	for _, m := range set.Modules {
+		if got := st.Values(m.Key)["n"]; got != int64(19) {
+			t.Errorf("%s.n = %v, want 19", m.Key, got)
+		}
+		if n := len(st.Patches(m.Key)); n != 1 {
+			t.Errorf("%s keeps %d patches, want 1 (compacted)", m.Key, n)
+		}
+	}
+}
+
+// ValidateConfig refuses what SetConfig refuses, and changes nothing.
+func TestValidateConfigMatchesSetConfig(t *testing.T) {
+	st, _ := newStore(t, map[string]string{
+		"modules/001-foo/openapi/config-values.yaml": "type: object\nproperties:\n  n: {type: integer}\n",
+		"modules/001-foo/openapi/values.yaml":        "x-extend: {schema: config-values.yaml}\ntype: object\nrequired: [n, m]\nproperties:\n  m: {type: integer, default: 1}\n",
+	})
+	for _, tc := range []struct {
+		config string
+		ok     bool
+	}{
+		{"foo: |\n  n: 1\n", true},
+		{"foo: |\n  n: x\n", false},     // config-values.yaml
+		{"foo: |\n  other: 1\n", false}, // config-values.yaml: additionalProperties
+		{"foo: \"{}\"\n", false},        // values.yaml: n is required
+	} {
+		cfg := parseConfig(t, tc.config)
+		verr := st.ValidateConfig(cfg)
+		if (verr == nil) != tc.ok {
+			t.Errorf("ValidateConfig(%q) = %v, want ok %v", tc.config, verr, tc.ok)
+		}
+		if st.Values("foo")["n"] != nil {
+			t.Errorf("ValidateConfig(%q) changed the values", tc.config)
+		}
+		st2, _ := newStore(t, map[string]string{
+			"modules/001-foo/openapi/config-values.yaml": "type: object\nproperties:\n  n: {type: integer}\n",
+			"modules/001-foo/openapi/values.yaml":        "x-extend: {schema: config-values.yaml}\ntype: object\nrequired: [n, m]\nproperties:\n  m: {type: integer, default: 1}\n",
+		})
+		if _, serr := st2.SetConfig(cfg); (serr == nil) != (verr == nil) {
+			t.Errorf("config %q: SetConfig = %v but ValidateConfig = %v", tc.config, serr, verr)
+		}
+	}
+}
+
+// Copies of a key into itself double the values each time: the store
+// refuses a patch that grows them past its limit.
+func TestPatchCopyBomb(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "modules/001-foo"), 0o755)
+	os.WriteFile(filepath.Join(root, "modules/001-foo/values.yaml"), []byte("foo:\n  a: {x: 1}\n"), 0o644)
+	set, err := module.Discover([]string{filepath.Join(root, "modules")}, "", module.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.New(set, store.Options{MaxValuesBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := []map[string]any{}
+	for i := range 40 {
+		ops = append(ops, map[string]any{"op": "copy", "from": "/foo/a", "path": fmt.Sprintf("/foo/a/k%d", i)})
+	}
+	_, err = st.ApplyPatch(patch(t, "foo", "bomb", ops...))
+	if !errors.Is(err, values.ErrPatch) {
+		t.Errorf("ApplyPatch of 40 self-copies = %v, want an error matching ErrPatch", err)
+	}
+	if len(st.Patches("foo")) != 0 {
+		t.Error("the refused patch was stored")
+	}
+}
+
+// A patch that sets a key to the value it has is no change, even when the
+// JSON round trip of a patch turns the static 1.0 into 1.
+func TestPatchSameValueIsNoChange(t *testing.T) {
+	st, _ := newStore(t, map[string]string{"modules/001-foo/values.yaml": "foo:\n  ratio: 1.0\n  n: 2\n"})
+	for i := range 3 {
+		res, err := st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "add", "path": "/foo/n", "value": int64(2)}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Changed {
+			t.Errorf("run %d: setting n to its value changed the values", i)
+		}
+	}
+	if changed, err := st.SetConfig(parseConfig(t, "")); err != nil || len(changed) != 0 {
+		t.Errorf("SetConfig of the same (empty) config = %v, %v; want no change", changed, err)
+	}
+}
