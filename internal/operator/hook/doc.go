@@ -1,0 +1,46 @@
+// Package hook is the addon operator's hooks: finding them, reading their
+// binding configuration, the binding contexts they are run with, and
+// running them with the files flant's addon-operator passes, reading back
+// and checking what they wrote.
+//
+// # Discovery
+//
+// [DiscoverGlobal] and [DiscoverModule] list the executable files under a
+// hooks directory, recursively and sorted by path, the way addon-operator
+// does: hidden files and directories, lib/ (and a module's venv/)
+// directories, and *.yaml, *.json, *.md and *.txt files are skipped, and so
+// are files without an executable bit (returned apart, for a warning).
+//
+// # Configuration
+//
+// A hook prints its bindings when run with --config: YAML or JSON,
+// configVersion v1 (or none, v0). [ParseConfig] reads that text strictly:
+// every binding of addon-operator and shell-operator with its defaults
+// (onStartup, beforeAll, afterAll for global hooks; onStartup, beforeHelm,
+// afterHelm, beforeDeleteHelm, afterDeleteHelm for module hooks; schedule,
+// kubernetes and settings for both). A mistake is a *ConfigError naming
+// the hook, the line, the field and what to write instead.
+//
+// # Binding contexts
+//
+// A [BindingContext] is one reason to run a hook. [EncodeContexts] writes
+// a list of them as the JSON shell-operator gives hooks in
+// $BINDING_CONTEXT_PATH (configVersion v1, or the legacy v0 shape), and
+// [DecodeContexts] reads that JSON back. [Combine] merges the contexts of
+// several queued runs of one hook into one run, dropping a context
+// followed by another of the same group.
+//
+// # Running
+//
+// A [Runner] runs hooks through package hookexec (argv only, own process
+// group, deadline, bounded output). [Runner.Config] runs `hook --config`;
+// [Runner.Run] runs a hook with its binding contexts and values in a
+// private workspace ($BINDING_CONTEXT_PATH, $VALUES_PATH,
+// $CONFIG_VALUES_PATH) and reads what it wrote to $VALUES_JSON_PATCH_PATH,
+// $CONFIG_VALUES_JSON_PATCH_PATH, $METRICS_PATH and $KUBERNETES_PATCH_PATH.
+// Every output is parsed and checked before Run returns: values patches
+// are held to the hook's scope (a module hook writes only under
+// /<moduleKey>, a global hook only under /global and /<key>Enabled). A
+// hook that fails, hangs, floods its output or writes a bad file is an
+// error and none of its outputs is returned.
+package hook

@@ -1,0 +1,152 @@
+// Package kubebind feeds hooks' kubernetes bindings: it watches objects
+// through an ObjectSource, keeps each binding's snapshot (objects that
+// match its selectors, with their jqFilter results), and turns changes
+// into binding contexts: one Synchronization with every object first,
+// then an Event per change.
+//
+// A Monitor serves one binding: apiVersion/kind, nameSelector,
+// labelSelector, fieldSelector and namespace selectors pick the objects;
+// jqFilter (compiled once, by hook.ParseConfig) gives each its filter
+// result; a Modified change whose filter result did not change is dropped,
+// as shell-operator drops it; executeHookOnEvent picks the events that
+// make contexts (the others still update the snapshot);
+// keepFullObjectsInMemory: false keeps only filter results. A Set holds
+// the monitors of one hook and fills contexts' snapshots at run time.
+//
+// The ObjectSource is the one backend interface: LocalSource reads
+// Kubernetes YAML files from a directory (`--objects DIR`) and watches it
+// with fsnotify, so that a file added, changed or removed becomes Added,
+// Modified and Deleted changes of the objects in it. Part 2's cluster
+// source plugs in beside it.
+package kubebind
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/strata-dev/strata/internal/operator/hook"
+)
+
+// An Object is one Kubernetes object, decoded and as JSON.
+type Object struct {
+	APIVersion string
+	Kind       string
+	Namespace  string
+	Name       string
+	// Value is the object as a value tree (package document's types).
+	// Read only: it is shared by every monitor that sees the object.
+	Value map[string]any
+	// JSON is the object encoded once, for binding contexts.
+	JSON json.RawMessage
+}
+
+// ID returns namespace/name (name alone for a cluster-wide object).
+func (o *Object) ID() string {
+	if o.Namespace == "" {
+		return o.Name
+	}
+	return o.Namespace + "/" + o.Name
+}
+
+// A Change is one change to the objects of a kind.
+type Change struct {
+	Event  hook.WatchEvent
+	Object *Object // for Deleted: the object as it was last seen
+}
+
+// An ObjectSource supplies objects of one apiVersion and kind: those that
+// exist now and, after them, every change.
+type ObjectSource interface {
+	// Watch returns the objects of apiVersion and kind that exist now and
+	// then, until ctx is done, calls fn with each later change, in order,
+	// from one goroutine per Watch. An empty apiVersion matches any
+	// version of kind.
+	Watch(ctx context.Context, apiVersion, kind string, fn func(Change)) ([]*Object, error)
+}
+
+// An Event is a binding context a Monitor made from a change, with the
+// binding it belongs to.
+type Event struct {
+	Binding *hook.KubernetesBinding
+	Context hook.BindingContext
+}
+
+// A Monitor serves one kubernetes binding.
+type Monitor struct {
+	binding *hook.KubernetesBinding
+	source  ObjectSource
+	state   *monitorState
+}
+
+// NewMonitor returns a monitor of binding b over src. Start it.
+func NewMonitor(b *hook.KubernetesBinding, src ObjectSource) *Monitor {
+	return &Monitor{binding: b, source: src, state: newMonitorState()}
+}
+
+// Start reads the objects that exist and returns the binding's
+// Synchronization context (its objects sorted by namespace and name);
+// then, until ctx is done, each change that runs the hook is passed to
+// emit as an Event (from the source's goroutine; emit must not block for
+// long). A jqFilter that fails on an object is an error naming the
+// binding and the object; at start it fails Start, later the change is
+// dropped and reported to emit's caller through Err.
+func (m *Monitor) Start(ctx context.Context, emit func(Event)) (hook.BindingContext, error) {
+	return m.start(ctx, emit)
+}
+
+// Snapshot returns the binding's current objects, sorted by namespace and
+// name.
+func (m *Monitor) Snapshot() []hook.ObjectResult {
+	return m.state.snapshot()
+}
+
+// Err returns the last error met after Start (a jqFilter that failed on
+// a changed object), nil if none.
+func (m *Monitor) Err() error {
+	return m.state.lastErr()
+}
+
+// A Set holds the monitors of one hook's kubernetes bindings.
+type Set struct {
+	config   *hook.Config
+	monitors []*Monitor
+}
+
+// NewSet returns the monitors of every kubernetes binding of cfg over src
+// (none for a hook without kubernetes bindings: its Set still fills
+// contexts).
+func NewSet(cfg *hook.Config, src ObjectSource) *Set {
+	s := &Set{config: cfg}
+	for _, b := range cfg.Kubernetes {
+		s.monitors = append(s.monitors, NewMonitor(b, src))
+	}
+	return s
+}
+
+// Start starts every monitor, in the order of the bindings, and returns
+// their Synchronization contexts in that order (snapshots filled: each
+// sees the snapshots of the bindings started before it, as
+// shell-operator's do). Later events go to emit.
+func (s *Set) Start(ctx context.Context, emit func(Event)) ([]hook.BindingContext, error) {
+	return s.start(ctx, emit)
+}
+
+// Monitor returns the monitor of the binding called name, or nil.
+func (s *Set) Monitor(name string) *Monitor {
+	for _, m := range s.monitors {
+		if m.binding.Name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+// Fill returns a copy of ctxs with their snapshots (and a
+// Synchronization's objects) read fresh, just before the hook runs: each
+// context gets the snapshots of hook.Config.SnapshotsFor, an empty list
+// for a binding not started. Each snapshot is read once per call, so all
+// contexts of a run see the same objects. A Set of a hook without
+// kubernetes bindings fills lifecycle contexts with nothing.
+func (s *Set) Fill(ctxs []hook.BindingContext) []hook.BindingContext {
+	return s.fill(ctxs)
+}

@@ -1,0 +1,134 @@
+package module
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/strata-dev/strata/internal/document"
+	"github.com/strata-dev/strata/internal/schema"
+)
+
+// A Global is the global section's static part: its values from the
+// modules directories' values.yaml files and its schemas from
+// $GLOBAL_HOOKS_DIR/openapi.
+type Global struct {
+	// Static are the `global` sections of the values.yaml files, one per
+	// MODULES_DIR path that has one, in path order.
+	Static []StaticValues
+	// ConfigSchema validates the global config section
+	// (openapi/config-values.yaml); nil when absent.
+	ConfigSchema *schema.Schema
+	// ValuesSchema validates the effective global values
+	// (openapi/values.yaml); nil when absent.
+	ValuesSchema *schema.Schema
+	// Dir is GLOBAL_HOOKS_DIR; "" when none was given.
+	Dir string
+}
+
+// StaticValues is a section of a values.yaml file.
+type StaticValues struct {
+	File   string
+	Values map[string]any
+	Pos    *document.Pos
+}
+
+type globalStatic struct {
+	file   string
+	values map[string]any
+	pos    *document.Pos
+}
+
+func loadGlobal(dir string, static []globalStatic, opts Options) (*Global, error) {
+	g := &Global{Dir: dir}
+	for _, s := range static {
+		g.Static = append(g.Static, StaticValues{File: s.file, Values: s.values, Pos: s.pos})
+	}
+	if dir == "" {
+		return g, nil
+	}
+	var err error
+	if g.ConfigSchema, g.ValuesSchema, err = loadSchemas(filepath.Join(dir, OpenAPIDir), opts); err != nil {
+		return nil, fmt.Errorf("global: %w", err)
+	}
+	return g, nil
+}
+
+// readValuesFile reads a values.yaml; a missing file is an empty one.
+func readValuesFile(path string, max int64) (map[string]any, *document.Pos, error) {
+	data, err := document.ReadFile(path, max)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, nil
+		}
+		return nil, nil, err
+	}
+	tree, pos, err := document.Loader{Positions: true, Limits: document.Limits{MaxBytes: max}}.Parse(data, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tree, pos, nil
+}
+
+func valuesFileError(file string, pos *document.Pos, msg string) error {
+	line, col := pos.At()
+	return &document.LoadError{Source: file, Line: line, Column: col, Err: document.ErrSyntax, Msg: msg}
+}
+
+// section returns the map under key in a values file's tree.
+func section(tree map[string]any, pos *document.Pos, key, file string) (map[string]any, *document.Pos, error) {
+	v, ok := tree[key]
+	if !ok || v == nil {
+		return nil, nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, nil, valuesFileError(file, pos.Key(key),
+			fmt.Sprintf("%s must be a map of the module's values, not %s", key, document.Describe(v)))
+	}
+	return m, pos.Key(key), nil
+}
+
+// flag returns the boolean under key in a values file's tree.
+func flag(tree map[string]any, pos *document.Pos, key, file string) (*bool, error) {
+	v, ok := tree[key]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return nil, valuesFileError(file, pos.Key(key),
+			fmt.Sprintf("%s must be true or false, not %s", key, document.Describe(v)))
+	}
+	return &b, nil
+}
+
+// loadSchemas reads openapi/config-values.yaml and openapi/values.yaml of
+// dir, with addon-operator's options: additionalProperties false where
+// unset, x-extend resolved inside dir.
+func loadSchemas(dir string, opts Options) (config, values *schema.Schema, err error) {
+	so := schema.Options{AdditionalPropertiesFalse: true, Resolve: schema.DirResolver(dir)}
+	if config, err = loadSchema(filepath.Join(dir, ConfigSchemaFile), so, opts); err != nil {
+		return nil, nil, err
+	}
+	if values, err = loadSchema(filepath.Join(dir, ValuesSchemaFile), so, opts); err != nil {
+		return nil, nil, err
+	}
+	return config, values, nil
+}
+
+func loadSchema(path string, so schema.Options, opts Options) (*schema.Schema, error) {
+	max := opts.maxFile()
+	if max < 0 || max > schema.MaxSchemaSize {
+		max = schema.MaxSchemaSize
+	}
+	data, err := document.ReadFile(path, max)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return schema.Parse(data, path, so)
+}
