@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/itchyny/gojq"
@@ -306,3 +307,5 @@ func (e *ConfigError) Error() string {
 func ParseConfig(data []byte, k Kind, name string) (*Config, error) {
 	return parseConfig(data, k, name)
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }

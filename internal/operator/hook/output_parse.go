@@ -1,0 +1,514 @@
+package hook
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/strata-dev/strata/internal/document"
+	"github.com/strata-dev/strata/internal/manifest"
+)
+
+// Limits of output files beyond their size (Runner.MaxOutputBytes).
+const (
+	maxPatchOps   = 100_000
+	maxMetricOps  = 100_000
+	maxKubeOps    = 10_000
+	maxLabels     = 64
+	maxBuckets    = 1000
+	maxLabelBytes = 4096
+)
+
+// An OutputError is a bad output file of a hook: its name, the line and
+// what was wrong.
+type OutputError struct {
+	File string // the file's role: "values patch ($VALUES_JSON_PATCH_PATH)"
+	Line int
+	Msg  string
+}
+
+func (e *OutputError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s line %d: %s", e.File, e.Line, e.Msg)
+	}
+	return e.File + ": " + e.Msg
+}
+
+func outErr(source string, line int, format string, args ...any) error {
+	return &OutputError{File: source, Line: line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// loadErr turns a document error into an OutputError.
+func loadErr(source string, err error) error {
+	var le *document.LoadError
+	if errors.As(err, &le) {
+		return &OutputError{File: source, Line: le.Line, Msg: le.Msg}
+	}
+	return &OutputError{File: source, Msg: err.Error()}
+}
+
+func blank(data []byte) bool { return len(bytes.TrimSpace(data)) == 0 }
+
+func parsePatch(data []byte, source string) (Patch, error) {
+	if blank(data) {
+		return nil, nil
+	}
+	docs, err := manifest.Parse(data, source, manifest.Limits{MaxBytes: math.MaxInt64, MaxDocuments: maxPatchOps})
+	if err != nil {
+		return nil, loadErr(source, err)
+	}
+	var p Patch
+	for _, d := range docs {
+		switch v := d.Value.(type) {
+		case []any:
+			for i, item := range v {
+				line, _ := d.Pos.Item(i).At()
+				op, err := patchOp(item, d.Pos.Item(i), line, source)
+				if err != nil {
+					return nil, err
+				}
+				p = append(p, op)
+			}
+		case map[string]any:
+			line, _ := d.Pos.At()
+			op, err := patchOp(v, d.Pos, line, source)
+			if err != nil {
+				return nil, err
+			}
+			p = append(p, op)
+		default:
+			return nil, outErr(source, d.Line, "found %s; write a JSON list of operations such as [{\"op\":\"add\",\"path\":\"/x/y\",\"value\":1}]", document.Describe(d.Value))
+		}
+		if len(p) > maxPatchOps {
+			return nil, outErr(source, d.Line, "more than %d operations", maxPatchOps)
+		}
+	}
+	return p, nil
+}
+
+var patchMembers = map[string][]string{ // op -> members besides op
+	"add":     {"path", "value"},
+	"remove":  {"path"},
+	"replace": {"path", "value"},
+	"move":    {"from", "path"},
+	"copy":    {"from", "path"},
+	"test":    {"path", "value"},
+}
+
+func patchOp(v any, pos *document.Pos, line int, source string) (PatchOperation, error) {
+	op := PatchOperation{Line: line}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return op, outErr(source, line, "an operation is a map such as {\"op\":\"add\",\"path\":\"/x/y\",\"value\":1}, not %s", document.Describe(v))
+	}
+	name, _ := m["op"].(string)
+	need, ok := patchMembers[name]
+	if !ok {
+		return op, outErr(source, line, "op %s is not one of add, remove, replace, move, copy, test", describeValue(m["op"]))
+	}
+	op.Op = name
+	for k := range m {
+		if k != "op" && !slices.Contains(need, k) {
+			return op, outErr(source, lineOr(pos.Key(k), line), "%s takes no %q; its members are op, %s", name, k, strings.Join(need, ", "))
+		}
+	}
+	for _, k := range need {
+		v, ok := m[k]
+		if !ok {
+			return op, outErr(source, line, "%s needs %q", name, k)
+		}
+		switch k {
+		case "value":
+			op.Value = v
+		case "path", "from":
+			s, ok := v.(string)
+			if !ok || !strings.HasPrefix(s, "/") {
+				return op, outErr(source, lineOr(pos.Key(k), line), "%q must be a JSON pointer starting with /, such as \"/%s/key\", not %s", k, "moduleKey", describeValue(v))
+			}
+			if k == "path" {
+				op.Path = s
+			} else {
+				op.From = s
+			}
+		}
+	}
+	return op, nil
+}
+
+func lineOr(p *document.Pos, def int) int {
+	if l, _ := p.At(); l > 0 {
+		return l
+	}
+	return def
+}
+
+// firstSegment returns the first key of a JSON pointer, unescaped, and
+// whether the pointer goes deeper.
+func firstSegment(ptr string) (string, bool) {
+	s := strings.TrimPrefix(ptr, "/")
+	seg, _, deeper := strings.Cut(s, "/")
+	seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+	return seg, deeper
+}
+
+func checkScope(p Patch, k Kind, moduleKey, source string) error {
+	for i, op := range p {
+		for _, ptr := range []string{op.Path, op.From} {
+			if ptr == "" && ptr == op.From {
+				continue
+			}
+			seg, deeper := firstSegment(ptr)
+			switch k {
+			case Module:
+				if seg != moduleKey {
+					return outErr(source, op.Line, "operation %d (%s %s) is outside the module's values; a hook of module %s may change only /%s/...", i, op.Op, ptr, moduleKey, moduleKey)
+				}
+			case Global:
+				ok := seg == "global" || (!deeper && strings.HasSuffix(seg, "Enabled") && len(seg) > len("Enabled"))
+				if !ok {
+					return outErr(source, op.Line, "operation %d (%s %s) is outside the global values; a global hook may change only /global/... and the /<moduleKey>Enabled flags", i, op.Op, ptr)
+				}
+			default:
+				return fmt.Errorf("%s: checking scope for kind %v", source, k)
+			}
+		}
+	}
+	return nil
+}
+
+var (
+	metricNameRE = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
+	labelNameRE  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+)
+
+// metricLine is one line of a metrics file as written.
+type metricLine struct {
+	Name    *string           `json:"name"`
+	Action  *string           `json:"action"`
+	Value   *float64          `json:"value"`
+	Add     *float64          `json:"add"`
+	Set     *float64          `json:"set"`
+	Buckets []float64         `json:"buckets"`
+	Labels  map[string]string `json:"labels"`
+	Group   *string           `json:"group"`
+}
+
+func parseMetrics(data []byte, source string) ([]MetricOperation, error) {
+	if blank(data) {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var ops []MetricOperation
+	for {
+		// The line of the object: after the white space before it.
+		start := dec.InputOffset()
+		for start < int64(len(data)) && strings.IndexByte(" \t\r\n", data[start]) >= 0 {
+			start++
+		}
+		line := lineAt(data, start)
+		var ml metricLine
+		err := dec.Decode(&ml)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, outErr(source, line, "%s; each line is a JSON object such as {\"name\":\"my_metric\",\"action\":\"set\",\"value\":1}", metricJSONErr(err))
+		}
+		if len(ops) >= maxMetricOps {
+			return nil, outErr(source, line, "more than %d metric operations", maxMetricOps)
+		}
+		op, err := metricOp(ml)
+		if err != nil {
+			return nil, outErr(source, line, "%v", err)
+		}
+		op.Line = line
+		ops = append(ops, op)
+	}
+	return ops, nil
+}
+
+func metricJSONErr(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%s must not be a JSON %s", te.Field, te.Value)
+	}
+	return err.Error()
+}
+
+func metricOp(ml metricLine) (MetricOperation, error) {
+	var op MetricOperation
+	if ml.Name != nil {
+		op.Name = *ml.Name
+	}
+	if ml.Group != nil {
+		op.Group = *ml.Group
+	}
+	action := ""
+	if ml.Action != nil {
+		action = *ml.Action
+	}
+	switch {
+	case ml.Add != nil && ml.Set != nil:
+		return op, errors.New(`"add" and "set" exclude each other; write one operation per line`)
+	case ml.Add != nil || ml.Set != nil:
+		if action != "" || ml.Value != nil {
+			return op, errors.New(`the shortcut "add": N or "set": N replaces "action" and "value"; write one form`)
+		}
+		if ml.Add != nil {
+			action, ml.Value = "add", ml.Add
+		} else {
+			action, ml.Value = "set", ml.Set
+		}
+	}
+	op.Action = MetricAction(action)
+	switch op.Action {
+	case MetricAdd, MetricSet, MetricObserve:
+		if op.Name == "" {
+			return op, fmt.Errorf(`action %q needs "name"`, action)
+		}
+		if ml.Value == nil {
+			return op, fmt.Errorf(`action %q needs "value"`, action)
+		}
+		op.Value = *ml.Value
+	case MetricExpire:
+		if op.Group == "" {
+			return op, errors.New(`action "expire" needs "group": the group whose metrics to drop`)
+		}
+		if ml.Value != nil || len(ml.Labels) > 0 || len(ml.Buckets) > 0 {
+			return op, errors.New(`action "expire" takes only "group" (and "name")`)
+		}
+		return op, nil
+	case "":
+		return op, errors.New(`no "action"; write "action": "add", "set", "observe" or "expire" (or the shortcut "add": N / "set": N)`)
+	default:
+		return op, fmt.Errorf(`action %q is not add, set, observe or expire`, action)
+	}
+	if !metricNameRE.MatchString(op.Name) || len(op.Name) > maxLabelBytes {
+		return op, fmt.Errorf("metric name %q is not a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)", document.Clip(op.Name, 80))
+	}
+	if op.Action == MetricAdd && op.Value < 0 {
+		return op, fmt.Errorf("add %v: a counter only goes up; use action \"set\" for a gauge", op.Value)
+	}
+	if op.Action == MetricObserve {
+		if op.Group != "" {
+			return op, errors.New(`action "observe" is not supported in a group; drop "group" or use "set"`)
+		}
+		if len(ml.Buckets) == 0 {
+			return op, errors.New(`action "observe" needs "buckets", such as [1,2,5,10]`)
+		}
+		if len(ml.Buckets) > maxBuckets {
+			return op, fmt.Errorf("more than %d buckets", maxBuckets)
+		}
+		for i := 1; i < len(ml.Buckets); i++ {
+			if ml.Buckets[i] <= ml.Buckets[i-1] {
+				return op, fmt.Errorf("buckets must increase: %v after %v", ml.Buckets[i], ml.Buckets[i-1])
+			}
+		}
+		op.Buckets = ml.Buckets
+	} else if len(ml.Buckets) > 0 {
+		return op, fmt.Errorf(`"buckets" belongs to action "observe" only`)
+	}
+	if len(ml.Labels) > maxLabels {
+		return op, fmt.Errorf("more than %d labels", maxLabels)
+	}
+	for k, v := range ml.Labels {
+		switch {
+		case !labelNameRE.MatchString(k) || strings.HasPrefix(k, "__") || len(k) > maxLabelBytes:
+			return op, fmt.Errorf("label name %q is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, no leading __)", document.Clip(k, 80))
+		case k == "hook":
+			return op, errors.New(`the label "hook" is added by the operator (the hook's name); rename yours`)
+		case len(v) > maxLabelBytes:
+			return op, fmt.Errorf("label %s's value is longer than %d bytes", k, maxLabelBytes)
+		}
+	}
+	op.Labels = ml.Labels
+	return op, nil
+}
+
+var kubeMembers = map[KubeOperationType][]string{
+	KubeCreate:             {"object"},
+	KubeCreateOrUpdate:     {"object"},
+	KubeCreateIfNotExists:  {"object"},
+	KubeDelete:             {"kind", "name"},
+	KubeDeleteInBackground: {"kind", "name"},
+	KubeDeleteNonCascading: {"kind", "name"},
+	KubeJQPatch:            {"kind", "name", "jqFilter"},
+	KubeMergePatch:         {"kind", "name", "mergePatch"},
+	KubeJSONPatch:          {"kind", "name", "jsonPatch"},
+}
+
+var kubeOptional = map[KubeOperationType][]string{
+	KubeCreate:             {"subresource"},
+	KubeCreateOrUpdate:     {"subresource"},
+	KubeCreateIfNotExists:  {"subresource"},
+	KubeDelete:             {"apiVersion", "namespace", "subresource"},
+	KubeDeleteInBackground: {"apiVersion", "namespace", "subresource"},
+	KubeDeleteNonCascading: {"apiVersion", "namespace", "subresource"},
+	KubeJQPatch:            {"apiVersion", "namespace", "subresource", "ignoreMissingObject", "ignoreHookError"},
+	KubeMergePatch:         {"apiVersion", "namespace", "subresource", "ignoreMissingObject", "ignoreHookError"},
+	KubeJSONPatch:          {"apiVersion", "namespace", "subresource", "ignoreMissingObject", "ignoreHookError"},
+}
+
+func parseKubernetesPatch(data []byte, source string) ([]KubeOperation, error) {
+	if blank(data) {
+		return nil, nil
+	}
+	docs, err := manifest.Parse(data, source, manifest.Limits{MaxDocuments: maxKubeOps})
+	if err != nil {
+		return nil, loadErr(source, err)
+	}
+	ops := make([]KubeOperation, 0, len(docs))
+	for _, d := range docs {
+		op, err := kubeOp(d, source)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, op)
+	}
+	return ops, nil
+}
+
+func kubeOp(d manifest.Document, source string) (KubeOperation, error) {
+	op := KubeOperation{Line: d.Line}
+	m, ok := d.Value.(map[string]any)
+	if !ok {
+		return op, outErr(source, d.Line, "an operation is a map such as {\"operation\":\"Delete\",\"kind\":\"Pod\",\"name\":\"x\"}, not %s", document.Describe(d.Value))
+	}
+	name, _ := m["operation"].(string)
+	t := KubeOperationType(name)
+	need, ok := kubeMembers[t]
+	if !ok {
+		return op, outErr(source, d.Line, "operation %s is not one of Create, CreateOrUpdate, CreateIfNotExists, Delete, DeleteInBackground, DeleteNonCascading, JQPatch, MergePatch, JSONPatch", describeValue(m["operation"]))
+	}
+	op.Operation = t
+	for _, k := range keys(m) {
+		if k != "operation" && !slices.Contains(need, k) && !slices.Contains(kubeOptional[t], k) {
+			return op, outErr(source, lineOr(d.Pos.Key(k), d.Line), "%s takes no %q; it takes %s", name, k, strings.Join(append(slices.Clone(need), kubeOptional[t]...), ", "))
+		}
+	}
+	for _, k := range need {
+		if _, ok := m[k]; !ok {
+			return op, outErr(source, d.Line, "%s needs %q", name, k)
+		}
+	}
+	str := func(k string) (string, error) {
+		v, ok := m[k]
+		if !ok {
+			return "", nil
+		}
+		s, ok := v.(string)
+		if !ok {
+			return "", outErr(source, lineOr(d.Pos.Key(k), d.Line), "%q must be a string, not %s", k, describeValue(v))
+		}
+		return s, nil
+	}
+	flag := func(k string) (bool, error) {
+		v, ok := m[k]
+		if !ok {
+			return false, nil
+		}
+		b, ok := v.(bool)
+		if !ok {
+			return false, outErr(source, lineOr(d.Pos.Key(k), d.Line), "%q must be true or false, not %s", k, describeValue(v))
+		}
+		return b, nil
+	}
+	var err error
+	for _, f := range []struct {
+		k string
+		p *string
+	}{{"apiVersion", &op.APIVersion}, {"kind", &op.Kind}, {"namespace", &op.Namespace}, {"name", &op.Name}, {"subresource", &op.Subresource}, {"jqFilter", &op.JQFilter}} {
+		if *f.p, err = str(f.k); err != nil {
+			return op, err
+		}
+	}
+	if op.IgnoreMissingObject, err = flag("ignoreMissingObject"); err != nil {
+		return op, err
+	}
+	if op.IgnoreHookError, err = flag("ignoreHookError"); err != nil {
+		return op, err
+	}
+	if slices.Contains(need, "kind") && (op.Kind == "" || op.Name == "") {
+		return op, outErr(source, d.Line, "%s needs a non-empty kind and name", name)
+	}
+	if err := checkAPIVersion(op.APIVersion); err != nil {
+		return op, outErr(source, lineOr(d.Pos.Key("apiVersion"), d.Line), "%v", err)
+	}
+	// An embedded document may be given as text, as shell-operator allows.
+	embedded := func(k string) (any, *document.Pos, int, error) {
+		v := m[k]
+		line := lineOr(d.Pos.Key(k), d.Line)
+		if s, ok := v.(string); ok {
+			t, pos, err := document.Loader{Positions: true}.ParseAny([]byte(s), source+" "+k)
+			if err != nil {
+				return nil, nil, line, outErr(source, line, "%s is a string that does not parse as YAML or JSON: %v", k, err)
+			}
+			return t, pos, line, nil
+		}
+		return v, d.Pos.Key(k), line, nil
+	}
+	switch t {
+	case KubeCreate, KubeCreateOrUpdate, KubeCreateIfNotExists:
+		v, _, line, err := embedded("object")
+		if err != nil {
+			return op, err
+		}
+		obj, ok := v.(map[string]any)
+		if !ok || len(obj) == 0 {
+			return op, outErr(source, line, "object must be a Kubernetes object (a map with apiVersion, kind and metadata), not %s", document.Describe(v))
+		}
+		for _, f := range []string{"apiVersion", "kind"} {
+			if s, _ := obj[f].(string); s == "" {
+				return op, outErr(source, line, "object has no %s", f)
+			}
+		}
+		meta, _ := obj["metadata"].(map[string]any)
+		if n, _ := meta["name"].(string); n == "" {
+			if g, _ := meta["generateName"].(string); g == "" {
+				return op, outErr(source, line, "object has no metadata.name")
+			}
+		}
+		op.Object = obj
+	case KubeJQPatch:
+		if _, err := compileJQ(op.JQFilter); err != nil || strings.TrimSpace(op.JQFilter) == "" {
+			if err == nil {
+				err = errors.New("jqFilter is empty")
+			}
+			return op, outErr(source, lineOr(d.Pos.Key("jqFilter"), d.Line), "%v", err)
+		}
+	case KubeMergePatch:
+		v, _, line, err := embedded("mergePatch")
+		if err != nil {
+			return op, err
+		}
+		mp, ok := v.(map[string]any)
+		if !ok || len(mp) == 0 {
+			return op, outErr(source, line, "mergePatch must be a non-empty map, not %s", document.Describe(v))
+		}
+		op.MergePatch = mp
+	case KubeJSONPatch:
+		v, pos, line, err := embedded("jsonPatch")
+		if err != nil {
+			return op, err
+		}
+		l, ok := v.([]any)
+		if !ok || len(l) == 0 {
+			return op, outErr(source, line, "jsonPatch must be a non-empty list of operations, not %s", document.Describe(v))
+		}
+		for i, item := range l {
+			po, err := patchOp(item, pos.Item(i), lineOr(pos.Item(i), line), source)
+			if err != nil {
+				return op, err
+			}
+			op.JSONPatch = append(op.JSONPatch, po)
+		}
+	}
+	return op, nil
+}

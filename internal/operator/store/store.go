@@ -1,0 +1,552 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/strata-dev/strata/internal/document"
+	"github.com/strata-dev/strata/internal/operator/config"
+	"github.com/strata-dev/strata/internal/operator/module"
+	"github.com/strata-dev/strata/internal/schema"
+	"github.com/strata-dev/strata/internal/values"
+)
+
+// GlobalKey is the values key of the global section.
+const GlobalKey = module.GlobalKey
+
+// EnabledModulesKey is the key under global that lists enabled modules in
+// what hooks and enabled scripts see.
+const EnabledModulesKey = "enabledModules"
+
+// DefaultMaxPatchOps bounds the operations stored for one section.
+const DefaultMaxPatchOps = 10_000
+
+// Options tune a Store.
+type Options struct {
+	// MaxPatchOps bounds the patch operations kept for one section after
+	// compaction; a patch that would exceed it fails. 0 means
+	// DefaultMaxPatchOps, negative no limit.
+	MaxPatchOps int
+}
+
+// A Patch is a hook's values patch.
+type Patch struct {
+	// Scope is the section the patch is for: GlobalKey for a global hook,
+	// the module's values key for a module hook.
+	Scope string
+	// Hook names the hook (its path relative to its hooks directory).
+	Hook string
+	// Binding is the binding the hook ran for.
+	Binding string
+	// Time is when the hook ran.
+	Time time.Time
+	// Ops is the patch. Once stored, only the operations still in effect
+	// are kept (see the package documentation).
+	Ops *values.JSONPatch
+}
+
+// Name is the patch as explain output shows it.
+func (p *Patch) Name() string {
+	s := "hook " + p.Hook
+	if p.Binding != "" {
+		s += " (" + p.Binding + ")"
+	}
+	if !p.Time.IsZero() {
+		s += " at " + p.Time.UTC().Format(time.RFC3339)
+	}
+	return s
+}
+
+// Result tells what a stored patch changed.
+type Result struct {
+	// Changed is whether the section's values changed.
+	Changed bool
+	// Enabled lists the module keys whose enabled flag a global patch set,
+	// unset or flipped, sorted.
+	Enabled []string
+}
+
+// A SectionError is an error about one section of the store: it names
+// the module (or "global").
+type SectionError struct {
+	// Section is the module's name, or "global".
+	Section string
+	Err     error
+}
+
+func (e *SectionError) Error() string {
+	if e.Section == GlobalKey {
+		return "global values: " + e.Err.Error()
+	}
+	return "module " + e.Section + ": " + e.Err.Error()
+}
+
+func (e *SectionError) Unwrap() error { return e.Err }
+
+// ErrScope is wrapped by the error for a patch operation outside the
+// paths its hook may change.
+var ErrScope = errors.New("patch outside the hook's values")
+
+// Store is the values store. Its methods are safe for concurrent use.
+// Trees it returns are shared: callers must not modify them.
+type Store struct {
+	opts Options
+
+	mu      sync.RWMutex
+	global  *section
+	modules map[string]*section // by values key
+	cfg     *config.Config
+	// hookEnabled are the *Enabled flags set by global hooks' patches.
+	hookEnabled map[string]bool
+}
+
+// New makes a store for the modules and global section of a discovery,
+// with an empty config.
+func New(set *module.Set, opts Options) (*Store, error) {
+	s := &Store{opts: opts, modules: map[string]*section{}, cfg: config.Empty(""), hookEnabled: map[string]bool{}}
+	if err := s.SetModules(set); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// SetModules replaces the modules and global static values (after a new
+// discovery). Patches stored for modules that are still there are kept.
+func (s *Store) SetModules(set *module.Set) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := newGlobalSection(set.Global)
+	mods := make(map[string]*section, len(set.Modules))
+	for _, m := range set.Modules {
+		mods[m.Key] = newModuleSection(m)
+	}
+	if s.global != nil {
+		g.patches = s.global.patches
+	}
+	for k, sec := range mods {
+		if old := s.modules[k]; old != nil {
+			sec.patches = old.patches
+		}
+	}
+	if err := computeAll(g, mods, s.cfg); err != nil {
+		return err
+	}
+	s.global, s.modules = g, mods
+	s.hookEnabled = g.enabled
+	return nil
+}
+
+// Config returns the config store content the values were merged with.
+func (s *Store) Config() *config.Config {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.cfg
+}
+
+// ValidateConfig checks every section of a config against its
+// openapi/config-values.yaml (its defaults applied first). Sections of
+// unknown modules are not checked. It returns nil or an error listing
+// every invalid section (errors.Join of *SectionErrors).
+func (s *Store) ValidateConfig(cfg *config.Config) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.validateConfig(cfg)
+}
+
+func (s *Store) validateConfig(cfg *config.Config) error {
+	var errs []error
+	check := func(sec *section) {
+		v := cfg.Section(sec.key)
+		if v == nil || sec.configSchema == nil {
+			return
+		}
+		if err := sec.configSchema.Validate(sec.configSchema.ApplyDefaults(v)); err != nil {
+			errs = append(errs, &SectionError{Section: sec.name, Err: fmt.Errorf("config store %s: %w", sectionSource(cfg, sec.key), err)})
+		}
+	}
+	check(s.global)
+	for _, k := range sortedKeys(s.modules) {
+		check(s.modules[k])
+	}
+	return errors.Join(errs...)
+}
+
+func sectionSource(cfg *config.Config, key string) string {
+	if key == GlobalKey {
+		if cfg.Global != nil {
+			return cfg.Global.Source
+		}
+	} else if sec := cfg.Modules[key]; sec != nil {
+		return sec.Source
+	}
+	return cfg.Source + " key " + key
+}
+
+// SetConfig validates a new config store content (see ValidateConfig) and
+// merges it in. An invalid config changes nothing. It returns the keys of
+// the sections whose values changed (GlobalKey first, then module keys
+// sorted).
+func (s *Store) SetConfig(cfg *config.Config) ([]string, error) {
+	if cfg == nil {
+		cfg = config.Empty("")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.validateConfig(cfg); err != nil {
+		return nil, err
+	}
+	g := s.global.clone()
+	mods := make(map[string]*section, len(s.modules))
+	for k, sec := range s.modules {
+		mods[k] = sec.clone()
+	}
+	if err := computeAll(g, mods, cfg); err != nil {
+		return nil, err
+	}
+	var changed []string
+	if !reflect.DeepEqual(g.values, s.global.values) {
+		changed = append(changed, GlobalKey)
+	}
+	for _, k := range sortedKeys(mods) {
+		if !reflect.DeepEqual(mods[k].values, s.modules[k].values) {
+			changed = append(changed, k)
+		}
+	}
+	s.global, s.modules, s.cfg = g, mods, cfg
+	s.hookEnabled = g.enabled
+	return changed, nil
+}
+
+func computeAll(g *section, mods map[string]*section, cfg *config.Config) error {
+	var errs []error
+	if err := g.compute(cfg); err != nil {
+		errs = append(errs, err)
+	}
+	for _, k := range sortedKeys(mods) {
+		if err := mods[k].compute(cfg); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Store) section(key string) *section {
+	if key == GlobalKey {
+		return s.global
+	}
+	return s.modules[key]
+}
+
+// Values returns the effective values of a section (GlobalKey or a module
+// key); nil for an unknown key.
+func (s *Store) Values(key string) map[string]any {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if sec := s.section(key); sec != nil {
+		return sec.values
+	}
+	return nil
+}
+
+// ConfigValues returns what CONFIG_VALUES_PATH holds for a hook of a
+// section: {global: <config global>} and, for a module key,
+// {<key>: <config section>}. Absent sections are empty maps.
+func (s *Store) ConfigValues(key string) map[string]any {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := map[string]any{GlobalKey: nonNil(s.cfg.Section(GlobalKey))}
+	if key != GlobalKey {
+		out[key] = nonNil(s.cfg.Section(key))
+	}
+	return out
+}
+
+// HookValues returns what VALUES_PATH holds for a hook of a section:
+// {global: ...} and, for a module key, {<key>: ...}. When enabledModules
+// is not nil, it is global.enabledModules.
+func (s *Store) HookValues(key string, enabledModules []string) map[string]any {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.hookValues(key, enabledModules)
+}
+
+func (s *Store) hookValues(key string, enabledModules []string) map[string]any {
+	g := s.global.values
+	if enabledModules != nil {
+		cp := make(map[string]any, len(g)+1)
+		for k, v := range g {
+			cp[k] = v
+		}
+		list := make([]any, len(enabledModules))
+		for i, n := range enabledModules {
+			list[i] = n
+		}
+		cp[EnabledModulesKey] = list
+		g = cp
+	}
+	out := map[string]any{GlobalKey: g}
+	if key != GlobalKey {
+		if sec := s.modules[key]; sec != nil {
+			out[key] = sec.values
+		} else {
+			out[key] = map[string]any{}
+		}
+	}
+	return out
+}
+
+// HelmValues returns the values a module's chart gets, {global, <key>},
+// after checking both sections against their openapi/values.yaml with
+// x-required-for-helm.
+func (s *Store) HelmValues(key string) (map[string]any, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	sec := s.modules[key]
+	if sec == nil {
+		return nil, fmt.Errorf("no module with values key %q", key)
+	}
+	var errs []error
+	for _, c := range []*section{s.global, sec} {
+		if c.valuesSchema == nil {
+			continue
+		}
+		if err := c.valuesSchema.ValidateForHelm(c.values); err != nil {
+			errs = append(errs, &SectionError{Section: c.name, Err: fmt.Errorf("values for Helm: %w", err)})
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return map[string]any{GlobalKey: s.global.values, key: sec.values}, nil
+}
+
+// EnabledFlag returns a module's merged enabled flag and the source that
+// decided it: false, then modules/values.yaml, the module's values.yaml,
+// the config store, global hooks' patches.
+func (s *Store) EnabledFlag(m *module.Module) (bool, string) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	on, from := false, "default"
+	if m.CommonEnabled != nil {
+		on, from = *m.CommonEnabled, m.CommonValuesFile()
+	}
+	if m.StaticEnabled != nil {
+		on, from = *m.StaticEnabled, m.ValuesFile()
+	}
+	if v, ok := s.cfg.EnabledFlag(m.Key); ok {
+		on, from = v, "the config store"
+		if s.cfg.Source != "" {
+			from = "the config store " + s.cfg.Source
+		}
+	}
+	if v, ok := s.hookEnabled[m.Key]; ok {
+		on, from = v, "a global hook's patch"
+		if by := s.global.enabledBy[m.Key]; by != "" {
+			from = "the patch of " + by
+		}
+	}
+	return on, from
+}
+
+// ScriptValues returns the values and config values of a module's enabled
+// script, with enabledBefore as global.enabledModules.
+func (s *Store) ScriptValues(m *module.Module, enabledBefore []string) (map[string]any, map[string]any) {
+	if enabledBefore == nil {
+		enabledBefore = []string{}
+	}
+	vals := s.HookValues(m.Key, enabledBefore)
+	return vals, s.ConfigValues(m.Key)
+}
+
+var _ module.EnabledSource = (*Store)(nil)
+
+// Patches returns the patches stored for a section, in the order they were
+// made, each holding only its operations still in effect.
+func (s *Store) Patches(key string) []Patch {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	sec := s.section(key)
+	if sec == nil {
+		return nil
+	}
+	out := make([]Patch, 0, len(sec.patches))
+	for _, p := range sec.patches {
+		out = append(out, p.patch())
+	}
+	return out
+}
+
+// ApplyPatch checks, applies, validates and stores a hook's values patch
+// (see the package documentation). On error nothing is stored; the error
+// is a *SectionError naming the module (or global), wrapping ErrScope,
+// values.ErrPatch or a *schema.ValidationError.
+func (s *Store) ApplyPatch(p Patch) (Result, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sec := s.section(p.Scope)
+	if sec == nil {
+		return Result{}, fmt.Errorf("%s: no module with values key %q", p.Name(), p.Scope)
+	}
+	fail := func(err error) (Result, error) {
+		return Result{}, &SectionError{Section: sec.name, Err: fmt.Errorf("%s: %w", p.Name(), err)}
+	}
+	if p.Ops == nil {
+		return Result{}, nil
+	}
+	ops := p.Ops.Operations()
+	if len(ops) == 0 {
+		return Result{}, nil
+	}
+	if err := checkScope(p.Scope, ops); err != nil {
+		return fail(err)
+	}
+	strict, err := values.NewJSONPatch(ops, p.Hook, nil)
+	if err != nil {
+		return fail(err)
+	}
+	tree := sec.composite(sec.values, sec.enabled)
+	out, err := strict.Apply(tree)
+	if err != nil {
+		return fail(err)
+	}
+	newValues, newEnabled, err := sec.split(out)
+	if err != nil {
+		return fail(err)
+	}
+	if sec.valuesSchema != nil {
+		if err := sec.valuesSchema.Validate(newValues); err != nil {
+			return fail(err)
+		}
+	}
+	patches := compact(sec.patches, &storedPatch{meta: p, ops: slices.Clone(ops)})
+	if max := s.maxOps(); max > 0 {
+		if n := countOps(patches); n > max {
+			return fail(fmt.Errorf("the section would keep %d patch operations, more than the limit of %d; have the hook replace whole keys rather than add to lists", n, max))
+		}
+	}
+	res := Result{Changed: !reflect.DeepEqual(newValues, sec.values)}
+	if sec.key == GlobalKey {
+		for _, k := range unionKeys(sec.enabled, newEnabled) {
+			ov, oset := sec.enabled[k]
+			nv, nset := newEnabled[k]
+			if ov != nv || oset != nset {
+				res.Enabled = append(res.Enabled, k)
+			}
+		}
+		sec.enabled = newEnabled
+		sec.enabledBy = enabledBy(patches)
+		s.hookEnabled = newEnabled
+	}
+	sec.values = newValues
+	sec.patches = patches
+	return res, nil
+}
+
+func (s *Store) maxOps() int {
+	switch {
+	case s.opts.MaxPatchOps == 0:
+		return DefaultMaxPatchOps
+	case s.opts.MaxPatchOps < 0:
+		return 0
+	}
+	return s.opts.MaxPatchOps
+}
+
+// checkScope checks that every operation stays in the hook's values.
+func checkScope(scope string, ops []any) error {
+	for i, o := range ops {
+		m, _ := o.(map[string]any)
+		for _, f := range []string{"path", "from"} {
+			p, ok := m[f].(string)
+			if !ok {
+				continue
+			}
+			if !inScope(scope, p) {
+				allowed := "/" + scope + "/…"
+				if scope == GlobalKey {
+					allowed = "/global/… and /<moduleKey>Enabled"
+				}
+				return fmt.Errorf("%w: operation %d: %s %q: this hook may change only %s", ErrScope, i, f, p, allowed)
+			}
+		}
+		if op, _ := m["op"].(string); op == "test" {
+			continue
+		}
+	}
+	return nil
+}
+
+func inScope(scope, path string) bool {
+	top, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	top = strings.ReplaceAll(strings.ReplaceAll(top, "~1", "/"), "~0", "~")
+	if !strings.HasPrefix(path, "/") {
+		return false
+	}
+	if top == scope {
+		return true
+	}
+	if scope == GlobalKey && path == "/"+top {
+		k, ok := strings.CutSuffix(top, module.EnabledSuffix)
+		return ok && k != "" && k != GlobalKey
+	}
+	return false
+}
+
+// Explain tells, for every key under path in a section (path is relative
+// to the section; nil: all of it), the layer that set it and what it
+// overrode. Paths in the explanations start with the section key.
+func (s *Store) Explain(key string, path document.Path) ([]values.Explanation, error) {
+	s.mu.RLock()
+	sec := s.section(key)
+	cfg := s.cfg
+	s.mu.RUnlock()
+	if sec == nil {
+		return nil, fmt.Errorf("no module with values key %q", key)
+	}
+	layers, err := sec.layers(cfg, true)
+	if err != nil {
+		return nil, err
+	}
+	res, err := values.Merge(layers, values.MergeOptions{Provenance: true})
+	if err != nil {
+		return nil, &SectionError{Section: sec.name, Err: err}
+	}
+	full := append(document.Path{document.Key(key)}, path...)
+	return res.Explain(full, values.ExplainOptions{ShowSensitive: true})
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func unionKeys(a, b map[string]bool) []string {
+	set := map[string]bool{}
+	for k := range a {
+		set[k] = true
+	}
+	for k := range b {
+		set[k] = true
+	}
+	return sortedKeys(set)
+}
+
+func nonNil(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// sanity: schema is used for ValidationError in docs.
+var _ = (*schema.ValidationError)(nil)
