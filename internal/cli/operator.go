@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -330,4 +329,3 @@ func printDebugText(w io.Writer, data []byte, path string) error {
 	return err
 }
 
-var _ = context.Background

@@ -57,18 +57,14 @@ func openBackends(ctx context.Context, s Settings, log *slog.Logger, oneShot boo
 	}
 	b.config = config.NewFile(cfgPath)
 
-	objDir := s.ObjectsDir
-	if objDir == "" {
-		objDir = filepath.Join(s.TempDir, "no-objects")
-		if err := os.MkdirAll(objDir, 0o700); err != nil {
-			return nil, err
+	b.objects = noObjects{}
+	if s.ObjectsDir != "" {
+		src := &kubebind.LocalSource{Dir: s.ObjectsDir, Logger: log}
+		if err := src.Start(ctx); err != nil {
+			return nil, fmt.Errorf("objects directory (--objects): %w", err)
 		}
+		b.objects = src
 	}
-	src := &kubebind.LocalSource{Dir: objDir, Logger: log}
-	if err := src.Start(ctx); err != nil {
-		return nil, fmt.Errorf("objects directory (--objects): %w", err)
-	}
-	b.objects = src
 
 	stateDir := s.StateDir
 	if stateDir == "" {
@@ -176,4 +172,13 @@ func (e *Engine) configChanged(ev config.Event) {
 	if err := e.queues.Add(tasks...); err != nil {
 		e.log.Error("queueing module runs", "error", err)
 	}
+}
+
+// noObjects is the object source without objects (no --objects).
+type noObjects struct{}
+
+var _ kubebind.ObjectSource = noObjects{}
+
+func (noObjects) Watch(context.Context, string, string, func(kubebind.Change)) ([]*kubebind.Object, error) {
+	return nil, nil
 }

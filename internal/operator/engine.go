@@ -153,6 +153,9 @@ func hookEnv() []string {
 	return env
 }
 
+// WaitIdle blocks until every queue is empty, or ctx is done.
+func (e *Engine) WaitIdle(ctx context.Context) error { return e.queues.WaitIdle(ctx) }
+
 // Registry is the engine's Prometheus registry (engine and hook metrics).
 func (e *Engine) Registry() *prometheus.Registry { return e.reg }
 
@@ -263,7 +266,7 @@ func (e *Engine) start(ctx context.Context) error {
 	}
 	e.back = back
 	e.objects = back.objects
-	set, err := module.Discover(e.s.ModulesDirs(), e.s.GlobalHooksDir, e.moduleOptions())
+	set, err := module.Discover(absAll(e.s.ModulesDirs()), absPath(e.s.GlobalHooksDir), e.moduleOptions())
 	if err != nil {
 		e.m.discoverErrors.Inc()
 		return err
@@ -296,7 +299,7 @@ func (e *Engine) start(ctx context.Context) error {
 	}
 	if !e.oneShot {
 		back.watchConfig(ctx, e.configChanged)
-		back.watchReleases(ctx, e.releaseMissing)
+		back.watchReleases(ctx, e.s.ReleaseCheck, e.releaseMissing)
 	}
 	tasks := e.lifecycleTasks(entries, hook.OnStartup, "", "OperatorStartup")
 	tasks = append(tasks, &queue.Task{Kind: KindEnableGlobalBindings, Description: "enable global hooks' kubernetes and schedule bindings"})
@@ -419,4 +422,24 @@ func joinNames(names []string) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
+}
+
+// absPath makes a path absolute, so that scripts run with their own
+// directory as working directory still find it; "" stays "".
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+func absAll(ps []string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = absPath(p)
+	}
+	return out
 }

@@ -69,6 +69,9 @@ type Settings struct {
 	// up to RetryMax. 0 means 5 s and 30 s.
 	Retry    time.Duration
 	RetryMax time.Duration
+	// ReleaseCheck is how often the release store is checked for releases
+	// of enabled modules that went missing; 0 means ReleaseCheckInterval.
+	ReleaseCheck time.Duration
 	// HookTimeout bounds one run of a hook or enabled script; 0 means
 	// DefaultHookTimeout, negative none.
 	HookTimeout time.Duration

@@ -135,6 +135,9 @@ func (e *Engine) taskDone(t *queue.Task, err error, allowed bool, _ time.Duratio
 	if err == nil {
 		return
 	}
+	if e.oneShot {
+		return
+	}
 	if allowed {
 		e.log.Warn("task failed; allowFailure makes it a success", "task", t.Description, "error", err)
 		return
@@ -288,7 +291,7 @@ func (e *Engine) runHookTask(ctx context.Context, d *hookRun, queueName string) 
 		}
 	}
 	ch, err := e.runHook(ctx, he, d.binding, d.contexts, queueName, d.activation, nil)
-	if err != nil {
+	if err != nil || e.oneShot {
 		return err
 	}
 	switch {
