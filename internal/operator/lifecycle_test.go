@@ -1,0 +1,198 @@
+package operator_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/internal/golden"
+	"github.com/strata-dev/strata/internal/operator"
+)
+
+// TestLifecycle runs each testdata/lifecycle/*.txtar: its files (except
+// those under next/) are the operator's tree — modules/, global-hooks/,
+// config.yaml, objects/ — written to a temporary directory (files under
+// hooks/ and files named enabled made executable); its comment is a
+// script of steps, one per line:
+//
+//	start                  start the operator and wait for the first converge
+//	write next/F DEST      copy the archive's next/F to DEST
+//	remove PATH            remove a file or directory (releases/... is the release store)
+//	wait TEXT              wait until a history line contains TEXT and the queues are idle
+//	restart                stop the operator, then start it again on the same state
+//	stop                   stop the operator
+//
+// The history (hook runs, discoveries, Helm, deletions) is compared with
+// the "history" section; each start's history begins with "== start".
+func TestLifecycle(t *testing.T) {
+	golden.Run(t, "testdata/lifecycle/*.txtar", runLifecycle)
+}
+
+type harness struct {
+	t      *testing.T
+	dir    string
+	eng    *operator.Engine
+	cancel context.CancelFunc
+	done   chan error
+	prev   []string
+}
+
+func runLifecycle(t *testing.T, c golden.Case) {
+	dir := t.TempDir()
+	for _, f := range c.Archive.Files {
+		if strings.HasPrefix(f.Name, "next/") || f.Name == "history" {
+			continue
+		}
+		writeFile(t, filepath.Join(dir, f.Name), f.Data)
+	}
+	h := &harness{t: t, dir: dir}
+	defer h.stop()
+	for _, line := range strings.Split(string(c.Archive.Comment), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		verb, arg, _ := strings.Cut(line, " ")
+		switch verb {
+		case "start":
+			h.start()
+		case "restart":
+			h.stop()
+			h.start()
+		case "stop":
+			h.stop()
+		case "write":
+			src, dst, ok := strings.Cut(arg, " ")
+			if !ok {
+				t.Fatalf("bad step %q: write next/FILE DEST", line)
+			}
+			var data []byte
+			found := false
+			for _, f := range c.Archive.Files {
+				if f.Name == src {
+					data, found = f.Data, true
+				}
+			}
+			if !found {
+				t.Fatalf("step %q: no file %s in the archive", line, src)
+			}
+			writeFile(t, filepath.Join(dir, dst), data)
+		case "remove":
+			if err := os.RemoveAll(filepath.Join(dir, arg)); err != nil {
+				t.Fatal(err)
+			}
+		case "wait":
+			h.wait(arg)
+		default:
+			t.Fatalf("unknown step %q", line)
+		}
+	}
+	h.stop()
+	golden.Check(t, c.Path, "history", strings.Join(h.prev, "\n")+"\n")
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mode := os.FileMode(0o644)
+	if strings.Contains(filepath.ToSlash(path), "/hooks/") || filepath.Base(path) == "enabled" {
+		mode = 0o755
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tmp, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (h *harness) settings() operator.Settings {
+	s := operator.DefaultSettings()
+	s.ModulesDir = filepath.Join(h.dir, "modules")
+	s.GlobalHooksDir = filepath.Join(h.dir, "global-hooks")
+	s.Namespace = "addons"
+	s.TempDir = filepath.Join(h.dir, "tmp")
+	s.StateDir = filepath.Join(h.dir, "releases")
+	s.ConfigFile = filepath.Join(h.dir, "config.yaml")
+	if _, err := os.Stat(filepath.Join(h.dir, "objects")); err == nil {
+		s.ObjectsDir = filepath.Join(h.dir, "objects")
+	}
+	s.ListenPort = ""
+	s.DebugUnixSocket = ""
+	s.Retry = 20 * time.Millisecond
+	s.RetryMax = 50 * time.Millisecond
+	s.ReleaseCheck = 20 * time.Millisecond
+	s.Local = true
+	return s
+}
+
+func (h *harness) start() {
+	h.t.Helper()
+	e, err := operator.New(h.settings(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.eng, h.cancel, h.done = e, cancel, make(chan error, 1)
+	go func() { h.done <- e.Run(ctx) }()
+	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
+	defer wcancel()
+	select {
+	case <-e.Ready():
+	case err := <-h.done:
+		h.eng = nil
+		h.t.Fatalf("operator stopped before the first converge: %v", err)
+	case <-wctx.Done():
+		h.t.Fatalf("no converge within a minute; history:\n%s", strings.Join(e.History(), "\n"))
+	}
+	if err := e.WaitIdle(wctx); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) wait(text string) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for {
+		for _, l := range h.eng.History() {
+			if strings.Contains(l, text) {
+				if err := h.eng.WaitIdle(ctx); err != nil {
+					h.t.Fatal(err)
+				}
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			h.t.Fatalf("no history line with %q within a minute; history:\n%s", text, strings.Join(h.eng.History(), "\n"))
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func (h *harness) stop() {
+	if h.eng == nil {
+		return
+	}
+	h.cancel()
+	if err := <-h.done; err != nil {
+		h.t.Errorf("Run: %v", err)
+	}
+	h.prev = append(h.prev, "== start")
+	for _, l := range h.eng.History() {
+		h.prev = append(h.prev, strings.ReplaceAll(l, h.dir, "$WORK"))
+	}
+	h.eng = nil
+}
