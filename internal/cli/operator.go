@@ -328,4 +328,3 @@ func printDebugText(w io.Writer, data []byte, path string) error {
 	_, err = w.Write(out)
 	return err
 }
-

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	
 	"github.com/strata-dev/strata/internal/operator/queue"
 	"github.com/strata-dev/strata/internal/operator/release"
 	"github.com/strata-dev/strata/internal/values"
@@ -160,7 +159,5 @@ func (e *Engine) releaseMissing(ctx context.Context) {
 		}
 	}
 }
-
-
 
 type queueTask = queue.Task

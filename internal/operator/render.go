@@ -150,4 +150,3 @@ func (r *RenderResult) Write(w io.Writer, valuesOnly bool) error {
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
-
