@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -222,7 +223,7 @@ func (c Change) String() string {
 // Diff classifies the change from old to new; a nil config is an empty one.
 func Diff(old, new *Config) Change {
 	var ch Change
-	ch.Global = !reflect.DeepEqual(nonNil(old.Section(GlobalKey)), nonNil(new.Section(GlobalKey)))
+	ch.Global = !sameValues(old.Section(GlobalKey), new.Section(GlobalKey))
 	keys := map[string]bool{}
 	if old != nil {
 		for k := range old.Enabled {
@@ -253,13 +254,25 @@ func Diff(old, new *Config) Change {
 		}
 	}
 	for k := range keys {
-		if !reflect.DeepEqual(nonNil(old.Section(k)), nonNil(new.Section(k))) {
+		if !sameValues(old.Section(k), new.Section(k)) {
 			ch.Modules = append(ch.Modules, k)
 		}
 	}
 	sort.Strings(ch.Enabled)
 	sort.Strings(ch.Modules)
 	return ch
+}
+
+// sameValues compares sections as hooks see them, in JSON: 1.0 and 1 are
+// the same number.
+func sameValues(a, b map[string]any) bool {
+	a, b = nonNil(a), nonNil(b)
+	if reflect.DeepEqual(a, b) {
+		return true
+	}
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }
 
 func nonNil(m map[string]any) map[string]any {

@@ -33,7 +33,10 @@ type configParser struct {
 
 // fail makes a ConfigError for the node at path.
 func (p *configParser) fail(path document.Path, format string, args ...any) error {
-	line, _ := p.pos.Lookup(path).At()
+	line := 0
+	for n := len(path); n >= 0 && line == 0; n-- {
+		line, _ = p.pos.Lookup(path[:n]).At()
+	}
 	return &ConfigError{Hook: p.hook, Line: line, Field: fieldName(path), Msg: fmt.Sprintf(format, args...)}
 }
 
@@ -536,6 +539,8 @@ func (p *configParser) kubernetes(ipath document.Path, m map[string]any) (*Kuber
 			if k.Group, err = p.str(kpath, val); err != nil {
 				return nil, err
 			}
+		case "namespaceSelector":
+			return nil, p.fail(kpath, "namespaceSelector is the v0 name; with configVersion: v1 write namespace: {nameSelector: {matchNames: [...]}}")
 		default:
 			return nil, p.unknown(kpath, key, kubernetesKeys)
 		}

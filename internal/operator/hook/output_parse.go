@@ -219,6 +219,10 @@ func parseMetrics(data []byte, source string) ([]MetricOperation, error) {
 			break
 		}
 		if err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) && strings.HasPrefix(te.Field, "labels") {
+				return nil, outErr(source, line, "label values are strings, not a JSON %s; quote it", te.Value)
+			}
 			return nil, outErr(source, line, "%s; each line is a JSON object such as {\"name\":\"my_metric\",\"action\":\"set\",\"value\":1}", metricJSONErr(err))
 		}
 		if len(ops) >= maxMetricOps {
@@ -237,6 +241,9 @@ func parseMetrics(data []byte, source string) ([]MetricOperation, error) {
 func metricJSONErr(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
+		if te.Field == "" {
+			return "found a JSON " + te.Value
+		}
 		return fmt.Sprintf("%s must not be a JSON %s", te.Field, te.Value)
 	}
 	return err.Error()

@@ -451,4 +451,3 @@ func checksumJSON(values map[string]any) (string, error) {
 
 // ValuesChecksum is the checksum Rendered.ValuesChecksum holds for values.
 func ValuesChecksum(values map[string]any) (string, error) { return checksumJSON(values) }
-

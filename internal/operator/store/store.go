@@ -167,7 +167,8 @@ func (s *Store) validateConfig(cfg *config.Config) error {
 			return
 		}
 		if err := sec.configSchema.Validate(sec.configSchema.ApplyDefaults(v)); err != nil {
-			errs = append(errs, &SectionError{Section: sec.name, Err: fmt.Errorf("config store %s: %w", sectionSource(cfg, sec.key), err)})
+			cs := configSection(cfg, sec.key)
+			errs = append(errs, &SectionError{Section: sec.name, Err: fmt.Errorf("config store %s: %w", sectionSource(cfg, sec.key), locate(err, cs))})
 		}
 	}
 	check(s.global)

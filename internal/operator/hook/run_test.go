@@ -1,0 +1,190 @@
+package hook_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/strata-dev/strata/internal/hookexec"
+	"github.com/strata-dev/strata/internal/operator/hook"
+)
+
+// script writes an executable shell script and returns it as a hook.
+func script(t *testing.T, kind hook.Kind, body string) *hook.Hook {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "hook.sh")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := &hook.Hook{Name: "hooks/hook.sh", Path: p, Kind: kind}
+	if kind == hook.Module {
+		h.ModuleKey = "myModule"
+	}
+	return h
+}
+
+func runner(t *testing.T) *hook.Runner {
+	return &hook.Runner{Env: []string{"PATH=" + os.Getenv("PATH")}, TempDir: t.TempDir(), Grace: 200 * time.Millisecond}
+}
+
+func TestRunnerConfig(t *testing.T) {
+	h := script(t, hook.Module, `
+if [ "$1" = "--config" ]; then
+  cat <<EOT
+configVersion: v1
+beforeHelm: 10
+EOT
+  exit 0
+fi
+exit 3
+`)
+	cfg, err := runner(t).Config(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := cfg.Order(hook.BeforeHelm); !ok || o != 10 || cfg.Version != "v1" {
+		t.Errorf("Config = %+v", cfg)
+	}
+}
+
+func TestRunnerConfigErrors(t *testing.T) {
+	tests := []struct {
+		name, body, want string
+	}{
+		{"fails", "echo oops >&2; exit 2", "module myModule hook hooks/hook.sh: getting its configuration: `"},
+		{"bad output", "echo 'configVersion: v1'; echo 'beforeHelm: x'", "hook hooks/hook.sh --config:2: beforeHelm: the order is \"x\"; write an integer such as beforeHelm: 10 (hooks run by order, then by name)"},
+		{"floods", "yes configVersion", "module myModule hook hooks/hook.sh: --config printed more than 1048576 bytes; print only the bindings: `"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := runner(t).Config(context.Background(), script(t, hook.Module, tc.body))
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("Config error = %v, want %s...", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRunnerRun(t *testing.T) {
+	h := script(t, hook.Module, `
+set -e
+# Inputs: copied where the test can see them.
+cp "$BINDING_CONTEXT_PATH" "$OUT/bc.json"
+cp "$VALUES_PATH" "$OUT/values.json"
+cp "$CONFIG_VALUES_PATH" "$OUT/config.json"
+echo '[{"op":"add","path":"/myModule/a","value":1}]' > "$VALUES_JSON_PATCH_PATH"
+echo '{"op":"remove","path":"/myModule/b"}' >> "$VALUES_JSON_PATCH_PATH"
+echo '[{"op":"add","path":"/myModule/c","value":"x"}]' > "$CONFIG_VALUES_JSON_PATCH_PATH"
+echo '{"name":"m","action":"set","value":2}' >> "$METRICS_PATH"
+echo '{"operation":"Delete","kind":"Pod","name":"p"}' > "$KUBERNETES_PATCH_PATH"
+echo to-stdout
+echo to-stderr >&2
+`)
+	out := t.TempDir()
+	r := runner(t)
+	r.Env = append(r.Env, "OUT="+out)
+	ctxs := []hook.BindingContext{{BindingType: hook.BeforeHelm, Binding: "beforeHelm", Snapshots: map[string][]hook.ObjectResult{}}}
+	res, err := r.Run(context.Background(), h, hook.Input{Contexts: ctxs, Values: []byte(`{"global":{},"myModule":{"b":2}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &hook.Output{
+		ValuesPatch:       hook.Patch{{Op: "add", Path: "/myModule/a", Value: int64(1), Line: 1}, {Op: "remove", Path: "/myModule/b", Line: 2}},
+		ConfigValuesPatch: hook.Patch{{Op: "add", Path: "/myModule/c", Value: "x", Line: 1}},
+		Metrics:           []hook.MetricOperation{{Name: "m", Action: hook.MetricSet, Value: 2, Line: 1}},
+		KubernetesPatch:   []hook.KubeOperation{{Operation: hook.KubeDelete, Kind: "Pod", Name: "p", Line: 1}},
+		Stdout:            []byte("to-stdout\n"),
+		Stderr:            []byte("to-stderr\n"),
+	}
+	res.Duration = 0
+	if d := cmp.Diff(want, res); d != "" {
+		t.Errorf("Run (-want +got):\n%s", d)
+	}
+	for file, want := range map[string]string{
+		"bc.json":     `[{"binding":"beforeHelm","snapshots":{}}]`,
+		"values.json": `{"global":{},"myModule":{"b":2}}`,
+		"config.json": `{}`,
+	} {
+		got, err := os.ReadFile(filepath.Join(out, file))
+		if err != nil || string(got) != want {
+			t.Errorf("%s = %q, %v; want %q", file, got, err, want)
+		}
+	}
+	// The workspace is gone.
+	if ents, _ := os.ReadDir(r.TempDir); len(ents) != 0 {
+		t.Errorf("TempDir holds %d entries after Run", len(ents))
+	}
+}
+
+func TestRunnerRunNoOutputs(t *testing.T) {
+	res, err := runner(t).Run(context.Background(), script(t, hook.Global, "exit 0"), hook.Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ValuesPatch != nil || res.ConfigValuesPatch != nil || res.Metrics != nil || res.KubernetesPatch != nil {
+		t.Errorf("Run = %+v, want no outputs", res)
+	}
+}
+
+func TestRunnerRunFailures(t *testing.T) {
+	tests := []struct {
+		name string
+		kind hook.Kind
+		body string
+		want string // prefix of the error
+		is   error
+	}{
+		{"exit non-zero", hook.Module, `echo '[{"op":"add","path":"/myModule/a","value":1}]' > "$VALUES_JSON_PATCH_PATH"; echo broken >&2; exit 3`,
+			"module myModule hook hooks/hook.sh failed: `", nil},
+		{"garbage patch", hook.Module, `printf '[{"op":"add",\n"path":' > "$VALUES_JSON_PATCH_PATH"`,
+			"module myModule hook hooks/hook.sh: values patch ($VALUES_JSON_PATCH_PATH) line 2:", nil},
+		{"patch out of scope", hook.Module, `echo '[{"op":"add","path":"/global/a","value":1}]' > "$VALUES_JSON_PATCH_PATH"`,
+			"module myModule hook hooks/hook.sh: values patch ($VALUES_JSON_PATCH_PATH) line 1: operation 0 (add /global/a) is outside the module's values; a hook of module myModule may change only /myModule/...", nil},
+		{"config patch out of scope", hook.Global, `echo '[{"op":"add","path":"/myModule/a","value":1}]' > "$CONFIG_VALUES_JSON_PATCH_PATH"`,
+			"global hook hooks/hook.sh: config values patch ($CONFIG_VALUES_JSON_PATCH_PATH) line 1: operation 0 (add /myModule/a) is outside the global values", nil},
+		{"garbage metrics", hook.Global, `echo 'metric 1' > "$METRICS_PATH"`,
+			"global hook hooks/hook.sh: metrics ($METRICS_PATH) line 1:", nil},
+		{"garbage kubernetes patch", hook.Global, `echo '{"operation":"Boom"}' > "$KUBERNETES_PATCH_PATH"`,
+			"global hook hooks/hook.sh: kubernetes patch ($KUBERNETES_PATCH_PATH) line 1: operation \"Boom\" is not one of", nil},
+		{"symlink output", hook.Global, `ln -s /etc/passwd "$VALUES_JSON_PATCH_PATH"`,
+			"global hook hooks/hook.sh: values patch ($VALUES_JSON_PATCH_PATH): reading hook output file values-patch.json: it is a symbolic link", nil},
+		{"floods stdout", hook.Global, `yes flood`, "global hook hooks/hook.sh failed: `", hookexec.ErrOutputTooLarge},
+		{"hangs", hook.Global, `sleep 30`, "global hook hooks/hook.sh failed: `", hookexec.ErrTimeout},
+		{"ignores SIGTERM", hook.Global, `trap '' TERM; while :; do sleep 0.05; done`, "global hook hooks/hook.sh failed: `", hookexec.ErrTimeout},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runner(t)
+			r.Timeout = 500 * time.Millisecond
+			r.MaxLogBytes = 1 << 16
+			res, err := r.Run(context.Background(), script(t, tc.kind, tc.body), hook.Input{})
+			if err == nil {
+				t.Fatalf("Run succeeded with %+v", res)
+			}
+			if res != nil {
+				t.Errorf("Run returned outputs %+v with its error", res)
+			}
+			if !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("Run error =\n %v\nwant prefix\n %s", err, tc.want)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("Run error %v does not match %v", err, tc.is)
+			}
+		})
+	}
+}
+
+func TestRunnerOutputTooLarge(t *testing.T) {
+	r := runner(t)
+	r.MaxOutputBytes = 100
+	_, err := r.Run(context.Background(), script(t, hook.Global, `head -c 1000 /dev/zero > "$METRICS_PATH"`), hook.Input{})
+	if !errors.Is(err, hookexec.ErrOutputTooLarge) {
+		t.Errorf("Run error = %v, want ErrOutputTooLarge", err)
+	}
+}

@@ -1,0 +1,227 @@
+package store_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/strata-dev/strata/internal/operator/config"
+	"github.com/strata-dev/strata/internal/operator/module"
+	"github.com/strata-dev/strata/internal/operator/store"
+	"github.com/strata-dev/strata/internal/schema"
+	"github.com/strata-dev/strata/internal/values"
+)
+
+func newStore(t *testing.T, files map[string]string) (*store.Store, *module.Set) {
+	t.Helper()
+	root := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := module.Discover([]string{filepath.Join(root, "modules")}, "", module.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.New(set, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, set
+}
+
+func patch(t *testing.T, scope, hook string, ops ...map[string]any) store.Patch {
+	t.Helper()
+	list := make([]any, len(ops))
+	for i, o := range ops {
+		list[i] = o
+	}
+	jp, err := values.NewJSONPatch(list, hook, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store.Patch{Scope: scope, Hook: hook, Ops: jp}
+}
+
+func parseConfig(t *testing.T, text string) *config.Config {
+	t.Helper()
+	c, err := config.Parse([]byte(text), "config.yaml", config.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Hook patches stay applied over a new config: the config changes the
+// layer below them.
+func TestPatchesSurviveConfigChange(t *testing.T) {
+	st, _ := newStore(t, map[string]string{"modules/001-foo/values.yaml": "foo:\n  a: 1\n  b: 1\n"})
+	if _, err := st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "add", "path": "/foo/b", "value": int64(2)},
+		map[string]any{"op": "remove", "path": "/foo/a"})); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := st.SetConfig(parseConfig(t, "foo: |\n  c: 3\n  b: 9\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Equal(changed, []string{"foo"}) {
+		t.Errorf("SetConfig changed %v, want [foo]", changed)
+	}
+	want := map[string]any{"b": int64(2), "c": int64(3)}
+	if diff := cmp.Diff(want, st.Values("foo")); diff != "" {
+		t.Errorf("values (-want +got):\n%s", diff)
+	}
+	// The config no longer holds a: the stored remove is no error now.
+	if _, err := st.SetConfig(parseConfig(t, "")); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"b": int64(2)}, st.Values("foo")); diff != "" {
+		t.Errorf("values after the config emptied (-want +got):\n%s", diff)
+	}
+}
+
+func TestHookValues(t *testing.T) {
+	st, _ := newStore(t, map[string]string{
+		"modules/values.yaml":         "global:\n  g: 1\n",
+		"modules/001-foo/values.yaml": "foo:\n  a: 1\n",
+	})
+	st.SetConfig(parseConfig(t, "global: |\n  c: 1\nfoo: |\n  x: 2\n"))
+	got := st.HookValues("foo", []string{"foo"})
+	want := map[string]any{
+		"global": map[string]any{"g": int64(1), "c": int64(1), "enabledModules": []any{"foo"}},
+		"foo":    map[string]any{"a": int64(1), "x": int64(2)},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("HookValues (-want +got):\n%s", diff)
+	}
+	if _, ok := st.Values("global")["enabledModules"]; ok {
+		t.Error("HookValues changed the stored global values")
+	}
+	if diff := cmp.Diff(map[string]any{"global": map[string]any{"g": int64(1), "c": int64(1)}}, st.HookValues("global", nil)); diff != "" {
+		t.Errorf("HookValues(global) (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]any{"global": map[string]any{"c": int64(1)}, "foo": map[string]any{"x": int64(2)}}, st.ConfigValues("foo")); diff != "" {
+		t.Errorf("ConfigValues (-want +got):\n%s", diff)
+	}
+	helm, err := st.HelmValues("foo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := helm["global"].(map[string]any)["enabledModules"]; ok {
+		t.Error("HelmValues has global.enabledModules")
+	}
+}
+
+func TestPatchErrors(t *testing.T) {
+	st, _ := newStore(t, map[string]string{
+		"modules/001-foo/values.yaml":         "foo:\n  a: 1\n",
+		"modules/001-foo/openapi/values.yaml": "type: object\nproperties:\n  a: {type: integer}\n",
+	})
+	var se *store.SectionError
+	_, err := st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "add", "path": "/foo/b", "value": 1}))
+	var ve *schema.ValidationError
+	if !errors.As(err, &se) || se.Section != "foo" || !errors.As(err, &ve) || ve.Errors[0].Rule != "additionalProperties" {
+		t.Errorf("unknown key: ApplyPatch = %v, want a SectionError for foo wrapping an additionalProperties ValidationError", err)
+	}
+	_, err = st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "remove", "path": "/foo/zz"}))
+	if !errors.Is(err, values.ErrPatch) {
+		t.Errorf("remove of a missing key: ApplyPatch = %v, want ErrPatch", err)
+	}
+	_, err = st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "add", "path": "/fooEnabled", "value": true}))
+	if !errors.Is(err, store.ErrScope) {
+		t.Errorf("module hook setting its enabled flag: ApplyPatch = %v, want ErrScope", err)
+	}
+	_, err = st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "add", "path": "/foo", "value": "x"}))
+	if err == nil {
+		t.Error("replacing the section by a string succeeded")
+	}
+	if got := st.Patches("foo"); len(got) != 0 {
+		t.Errorf("after failed patches, %d stored, want 0", len(got))
+	}
+	if diff := cmp.Diff(map[string]any{"a": int64(1)}, st.Values("foo")); diff != "" {
+		t.Errorf("values after failed patches (-want +got):\n%s", diff)
+	}
+}
+
+func TestMaxPatchOps(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "modules/001-foo"), 0o755)
+	set, err := module.Discover([]string{filepath.Join(root, "modules")}, "", module.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.New(set, store.Options{MaxPatchOps: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "add", "path": "/foo/l", "value": []any{}})); err != nil {
+		t.Fatal(err)
+	}
+	var last error
+	for i := range 4 {
+		_, last = st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "add", "path": "/foo/l/-", "value": i}))
+	}
+	if last == nil {
+		t.Error("the fourth list append succeeded over a limit of 3 operations")
+	}
+	// Setting the same key again and again stays within the limit.
+	for i := range 10 {
+		if _, err := st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "add", "path": "/foo/l", "value": []any{i}})); err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+	}
+}
+
+func TestConcurrentUse(t *testing.T) {
+	files := map[string]string{}
+	for i := range 8 {
+		files[fmt.Sprintf("modules/%03d-m%d/values.yaml", i, i)] = fmt.Sprintf("m%d:\n  n: 0\n", i)
+	}
+	st, set := newStore(t, files)
+	var wg sync.WaitGroup
+	for _, m := range set.Modules {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				if _, err := st.ApplyPatch(patch(t, m.Key, "h", map[string]any{"op": "add", "path": "/" + m.Key + "/n", "value": i})); err != nil {
+					t.Error(err)
+				}
+				_ = st.HookValues(m.Key, []string{m.Name})
+				if _, err := st.HelmValues(m.Key); err != nil {
+					t.Error(err)
+				}
+				on, _ := st.EnabledFlag(m)
+				_ = on
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 20 {
+			if _, err := st.SetConfig(parseConfig(t, fmt.Sprintf("global: |\n  i: %d\n", i))); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	wg.Wait()
+	for _, m := range set.Modules {
+		if got := st.Values(m.Key)["n"]; got != int64(19) {
+			t.Errorf("%s.n = %v, want 19", m.Key, got)
+		}
+		if n := len(st.Patches(m.Key)); n != 1 {
+			t.Errorf("%s keeps %d patches, want 1 (compacted)", m.Key, n)
+		}
+	}
+}
