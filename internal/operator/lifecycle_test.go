@@ -40,6 +40,8 @@ type harness struct {
 	cancel context.CancelFunc
 	done   chan error
 	prev   []string
+	// extra adjusts the settings of a test.
+	extra func(*operator.Settings)
 }
 
 func runLifecycle(t *testing.T, c golden.Case) {
@@ -134,6 +136,9 @@ func (h *harness) settings() operator.Settings {
 	s.RetryMax = 50 * time.Millisecond
 	s.ReleaseCheck = 20 * time.Millisecond
 	s.Local = true
+	if h.extra != nil {
+		h.extra(&s)
+	}
 	return s
 }
 

@@ -1,0 +1,121 @@
+package operator_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/internal/operator"
+	"github.com/strata-dev/strata/internal/operator/debug"
+	"github.com/strata-dev/strata/internal/golden"
+)
+
+// startCase starts the operator on a lifecycle case's tree, with the debug
+// socket, and waits for the first converge.
+func startCase(t *testing.T, name string) (*harness, string) {
+	t.Helper()
+	c := golden.Cases(t, "testdata/lifecycle/"+name+".txtar")[0]
+	dir := t.TempDir()
+	for _, f := range c.Archive.Files {
+		if !strings.HasPrefix(f.Name, "next/") && f.Name != "history" {
+			writeFile(t, filepath.Join(dir, f.Name), f.Data)
+		}
+	}
+	h := &harness{t: t, dir: dir}
+	sock := filepath.Join(dir, "debug.sock")
+	h.extra = func(s *operator.Settings) { s.DebugUnixSocket = sock }
+	h.start()
+	t.Cleanup(h.stop)
+	return h, sock
+}
+
+func TestDebugAPI(t *testing.T) {
+	_, sock := startCase(t, "startup")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	get := func(path string) string {
+		t.Helper()
+		var data []byte
+		var err error
+		for range 100 { // the socket comes up beside the first converge
+			if data, err = debug.Get(ctx, sock, path); err == nil || !strings.Contains(err.Error(), "connect") {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		return string(data)
+	}
+	tests := []struct {
+		path string
+		want []string // substrings of the answer
+	}{
+		{"/queue/list.json", []string{`"name":"main"`, `"tasks":[]`}},
+		{"/global/values.json", []string{`"domain":"example.org"`}},
+		{"/global/values.json?explain=true", []string{`"path":"global.domain"`, `000-init.sh`}},
+		{"/global/patches.json", []string{`"hook":"000-init.sh"`, `"binding":"onStartup"`, `"path":"/global/domain"`}},
+		{"/global/config.json", []string{`"global":{}`}},
+		{"/module/list.json", []string{`"name":"a","key":"a","order":10`, `"state":"enabled"`, `"reason":"the enabled script returned false: not today"`}},
+		{"/module/a/values.json", []string{`{"a":{}}`}},
+		{"/module/a/render.json", []string{`domain: example.org`}},
+		{"/module/a/snapshots.json", []string{`{}`}},
+		{"/module/a/values.yaml", []string{"a: {}"}},
+	}
+	for _, tc := range tests {
+		got := get(tc.path)
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("GET %s = %s\nwant it to contain %s", tc.path, got, w)
+			}
+		}
+	}
+	for _, path := range []string{"/module/nope/values.json", "/module/a/nonsense.json", "/global/values.xml"} {
+		if _, err := debug.Get(ctx, sock, path); err == nil {
+			t.Errorf("GET %s: no error", path)
+		}
+	}
+}
+
+func TestHTTP(t *testing.T) {
+	h, _ := startCase(t, "startup")
+	srv := httptest.NewServer(h.eng.HTTPHandler())
+	defer srv.Close()
+	for path, want := range map[string]string{
+		"/healthz": "ok",
+		"/readyz":  "ok",
+		"/metrics": `addon_operator_module_hook_run_success_total{activation="OperatorStartup",binding="beforeHelm",hook="hooks/all.sh",module="a",queue="main"} 1`,
+	} {
+		resp, err := srv.Client().Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s = %d %s\nwant 200 with %s", path, resp.StatusCode, body, want)
+		}
+	}
+	for _, name := range []string{"live_ticks", "tasks_queue_length", "convergence_total", "binding_count", "global_hook_run_seconds", "module_run_seconds"} {
+		resp, err := srv.Client().Get(srv.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), "addon_operator_"+name) {
+			t.Errorf("/metrics has no addon_operator_%s", name)
+		}
+	}
+	var ms []operator.ModuleView
+	data, _ := json.Marshal(h.eng.Modules())
+	if err := json.Unmarshal(data, &ms); err != nil || len(ms) != 4 {
+		t.Errorf("Modules() = %s, want 4 modules", data)
+	}
+}
