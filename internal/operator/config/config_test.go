@@ -305,3 +305,24 @@ func TestFileWatch(t *testing.T) {
 	for range events {
 	}
 }
+
+func TestFilePatchThroughLink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "real.yaml")
+	link := filepath.Join(dir, "config.yaml")
+	os.WriteFile(target, []byte("foo: |\n  x: 1\n"), 0o644)
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	f := config.NewFile(link)
+	if _, err := f.Patch(context.Background(), jsonPatch(t, map[string]any{"op": "add", "path": "/foo/y", "value": int64(2)}), nil); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v %v", fi, err)
+	}
+	data, _ := os.ReadFile(target)
+	if !strings.Contains(string(data), `"y": 2`) {
+		t.Errorf("target after Patch: %s", data)
+	}
+}

@@ -126,9 +126,14 @@ func (f *File) Patch(ctx context.Context, patch *values.JSONPatch, check func(*C
 // replace writes data to the file atomically if its content is still
 // prev; it returns false, writing nothing, when it is not.
 func (f *File) replace(prev, data []byte) (bool, error) {
-	dir := filepath.Dir(f.Path)
+	// A link is kept: its target is replaced.
+	target := f.Path
+	if t, err := filepath.EvalSymlinks(f.Path); err == nil {
+		target = t
+	}
+	dir := filepath.Dir(target)
 	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(f.Path); err == nil {
+	if fi, err := os.Stat(target); err == nil {
 		mode = fi.Mode().Perm()
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(f.Path)+".tmp-*")
@@ -160,7 +165,7 @@ func (f *File) replace(prev, data []byte) (bool, error) {
 	if !bytes.Equal(now, prev) {
 		return false, nil
 	}
-	if err := os.Rename(tmp.Name(), f.Path); err != nil {
+	if err := os.Rename(tmp.Name(), target); err != nil {
 		return false, fmt.Errorf("updating %s: %w", f.Path, err)
 	}
 	return true, nil

@@ -3,6 +3,7 @@ package kubebind
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/strata-dev/strata/internal/manifest"
 )
@@ -29,6 +30,10 @@ type LocalSource struct {
 	OnError func(error)
 	// Logger logs; nil is slog.Default().
 	Logger *slog.Logger
+	// Debounce is how long a file must stay unchanged after an edit
+	// before it is read again (editors write in several steps); 0 is
+	// 100ms.
+	Debounce time.Duration
 
 	st *localState
 }

@@ -214,7 +214,8 @@ func SplitDirName(dir string) (order int, name string, numbered bool) {
 
 // Discover finds the modules in every path of dirs (MODULES_DIR, already
 // split at colons; empty entries are skipped) and the global section's
-// static values, and reads each module. globalDir is GLOBAL_HOOKS_DIR,
+// static values, and reads each module. Entries whose names start with a
+// dot are skipped, as are files that are not links to directories. globalDir is GLOBAL_HOOKS_DIR,
 // whose openapi/ holds the global schemas ("" for none).
 func Discover(dirs []string, globalDir string, opts Options) (*Set, error) {
 	set := &Set{}
@@ -249,6 +250,9 @@ func Discover(dirs []string, globalDir string, opts Options) (*Set, error) {
 			return nil, fmt.Errorf("listing modules directory %s: %w", dir, err)
 		}
 		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue // .git and the like: never modules
+			}
 			found := filepath.Join(dir, e.Name())
 			path, ok, err := moduleDir(found, e)
 			if err != nil {

@@ -64,11 +64,12 @@ func readValuesFile(path string, max int64) (map[string]any, *document.Pos, erro
 		}
 		return nil, nil, err
 	}
-	tree, pos, err := document.Loader{Positions: true, Limits: document.Limits{MaxBytes: max}}.Parse(data, path)
-	if err != nil {
-		return nil, nil, err
-	}
-	return tree, pos, nil
+	return parseValues(data, path, max)
+}
+
+// parseValues parses the content of a values.yaml.
+func parseValues(data []byte, path string, max int64) (map[string]any, *document.Pos, error) {
+	return document.Loader{Positions: true, Limits: document.Limits{MaxBytes: max}}.Parse(data, path)
 }
 
 func valuesFileError(file string, pos *document.Pos, msg string) error {

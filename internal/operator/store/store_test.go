@@ -201,8 +201,7 @@ func TestConcurrentUse(t *testing.T) {
 				if _, err := st.HelmValues(m.Key); err != nil {
 					t.Error(err)
 				}
-				on, _ := st.EnabledFlag(m)
-				_ = on
+				st.EnabledFlag(m)
 			}
 		}()
 	}
