@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/internal/golden"
 	"github.com/strata-dev/strata/internal/operator"
 	"github.com/strata-dev/strata/internal/operator/debug"
-	"github.com/strata-dev/strata/internal/golden"
 )
 
 // startCase starts the operator on a lifecycle case's tree, with the debug

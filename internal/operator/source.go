@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"strconv"
 
 	"github.com/strata-dev/strata/internal/operator/debug"
@@ -179,7 +180,7 @@ func (e *Engine) explain(key string) ([]ExplainRow, error) {
 // describe names a layer's write: the layer, its file and line.
 func describe(s values.Setting) string {
 	d := s.Layer
-	if s.Source != "" && s.Source != s.Layer {
+	if s.Source != "" && !strings.Contains(s.Layer, s.Source) {
 		d += " " + s.Source
 	}
 	if s.Line > 0 {

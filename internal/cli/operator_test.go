@@ -1,0 +1,143 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-dev/strata/internal/cli"
+	"github.com/strata-dev/strata/internal/golden"
+	"github.com/strata-dev/strata/internal/operator"
+)
+
+// timestamp matches the times of hook patches, which vary per run.
+var timestamp = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
+
+// writeTree writes an archive's files (hooks and enabled scripts
+// executable) under dir.
+func writeTree(t *testing.T, c golden.Case, dir string) {
+	t.Helper()
+	for _, f := range c.Archive.Files {
+		if strings.HasPrefix(f.Name, "want/") {
+			continue
+		}
+		p := filepath.Join(dir, f.Name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mode := os.FileMode(0o644)
+		if strings.Contains(f.Name, "hooks/") || filepath.Base(f.Name) == "enabled" {
+			mode = 0o755
+		}
+		if err := os.WriteFile(p, f.Data, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestOperatorDebugCommands runs the debug commands against a running
+// operator over its socket; testdata/operator/debug.txtar holds the tree
+// and, under want/, each command's output.
+func TestOperatorDebugCommands(t *testing.T) {
+	c := golden.Cases(t, "testdata/operator/debug.txtar")[0]
+	dir := t.TempDir()
+	writeTree(t, c, dir)
+	sock := filepath.Join(dir, "op.sock")
+	s := operator.DefaultSettings()
+	s.ModulesDir, s.GlobalHooksDir = filepath.Join(dir, "modules"), filepath.Join(dir, "global-hooks")
+	s.ConfigFile, s.TempDir, s.Namespace = filepath.Join(dir, "config.yaml"), filepath.Join(dir, "tmp"), "addons"
+	s.ListenPort, s.DebugUnixSocket = "", sock
+	e, err := operator.New(s, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-e.Ready():
+	case err := <-done:
+		t.Fatalf("operator stopped: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("no converge within a minute")
+	}
+	for _, f := range c.Archive.Files {
+		if !strings.HasPrefix(f.Name, "want/") {
+			continue
+		}
+		args := strings.Fields(strings.ReplaceAll(strings.TrimPrefix(f.Name, "want/"), "_", " "))
+		args = append([]string{"operator"}, append(args, "--debug-unix-socket", sock)...)
+		t.Run(strings.Join(args[1:len(args)-2], " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			var code int
+			for range 100 { // the socket comes up beside the first converge
+				stdout.Reset()
+				stderr.Reset()
+				if code = cli.Main(context.Background(), args, nil, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), "connect") {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			out := strings.ReplaceAll(stdout.String()+stderr.String(), dir, "$WORK")
+			out = timestamp.ReplaceAllString(out, "TIME")
+			golden.Check(t, c.Path, f.Name, out)
+		})
+	}
+}
+
+// TestOperatorFlagsWin: a flag wins over its environment variable, and
+// the ADDON_OPERATOR_ spelling is read.
+func TestOperatorFlagsWin(t *testing.T) {
+	c := golden.Cases(t, "testdata/operator/debug.txtar")[0]
+	dir := t.TempDir()
+	writeTree(t, c, dir)
+	t.Setenv("ADDON_OPERATOR_MODULES_DIR", filepath.Join(dir, "nonexistent"))
+	t.Setenv("ADDON_OPERATOR_GLOBAL_HOOKS_DIR", filepath.Join(dir, "global-hooks"))
+	t.Setenv("ADDON_OPERATOR_NAMESPACE", "from-env")
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(context.Background(), []string{"operator", "render", "--modules-dir", filepath.Join(dir, "modules"), "--config", filepath.Join(dir, "config.yaml"), "--namespace", "from-flag"}, nil, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{"# module: echo", "namespace: from-flag", "global 000-init.sh onStartup"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("render output lacks %q:\n%s", want, out)
+		}
+	}
+	// The config file is read, never written: the hook's config patch
+	// stays in the private workspace.
+	data, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "fromHook") {
+		t.Errorf("render wrote the hook's config patch back to the user's config file:\n%s", data)
+	}
+}
+
+// TestOperatorRenderFails: a failing hook stops render with its stderr.
+func TestOperatorRenderFails(t *testing.T) {
+	dir := t.TempDir()
+	hook := filepath.Join(dir, "global-hooks", "hooks", "bad.sh")
+	if err := os.MkdirAll(filepath.Dir(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\nif [ \"$1\" = --config ]; then echo '{\"configVersion\":\"v1\",\"onStartup\":1}'; exit 0; fi\necho 'cannot reach the vault' >&2\nexit 3\n"
+	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(context.Background(), []string{"operator", "render", "--modules-dir", "", "--global-hooks-dir", filepath.Join(dir, "global-hooks")}, nil, &stdout, &stderr)
+	if code == 0 || !strings.Contains(stderr.String(), "cannot reach the vault") || !strings.Contains(stderr.String(), "bad.sh") {
+		t.Errorf("exit %d, stderr %q: want non-zero with the hook's name and stderr", code, stderr.String())
+	}
+}
