@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"strconv"
+	"strings"
 
 	"github.com/strata-dev/strata/internal/operator/debug"
 	"github.com/strata-dev/strata/internal/operator/hook"
