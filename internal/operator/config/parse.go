@@ -50,6 +50,11 @@ func Parse(data []byte, source string, lim Limits) (*Config, error) {
 		return nil, &document.LoadError{Source: source, Line: 1, Err: document.ErrTooLarge,
 			Msg: fmt.Sprintf("%d keys, more than the limit of %d", len(tree), lim.maxKeys())}
 	}
+	if _, isData := tree["data"]; isData && tree["kind"] == "ConfigMap" {
+		line, col := pos.Key("kind").At()
+		return nil, &document.LoadError{Source: source, Line: line, Column: col, Err: document.ErrSyntax,
+			Msg: "this is a whole ConfigMap; the config file holds only its data: move the keys under data: to the top level of the file"}
+	}
 	lines := splitLines(data)
 	c := Empty(source)
 	for _, k := range sortedKeys(tree) {

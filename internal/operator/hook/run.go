@@ -2,7 +2,11 @@ package hook
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/strata-dev/strata/internal/hookexec"
 )
 
 // Defaults of Runner's zero fields.
@@ -13,7 +17,9 @@ const (
 )
 
 // A Runner runs hooks. Set its fields and call Config or Run; a Runner
-// may be used by several goroutines at once.
+// may be used by several goroutines at once. Close it when done: its runs
+// share one private temporary directory (made on the first Run), which
+// costs far less than a directory per run.
 type Runner struct {
 	// Env is the environment every hook gets (addon-operator passes its
 	// own); the file variables are added to it. Nil is an empty one.
@@ -34,6 +40,25 @@ type Runner struct {
 	// MaxLogBytes bounds what a run may write to stdout; a hook writing
 	// more is stopped and fails. 0 is DefaultMaxLogBytes.
 	MaxLogBytes int64
+
+	mu   sync.Mutex
+	ws   *hookexec.Workspace
+	free []string // prefixes of input files kept for the next runs
+	runs atomic.Uint64
+}
+
+// Close removes the runs' temporary directory. A Runner may run hooks
+// again after Close (it makes a new directory).
+func (r *Runner) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ws == nil {
+		return nil
+	}
+	err := r.ws.Close()
+	r.ws = nil
+	r.free = nil
+	return err
 }
 
 // Input is what one run of a hook gets.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"strconv"
 
 	"github.com/strata-dev/strata/internal/hookexec"
 )
@@ -37,6 +39,40 @@ func (r *Runner) command(argv []string, env []string, maxStdout int64) *hookexec
 	}
 }
 
+// acquire returns the runs' directory (made on first use) and the prefix
+// of a run's files there, apart from those of the runs going on. The
+// input files of a prefix are left for the next run that gets it, which
+// removes them just before writing its own.
+func (r *Runner) acquire() (*hookexec.Workspace, string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ws == nil {
+		ws, err := hookexec.NewWorkspace(r.TempDir)
+		if err != nil {
+			return nil, "", err
+		}
+		r.ws = ws
+	}
+	if n := len(r.free); n > 0 {
+		p := r.free[n-1]
+		r.free = r.free[:n-1]
+		return r.ws, p, nil
+	}
+	return r.ws, strconv.FormatUint(r.runs.Add(1), 10) + "-", nil
+}
+
+// release removes a run's output files and gives its prefix back.
+func (r *Runner) release(ws *hookexec.Workspace, prefix string) {
+	for _, f := range []string{fileValuesPatch, fileConfigPatch, fileMetrics, fileKubePatch} {
+		_ = os.RemoveAll(ws.Path(prefix + f))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ws == ws {
+		r.free = append(r.free, prefix)
+	}
+}
+
 func (r *Runner) config(ctx context.Context, h *Hook) (*Config, error) {
 	cmd := r.command([]string{h.Path, "--config"}, r.Env, orDefault(r.MaxConfigBytes, DefaultMaxConfigBytes))
 	res, err := cmd.Run(ctx)
@@ -61,11 +97,12 @@ func (r *Runner) run(ctx context.Context, h *Hook, in Input) (*Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", h, err)
 	}
-	ws, err := hookexec.NewWorkspace(r.TempDir)
+	ws, prefix, err := r.acquire()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", h, err)
 	}
-	defer ws.Close()
+	name := func(f string) string { return prefix + f }
+	defer r.release(ws, prefix)
 	for _, f := range []struct {
 		name string
 		data []byte
@@ -74,20 +111,28 @@ func (r *Runner) run(ctx context.Context, h *Hook, in Input) (*Output, error) {
 		if data == nil {
 			data = []byte("{}")
 		}
-		if err := ws.WriteFile(f.name, data); err != nil {
+		// The file of the last run is removed, not truncated: ext4
+		// flushes a file truncated and written again (auto_da_alloc),
+		// which costs milliseconds; and the last hook may have left
+		// something else in its place.
+		p := ws.Path(name(f.name))
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			_ = os.RemoveAll(p)
+		}
+		if err := ws.WriteFile(name(f.name), data); err != nil {
 			return nil, fmt.Errorf("%s: %w", h, err)
 		}
 	}
 	env := make([]string, 0, len(r.Env)+7)
 	env = append(env, r.Env...)
 	env = append(env,
-		"BINDING_CONTEXT_PATH="+ws.Path(fileContext),
-		"VALUES_PATH="+ws.Path(fileValues),
-		"CONFIG_VALUES_PATH="+ws.Path(fileConfigValues),
-		"VALUES_JSON_PATCH_PATH="+ws.Path(fileValuesPatch),
-		"CONFIG_VALUES_JSON_PATCH_PATH="+ws.Path(fileConfigPatch),
-		"METRICS_PATH="+ws.Path(fileMetrics),
-		"KUBERNETES_PATCH_PATH="+ws.Path(fileKubePatch),
+		"BINDING_CONTEXT_PATH="+ws.Path(name(fileContext)),
+		"VALUES_PATH="+ws.Path(name(fileValues)),
+		"CONFIG_VALUES_PATH="+ws.Path(name(fileConfigValues)),
+		"VALUES_JSON_PATCH_PATH="+ws.Path(name(fileValuesPatch)),
+		"CONFIG_VALUES_JSON_PATCH_PATH="+ws.Path(name(fileConfigPatch)),
+		"METRICS_PATH="+ws.Path(name(fileMetrics)),
+		"KUBERNETES_PATCH_PATH="+ws.Path(name(fileKubePatch)),
 	)
 	cmd := r.command([]string{h.Path}, env, orDefault(r.MaxLogBytes, DefaultMaxLogBytes))
 	res, err := cmd.Run(ctx)
@@ -98,7 +143,7 @@ func (r *Runner) run(ctx context.Context, h *Hook, in Input) (*Output, error) {
 	max := orDefault(r.MaxOutputBytes, DefaultMaxOutputBytes)
 	read := func(name, role string) ([]byte, string, error) {
 		source := role
-		data, err := ws.ReadBounded(name, max)
+		data, err := ws.ReadBounded(prefix+name, max)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, source, nil
 		}

@@ -3,8 +3,10 @@ package hook_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +32,13 @@ func script(t *testing.T, kind hook.Kind, body string) *hook.Hook {
 }
 
 func runner(t *testing.T) *hook.Runner {
-	return &hook.Runner{Env: []string{"PATH=" + os.Getenv("PATH")}, TempDir: t.TempDir(), Grace: 200 * time.Millisecond}
+	r := &hook.Runner{Env: []string{"PATH=" + os.Getenv("PATH")}, TempDir: t.TempDir(), Grace: 200 * time.Millisecond}
+	t.Cleanup(func() {
+		if err := r.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return r
 }
 
 func TestRunnerConfig(t *testing.T) {
@@ -116,9 +124,25 @@ echo to-stderr >&2
 			t.Errorf("%s = %q, %v; want %q", file, got, err, want)
 		}
 	}
-	// The workspace is gone.
+	// The run's outputs are gone, its inputs kept for the next run;
+	// Close removes the runs' directory.
+	ents, _ := os.ReadDir(r.TempDir)
+	if len(ents) != 1 {
+		t.Fatalf("TempDir holds %d entries after Run, want the runs' directory", len(ents))
+	}
+	var left []string
+	files, _ := os.ReadDir(filepath.Join(r.TempDir, ents[0].Name()))
+	for _, f := range files {
+		left = append(left, f.Name())
+	}
+	if want := []string{"1-binding-context.json", "1-config-values.json", "1-values.json"}; !cmp.Equal(left, want) {
+		t.Errorf("the runs' directory holds %v after Run, want %v", left, want)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if ents, _ := os.ReadDir(r.TempDir); len(ents) != 0 {
-		t.Errorf("TempDir holds %d entries after Run", len(ents))
+		t.Errorf("TempDir holds %d entries after Close", len(ents))
 	}
 }
 
@@ -153,7 +177,7 @@ func TestRunnerRunFailures(t *testing.T) {
 		{"garbage kubernetes patch", hook.Global, `echo '{"operation":"Boom"}' > "$KUBERNETES_PATCH_PATH"`,
 			"global hook hooks/hook.sh: kubernetes patch ($KUBERNETES_PATCH_PATH) line 1: operation \"Boom\" is not one of", nil},
 		{"symlink output", hook.Global, `ln -s /etc/passwd "$VALUES_JSON_PATCH_PATH"`,
-			"global hook hooks/hook.sh: values patch ($VALUES_JSON_PATCH_PATH): reading hook output file values-patch.json: it is a symbolic link", nil},
+			"global hook hooks/hook.sh: values patch ($VALUES_JSON_PATCH_PATH): reading hook output file 1-values-patch.json: it is a symbolic link", nil},
 		{"floods stdout", hook.Global, `yes flood`, "global hook hooks/hook.sh failed: `", hookexec.ErrOutputTooLarge},
 		{"hangs", hook.Global, `sleep 30`, "global hook hooks/hook.sh failed: `", hookexec.ErrTimeout},
 		{"ignores SIGTERM", hook.Global, `trap '' TERM; while :; do sleep 0.05; done`, "global hook hooks/hook.sh failed: `", hookexec.ErrTimeout},
@@ -186,5 +210,54 @@ func TestRunnerOutputTooLarge(t *testing.T) {
 	_, err := r.Run(context.Background(), script(t, hook.Global, `head -c 1000 /dev/zero > "$METRICS_PATH"`), hook.Input{})
 	if !errors.Is(err, hookexec.ErrOutputTooLarge) {
 		t.Errorf("Run error = %v, want ErrOutputTooLarge", err)
+	}
+}
+
+// TestRunnerConcurrent runs hooks at once through one Runner: each sees
+// its own files.
+func TestRunnerConcurrent(t *testing.T) {
+	h := script(t, hook.Module, `v=$(cat "$VALUES_PATH"); echo "[{\"op\":\"add\",\"path\":\"/myModule/seen\",\"value\":$v}]" > "$VALUES_JSON_PATCH_PATH"`)
+	r := runner(t)
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			in := hook.Input{Values: []byte(strconv.Itoa(i))}
+			out, err := r.Run(context.Background(), h, in)
+			if err == nil && (len(out.ValuesPatch) != 1 || out.ValuesPatch[0].Value != int64(i)) {
+				err = fmt.Errorf("run %d saw %+v", i, out.ValuesPatch)
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestRunnerReusedFiles runs hooks one after the other: a run never sees
+// what the run before it wrote, even when that hook replaced its input
+// files.
+func TestRunnerReusedFiles(t *testing.T) {
+	r := runner(t)
+	vandal := script(t, hook.Module, `echo '[{"op":"add","path":"/myModule/a","value":1}]' > "$VALUES_JSON_PATCH_PATH"
+rm "$VALUES_PATH"; ln -s /etc/passwd "$VALUES_PATH"; rm "$BINDING_CONTEXT_PATH"; mkdir "$BINDING_CONTEXT_PATH"`)
+	if _, err := r.Run(context.Background(), vandal, hook.Input{}); err != nil {
+		t.Fatal(err)
+	}
+	reader := script(t, hook.Module, `test -f "$BINDING_CONTEXT_PATH" && test ! -L "$VALUES_PATH" && test ! -e "$VALUES_JSON_PATCH_PATH" || exit 9
+cat "$VALUES_PATH" > "$OUT"`)
+	out := filepath.Join(t.TempDir(), "seen")
+	r.Env = append(r.Env, "OUT="+out)
+	res, err := r.Run(context.Background(), reader, hook.Input{Values: []byte(`{"v":2}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.ValuesPatch) != 0 {
+		t.Errorf("the second run got the first run's patch %v", res.ValuesPatch)
+	}
+	if got, _ := os.ReadFile(out); string(got) != `{"v":2}` {
+		t.Errorf("the second run saw values %q", got)
 	}
 }

@@ -50,13 +50,20 @@ func NewCollector(lim Limits) *Collector {
 	return &Collector{limits: lim, metrics: map[string]*family{}, groups: map[string]map[seriesKey]struct{}{}}
 }
 
-// Apply applies the operations of one run of the hook called hookName, as
-// one unit: grouped operations replace their groups. A metric whose name
-// is not a valid Prometheus name, or that was written before with another
-// type or another set of label names, is an error, and nothing of ops is
-// applied.
+// Apply applies the operations of one run of the global hook called
+// hookName (its series get the label hook=hookName), as one unit: grouped
+// operations replace their groups. A metric that was written before with
+// another type, another set of label names or other buckets is an error,
+// and nothing of ops is applied.
 func (c *Collector) Apply(hookName string, ops []hook.MetricOperation) error {
-	return c.apply(hookName, ops)
+	return c.apply(map[string]string{"hook": hookName}, ops)
+}
+
+// ApplyModule is Apply for a hook of module: its series get the labels
+// hook=hookName and module=module, as addon-operator gives them; a
+// "module" label of the hook's own is an error.
+func (c *Collector) ApplyModule(module, hookName string, ops []hook.MetricOperation) error {
+	return c.apply(map[string]string{"hook": hookName, "module": module}, ops)
 }
 
 // Describe sends nothing: the metrics are not known in advance (an

@@ -174,6 +174,11 @@ func (s *LocalSource) readFile(path string) ([]*Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseObjects(data, path, lim)
+}
+
+// parseObjects parses the objects of a file's text.
+func parseObjects(data []byte, path string, lim manifest.Limits) ([]*Object, error) {
 	docs, err := manifest.Parse(data, path, lim)
 	if err != nil {
 		return nil, err

@@ -34,7 +34,7 @@ const (
 // holding release.json (status, revision, checksums, the history of
 // revisions), manifests.yaml and crds.yaml of the newest revision, and
 // history/<revision>.yaml with the manifests of the last MaxHistory
-// revisions. Every file is replaced atomically; release.json is written
+// revisions (hard links: a revision's manifests are written once). Every file is replaced atomically; release.json is written
 // last, so a crash leaves the previous revision readable.
 type Local struct {
 	// Dir holds the releases.
@@ -55,7 +55,8 @@ func NewLocal(dir string) *Local { return &Local{Dir: dir} }
 // status is release.json.
 type status struct {
 	Release
-	History []Revision `json:"history"`
+	CRDsChecksum string     `json:"crdsChecksum"`
+	History      []Revision `json:"history"`
 }
 
 // A Revision is one past revision of a release, as History lists it.
@@ -188,16 +189,19 @@ func (l *Local) Put(ctx context.Context, r *Release) error {
 		drop = slices.Clone(st.History[:n])
 		st.History = slices.Delete(st.History, 0, n)
 	}
-	hist := append(append([]byte(nil), r.CRDs...), r.Manifests...)
-	if err := writeAtomic(filepath.Join(dir, HistoryDir, strconv.Itoa(r.Revision)+".yaml"), hist); err != nil {
+	// The manifests: one file, linked into the history as well.
+	if err := writeAtomic(filepath.Join(dir, ManifestsFile), r.Manifests,
+		filepath.Join(dir, HistoryDir, strconv.Itoa(r.Revision)+".yaml")); err != nil {
 		return err
 	}
-	if err := writeAtomic(filepath.Join(dir, CRDsFile), r.CRDs); err != nil {
-		return err
+	// The CRDs: written when they changed (they seldom do).
+	crdsSum := checksum(r.CRDs)
+	if crdsSum != st.CRDsChecksum || st.Revision == 0 {
+		if err := writeAtomic(filepath.Join(dir, CRDsFile), r.CRDs); err != nil {
+			return err
+		}
 	}
-	if err := writeAtomic(filepath.Join(dir, ManifestsFile), r.Manifests); err != nil {
-		return err
-	}
+	st.CRDsChecksum = crdsSum
 	st.Release = *r
 	st.Release.CRDs, st.Release.Manifests = nil, nil
 	data, err := json.MarshalIndent(st, "", "  ")
@@ -261,8 +265,9 @@ func (l *Local) List(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// writeAtomic writes a file through a temporary file renamed over it.
-func writeAtomic(path string, data []byte) error {
+// writeAtomic writes a file through a temporary file renamed over it,
+// hard-linking the new file at each of links first.
+func writeAtomic(path string, data []byte, links ...string) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
@@ -278,6 +283,12 @@ func writeAtomic(path string, data []byte) error {
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	for _, l := range links {
+		_ = os.Remove(l)
+		if err := os.Link(tmp.Name(), l); err != nil {
+			return fmt.Errorf("writing %s: %w", l, err)
+		}
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)

@@ -219,3 +219,66 @@ func TestLocal(t *testing.T) {
 		}
 	}
 }
+
+// Charts are loaded once: an edit of the chart is seen after Forget.
+func TestRenderLoadsChartOnce(t *testing.T) {
+	m, _ := writeModule(t, map[string]string{
+		"001-app/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n",
+	})
+	r := &release.Renderer{Namespace: "ops"}
+	vals := map[string]any{"global": map[string]any{}, "app": map[string]any{}}
+	first, err := r.Render(context.Background(), m, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(m.Path, "templates/cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again, err := r.Render(context.Background(), m, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Checksum != first.Checksum {
+		t.Error("the chart was read again without Forget")
+	}
+	r.Forget(m.Path)
+	after, err := r.Render(context.Background(), m, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(after.Manifests), "name: two") {
+		t.Errorf("after Forget, manifests = %s", after.Manifests)
+	}
+}
+
+// Modules of the same order render in parallel.
+func TestRenderConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 6 {
+		p := filepath.Join(dir, "modules", fmt.Sprintf("001-m%d", i), "templates", "cm.yaml")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  v: {{ .Values.m%d.v | quote }}\n", i)), 0o644)
+	}
+	set, err := module.Discover([]string{filepath.Join(dir, "modules")}, "", module.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &release.Renderer{Namespace: "ops"}
+	errs := make(chan error, 6*5)
+	for _, m := range set.Modules {
+		for j := range 5 {
+			go func() {
+				out, err := r.Render(context.Background(), m, map[string]any{"global": map[string]any{}, m.Key: map[string]any{"v": j}})
+				if err == nil && !strings.Contains(string(out.Manifests), fmt.Sprintf("v: %q", fmt.Sprint(j))) {
+					err = fmt.Errorf("%s rendered %s", m.Name, out.Manifests)
+				}
+				errs <- err
+			}()
+		}
+	}
+	for range 6 * 5 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -70,7 +71,7 @@ func (t *Ticker) run(ctx context.Context) {
 		}
 		wait := time.Hour
 		if !next.IsZero() {
-			wait = max(next.Sub(time.Now()), 0)
+			wait = max(time.Until(next), 0)
 		}
 		timer.Reset(wait)
 		select {
@@ -92,7 +93,13 @@ type firing struct {
 func (t *Ticker) collect(now time.Time) (due []firing, next time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, e := range t.entries {
+	ids := make([]int, 0, len(t.entries))
+	for id := range t.entries {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		e := t.entries[id]
 		if e.next.IsZero() {
 			continue // never fires
 		}

@@ -189,8 +189,10 @@ func sectionSource(cfg *config.Config, key string) string {
 	return cfg.Source + " key " + key
 }
 
-// SetConfig validates a new config store content (see ValidateConfig) and
-// merges it in. An invalid config changes nothing. It returns the keys of
+// SetConfig validates a new config store content (see ValidateConfig),
+// merges it in and validates the effective values of every section it
+// gives values to against its openapi/values.yaml (x-required-for-helm
+// aside). An invalid config changes nothing. It returns the keys of
 // the sections whose values changed (GlobalKey first, then module keys
 // sorted).
 func (s *Store) SetConfig(cfg *config.Config) ([]string, error) {
@@ -210,6 +212,9 @@ func (s *Store) SetConfig(cfg *config.Config) ([]string, error) {
 	if err := computeAll(g, mods, cfg); err != nil {
 		return nil, err
 	}
+	if err := validateValues(g, mods, cfg); err != nil {
+		return nil, err
+	}
 	var changed []string
 	if !reflect.DeepEqual(g.values, s.global.values) {
 		changed = append(changed, GlobalKey)
@@ -222,6 +227,29 @@ func (s *Store) SetConfig(cfg *config.Config) ([]string, error) {
 	s.global, s.modules, s.cfg = g, mods, cfg
 	s.hookEnabled = g.enabled
 	return changed, nil
+}
+
+// validateValues checks the effective values of the sections the config
+// gives values to against their openapi/values.yaml (without
+// x-required-for-helm), as addon-operator does on start-up and on config
+// changes. Sections without config values are checked when hooks patch
+// them and before Helm: a module nobody configured (and which may be
+// disabled) does not block the config of the others.
+func validateValues(g *section, mods map[string]*section, cfg *config.Config) error {
+	var errs []error
+	check := func(sec *section) {
+		if sec.valuesSchema == nil || configSection(cfg, sec.key) == nil {
+			return
+		}
+		if err := sec.valuesSchema.Validate(sec.values); err != nil {
+			errs = append(errs, &SectionError{Section: sec.name, Err: fmt.Errorf("effective values: %w", err)})
+		}
+	}
+	check(g)
+	for _, k := range sortedKeys(mods) {
+		check(mods[k])
+	}
+	return errors.Join(errs...)
 }
 
 func computeAll(g *section, mods map[string]*section, cfg *config.Config) error {

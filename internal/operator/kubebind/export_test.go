@@ -1,0 +1,8 @@
+package kubebind
+
+import "github.com/strata-dev/strata/internal/manifest"
+
+// ParseObjects exposes the object file parser to the fuzz test.
+func ParseObjects(data []byte) ([]*Object, error) {
+	return parseObjects(data, "fuzz.yaml", manifest.Limits{})
+}
