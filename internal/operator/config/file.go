@@ -160,7 +160,10 @@ func (f *File) replace(prev, data []byte) (bool, error) {
 	// file makes us start over rather than overwrite it.
 	now, err := document.ReadFile(f.Path, f.Limits.maxBytes())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+		if errors.Is(err, document.ErrTooLarge) {
+			return false, nil // edited meanwhile into something too large: read it again
+		}
+		return false, fmt.Errorf("updating %s: %w", f.Path, err)
 	}
 	if !bytes.Equal(now, prev) {
 		return false, nil

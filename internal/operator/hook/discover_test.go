@@ -97,3 +97,15 @@ func TestDiscoverGlobal(t *testing.T) {
 		t.Error("DiscoverGlobal(a file) succeeded")
 	}
 }
+
+func TestDiscoverModulePythonVenv(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]os.FileMode{"hooks/a.py": 0o755, "hooks/b.sh": 0o755, "hooks/venv/bin/python3": 0o755})
+	hooks, _, err := hook.DiscoverModule(dir, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hooks) != 2 || hooks[0].PythonVenv != filepath.Join(dir, "hooks/venv") || hooks[1].PythonVenv != "" {
+		t.Errorf("hooks = %+v %+v", hooks[0], hooks[1])
+	}
+}

@@ -73,6 +73,11 @@ type Hook struct {
 	// its values patches may touch only /<ModuleKey>/... "" for a global
 	// hook.
 	ModuleKey string
+	// PythonVenv, for a *.py module hook whose module has a Python
+	// virtual environment in hooks/venv (with bin/python3), is that
+	// directory: the hook runs as venv/bin/python3 HOOK with PYTHONHOME
+	// set to it, as addon-operator runs it. "" runs the file itself.
+	PythonVenv string
 }
 
 func (h *Hook) String() string {
@@ -122,9 +127,17 @@ func DiscoverModule(moduleDir, key string) (hooks []*Hook, skipped []string, err
 	if err != nil {
 		return nil, nil, fmt.Errorf("module %s hooks: %w", moduleDir, err)
 	}
+	venv := ""
+	if fi, err := os.Stat(filepath.Join(root, "venv", "bin", "python3")); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+		venv = filepath.Join(root, "venv")
+	}
 	for _, p := range paths {
 		rel, _ := filepath.Rel(abs, p)
-		hooks = append(hooks, &Hook{Name: filepath.ToSlash(rel), Path: p, Kind: Module, ModuleKey: key})
+		h := &Hook{Name: filepath.ToSlash(rel), Path: p, Kind: Module, ModuleKey: key}
+		if filepath.Ext(p) == ".py" {
+			h.PythonVenv = venv
+		}
+		hooks = append(hooks, h)
 	}
 	return hooks, skipped, nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/strata-dev/strata/internal/hookexec"
@@ -27,6 +29,22 @@ func orDefault(n, def int64) int64 {
 		return def
 	}
 	return n
+}
+
+// argv returns the command line of hook h with args.
+func argv(h *Hook, args ...string) []string {
+	if h.PythonVenv != "" {
+		return append([]string{filepath.Join(h.PythonVenv, "bin", "python3"), h.Path}, args...)
+	}
+	return append([]string{h.Path}, args...)
+}
+
+// hookEnv returns env with what h needs besides.
+func hookEnv(h *Hook, env []string) []string {
+	if h.PythonVenv != "" {
+		return append(env, "PYTHONHOME="+h.PythonVenv)
+	}
+	return env
 }
 
 func (r *Runner) command(argv []string, env []string, maxStdout int64) *hookexec.Command {
@@ -74,7 +92,7 @@ func (r *Runner) release(ws *hookexec.Workspace, prefix string) {
 }
 
 func (r *Runner) config(ctx context.Context, h *Hook) (*Config, error) {
-	cmd := r.command([]string{h.Path, "--config"}, r.Env, orDefault(r.MaxConfigBytes, DefaultMaxConfigBytes))
+	cmd := r.command(argv(h, "--config"), hookEnv(h, slices.Clip(r.Env)), orDefault(r.MaxConfigBytes, DefaultMaxConfigBytes))
 	res, err := cmd.Run(ctx)
 	if err != nil {
 		if errors.Is(err, hookexec.ErrOutputTooLarge) {
@@ -123,7 +141,7 @@ func (r *Runner) run(ctx context.Context, h *Hook, in Input) (*Output, error) {
 			return nil, fmt.Errorf("%s: %w", h, err)
 		}
 	}
-	env := make([]string, 0, len(r.Env)+7)
+	env := make([]string, 0, len(r.Env)+8)
 	env = append(env, r.Env...)
 	env = append(env,
 		"BINDING_CONTEXT_PATH="+ws.Path(name(fileContext)),
@@ -134,7 +152,7 @@ func (r *Runner) run(ctx context.Context, h *Hook, in Input) (*Output, error) {
 		"METRICS_PATH="+ws.Path(name(fileMetrics)),
 		"KUBERNETES_PATCH_PATH="+ws.Path(name(fileKubePatch)),
 	)
-	cmd := r.command([]string{h.Path}, env, orDefault(r.MaxLogBytes, DefaultMaxLogBytes))
+	cmd := r.command(argv(h), hookEnv(h, env), orDefault(r.MaxLogBytes, DefaultMaxLogBytes))
 	res, err := cmd.Run(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s failed: %w", h, err)

@@ -261,3 +261,28 @@ cat "$VALUES_PATH" > "$OUT"`)
 		t.Errorf("the second run saw values %q", got)
 	}
 }
+
+// TestRunnerPythonVenv runs a *.py hook through its module's venv: the
+// "python3" there is a script printing what it was given.
+func TestRunnerPythonVenv(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]os.FileMode{"hooks/h.py": 0o755})
+	py := filepath.Join(dir, "hooks/venv/bin/python3")
+	if err := os.MkdirAll(filepath.Dir(py), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(py, []byte("#!/bin/sh\necho \"$PYTHONHOME $1 $2\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hooks, _, err := hook.DiscoverModule(dir, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := runner(t).Run(context.Background(), hooks[0], hook.Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "hooks/venv") + " " + filepath.Join(dir, "hooks/h.py") + " \n"; string(out.Stdout) != want {
+		t.Errorf("stdout %q, want %q", out.Stdout, want)
+	}
+}

@@ -27,14 +27,17 @@ const (
 	StatusFile    = "release.json"
 	ManifestsFile = "manifests.yaml"
 	CRDsFile      = "crds.yaml"
-	HistoryDir    = "history"
+	// HistoryPrefix starts the names of the files holding past
+	// revisions' manifests: revision-<N>.yaml.
+	HistoryPrefix = "revision-"
 )
 
 // Local is the local release store: a directory per release under Dir,
 // holding release.json (status, revision, checksums, the history of
-// revisions), manifests.yaml and crds.yaml of the newest revision, and
-// history/<revision>.yaml with the manifests of the last MaxHistory
-// revisions (hard links: a revision's manifests are written once). Every file is replaced atomically; release.json is written
+// revisions), manifests.yaml and crds.yaml (when there are CRDs) of the
+// newest revision, and revision-<N>.yaml with the manifests of each of the
+// last MaxHistory revisions (hard links: a revision's manifests are written
+// once). Every file is replaced atomically; release.json is written
 // last, so a crash leaves the previous revision readable.
 type Local struct {
 	// Dir holds the releases.
@@ -159,7 +162,7 @@ func (l *Local) Put(ctx context.Context, r *Release) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := os.MkdirAll(filepath.Join(dir, HistoryDir), 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("storing release %s: %w", r.Name, err)
 	}
 	st, err := l.readStatus(dir)
@@ -191,12 +194,17 @@ func (l *Local) Put(ctx context.Context, r *Release) error {
 	}
 	// The manifests: one file, linked into the history as well.
 	if err := writeAtomic(filepath.Join(dir, ManifestsFile), r.Manifests,
-		filepath.Join(dir, HistoryDir, strconv.Itoa(r.Revision)+".yaml")); err != nil {
+		historyFile(dir, r.Revision)); err != nil {
 		return err
 	}
 	// The CRDs: written when they changed (they seldom do).
 	crdsSum := checksum(r.CRDs)
-	if crdsSum != st.CRDsChecksum || st.Revision == 0 {
+	switch {
+	case len(r.CRDs) == 0:
+		if err := os.Remove(filepath.Join(dir, CRDsFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("storing release %s: %w", r.Name, err)
+		}
+	case crdsSum != st.CRDsChecksum || st.Revision == 0:
 		if err := writeAtomic(filepath.Join(dir, CRDsFile), r.CRDs); err != nil {
 			return err
 		}
@@ -212,7 +220,7 @@ func (l *Local) Put(ctx context.Context, r *Release) error {
 		return err
 	}
 	for _, d := range drop {
-		_ = os.Remove(filepath.Join(dir, HistoryDir, strconv.Itoa(d.Revision)+".yaml"))
+		_ = os.Remove(historyFile(dir, d.Revision))
 	}
 	return nil
 }
@@ -263,6 +271,10 @@ func (l *Local) List(ctx context.Context) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+func historyFile(dir string, rev int) string {
+	return filepath.Join(dir, HistoryPrefix+strconv.Itoa(rev)+".yaml")
 }
 
 // writeAtomic writes a file through a temporary file renamed over it,

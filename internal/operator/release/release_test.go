@@ -194,9 +194,12 @@ func TestLocal(t *testing.T) {
 	if want := []string{"3superseded", "4superseded", "5deployed"}; !cmp.Equal(revs, want) {
 		t.Errorf("history = %v, want %v", revs, want)
 	}
-	entries, _ := os.ReadDir(filepath.Join(l.Dir, "app", release.HistoryDir))
-	if len(entries) != 3 {
-		t.Errorf("history directory holds %d files, want 3", len(entries))
+	kept, _ := filepath.Glob(filepath.Join(l.Dir, "app", release.HistoryPrefix+"*.yaml"))
+	if len(kept) != 3 {
+		t.Errorf("%d revision files kept, want 3: %v", len(kept), kept)
+	}
+	if data, _ := os.ReadFile(filepath.Join(l.Dir, "app", release.HistoryPrefix+"4.yaml")); string(data) != "rev: 4\n" {
+		t.Errorf("revision-4.yaml = %q, want the manifests of revision 4", data)
 	}
 	if err := l.Put(ctx, &release.Release{Name: "other", Status: release.StatusFailed}); err != nil {
 		t.Fatal(err)

@@ -149,14 +149,38 @@ func (s *Store) Config() *config.Config {
 	return s.cfg
 }
 
-// ValidateConfig checks every section of a config against its
-// openapi/config-values.yaml (its defaults applied first). Sections of
-// unknown modules are not checked. It returns nil or an error listing
-// every invalid section (errors.Join of *SectionErrors).
+// ValidateConfig checks a config as SetConfig would, changing nothing:
+// every section against its openapi/config-values.yaml (its defaults
+// applied first; sections of unknown modules are not checked), then the
+// effective values it would give against openapi/values.yaml (see
+// SetConfig). It returns nil or an error listing every invalid section
+// (errors.Join of *SectionErrors). Use it as the check of a config
+// store's Patch, so that what is written is what SetConfig accepts.
 func (s *Store) ValidateConfig(cfg *config.Config) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.validateConfig(cfg)
+	_, _, err := s.prepare(cfg)
+	return err
+}
+
+// prepare validates a config and computes the sections it gives, without
+// storing them.
+func (s *Store) prepare(cfg *config.Config) (*section, map[string]*section, error) {
+	if err := s.validateConfig(cfg); err != nil {
+		return nil, nil, err
+	}
+	g := s.global.clone()
+	mods := make(map[string]*section, len(s.modules))
+	for k, sec := range s.modules {
+		mods[k] = sec.clone()
+	}
+	if err := computeAll(g, mods, cfg); err != nil {
+		return nil, nil, err
+	}
+	if err := validateValues(g, mods, cfg); err != nil {
+		return nil, nil, err
+	}
+	return g, mods, nil
 }
 
 func (s *Store) validateConfig(cfg *config.Config) error {
@@ -201,18 +225,8 @@ func (s *Store) SetConfig(cfg *config.Config) ([]string, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.validateConfig(cfg); err != nil {
-		return nil, err
-	}
-	g := s.global.clone()
-	mods := make(map[string]*section, len(s.modules))
-	for k, sec := range s.modules {
-		mods[k] = sec.clone()
-	}
-	if err := computeAll(g, mods, cfg); err != nil {
-		return nil, err
-	}
-	if err := validateValues(g, mods, cfg); err != nil {
+	g, mods, err := s.prepare(cfg)
+	if err != nil {
 		return nil, err
 	}
 	var changed []string

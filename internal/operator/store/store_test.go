@@ -224,3 +224,36 @@ func TestConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+// ValidateConfig refuses what SetConfig refuses, and changes nothing.
+func TestValidateConfigMatchesSetConfig(t *testing.T) {
+	st, _ := newStore(t, map[string]string{
+		"modules/001-foo/openapi/config-values.yaml": "type: object\nproperties:\n  n: {type: integer}\n",
+		"modules/001-foo/openapi/values.yaml":        "x-extend: {schema: config-values.yaml}\ntype: object\nrequired: [n, m]\nproperties:\n  m: {type: integer, default: 1}\n",
+	})
+	for _, tc := range []struct {
+		config string
+		ok     bool
+	}{
+		{"foo: |\n  n: 1\n", true},
+		{"foo: |\n  n: x\n", false},     // config-values.yaml
+		{"foo: |\n  other: 1\n", false}, // config-values.yaml: additionalProperties
+		{"foo: \"{}\"\n", false},        // values.yaml: n is required
+	} {
+		cfg := parseConfig(t, tc.config)
+		verr := st.ValidateConfig(cfg)
+		if (verr == nil) != tc.ok {
+			t.Errorf("ValidateConfig(%q) = %v, want ok %v", tc.config, verr, tc.ok)
+		}
+		if st.Values("foo")["n"] != nil {
+			t.Errorf("ValidateConfig(%q) changed the values", tc.config)
+		}
+		st2, _ := newStore(t, map[string]string{
+			"modules/001-foo/openapi/config-values.yaml": "type: object\nproperties:\n  n: {type: integer}\n",
+			"modules/001-foo/openapi/values.yaml":        "x-extend: {schema: config-values.yaml}\ntype: object\nrequired: [n, m]\nproperties:\n  m: {type: integer, default: 1}\n",
+		})
+		if _, serr := st2.SetConfig(cfg); (serr == nil) != (verr == nil) {
+			t.Errorf("config %q: SetConfig = %v but ValidateConfig = %v", tc.config, serr, verr)
+		}
+	}
+}
