@@ -3,8 +3,10 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -139,5 +141,84 @@ func TestOperatorRenderFails(t *testing.T) {
 	code := cli.Main(context.Background(), []string{"operator", "render", "--modules-dir", "", "--global-hooks-dir", filepath.Join(dir, "global-hooks")}, nil, &stdout, &stderr)
 	if code == 0 || !strings.Contains(stderr.String(), "cannot reach the vault") || !strings.Contains(stderr.String(), "bad.sh") {
 		t.Errorf("exit %d, stderr %q: want non-zero with the hook's name and stderr", code, stderr.String())
+	}
+}
+
+// TestOperatorExample runs examples/operator/basic with `operator run`'s
+// engine and checks what render cannot show: the metrics its hook writes,
+// the values its hooks and config store give, and an objects edit
+// reaching the watching hook.
+func TestOperatorExample(t *testing.T) {
+	root, err := filepath.Abs("../../examples/operator/basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	objects := filepath.Join(dir, "objects")
+	if err := os.MkdirAll(objects, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "objects", "configmaps.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(objects, "configmaps.yaml"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile(filepath.Join(root, "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := operator.DefaultSettings()
+	s.ModulesDir, s.GlobalHooksDir = filepath.Join(root, "modules"), filepath.Join(root, "global-hooks")
+	s.ConfigFile, s.ObjectsDir, s.TempDir, s.Namespace = filepath.Join(dir, "config.yaml"), objects, filepath.Join(dir, "tmp"), "addons"
+	s.ListenPort, s.DebugUnixSocket = "", ""
+	e, err := operator.New(s, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-e.Ready():
+	case err := <-done:
+		t.Fatalf("operator stopped: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("no converge within a minute")
+	}
+	rec := httptest.NewRecorder()
+	e.HTTPHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if want := `exporter_reports_total{hook="hooks/report.sh",source="report.sh"} 1`; !strings.Contains(rec.Body.String(), want) {
+		t.Errorf("/metrics lacks %s", want)
+	}
+	values := func() string {
+		v, err := e.Module(ctx, "echo-server", "values", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	if got, want := values(), `{"echoServer":{"message":"hello","replicas":2,"watchedConfigMaps":["farewells","greetings"]}}`; got != want {
+		t.Errorf("echo-server values = %s, want %s", got, want)
+	}
+	// A new labelled ConfigMap reaches the watching hook: the module's
+	// values change and the module runs again.
+	more := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: welcome\n  namespace: default\n  labels: {echo: \"true\"}\n"
+	if err := os.WriteFile(filepath.Join(objects, "more.yaml"), []byte(more), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"echoServer":{"message":"hello","replicas":2,"watchedConfigMaps":["farewells","greetings","welcome"]}}`
+	deadline := time.Now().Add(time.Minute)
+	for values() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("echo-server values = %s after a minute, want %s", values(), want)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -251,6 +251,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	cancel()
 	wg.Wait()
 	e.back.close()
+	_ = e.runner.Close()
 	return err
 }
 

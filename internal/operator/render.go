@@ -64,6 +64,7 @@ func (e *Engine) renderOnce(ctx context.Context) (*RenderResult, error) {
 		cancel()
 		wg.Wait()
 		e.back.close()
+		_ = e.runner.Close()
 	}()
 	if err := e.start(ctx); err != nil {
 		return nil, err

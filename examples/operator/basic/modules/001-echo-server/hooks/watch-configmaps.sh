@@ -13,6 +13,7 @@ kubernetes:
     matchLabels:
       echo: "true"
   jqFilter: .metadata.name
+  includeSnapshotsFrom: [configmaps]
 CFG
   exit 0
 fi
