@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,11 @@ import (
 //	wait TEXT              wait until a history line contains TEXT and the queues are idle
 //	restart                stop the operator, then start it again on the same state
 //	stop                   stop the operator
+//	ignore TEXT            leave history lines containing TEXT out of the comparison
+//	from TEXT              compare the history from the first line containing TEXT
+//
+// (ignore and from keep timing out of the golden history: schedules fire
+// every second, as often as the test's timing makes them.)
 //
 // The history (hook runs, discoveries, Helm, deletions) is compared with
 // the "history" section; each start's history begins with "== start".
@@ -54,6 +60,8 @@ func runLifecycle(t *testing.T, c golden.Case) {
 	}
 	h := &harness{t: t, dir: dir}
 	defer h.stop()
+	var ignore []string
+	from := ""
 	for _, line := range strings.Split(string(c.Archive.Comment), "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -90,12 +98,25 @@ func runLifecycle(t *testing.T, c golden.Case) {
 			}
 		case "wait":
 			h.wait(arg)
+		case "ignore":
+			ignore = append(ignore, arg)
+		case "from":
+			from = arg
 		default:
 			t.Fatalf("unknown step %q", line)
 		}
 	}
 	h.stop()
-	golden.Check(t, c.Path, "history", strings.Join(h.prev, "\n")+"\n")
+	var got []string
+	for _, l := range h.prev {
+		if from != "" && len(got) == 0 && !strings.Contains(l, from) {
+			continue
+		}
+		if !slices.ContainsFunc(ignore, func(s string) bool { return strings.Contains(l, s) }) {
+			got = append(got, l)
+		}
+	}
+	golden.Check(t, c.Path, "history", strings.Join(got, "\n")+"\n")
 }
 
 func writeFile(t *testing.T, path string, data []byte) {
