@@ -58,7 +58,6 @@ type Engine struct {
 	enabled     []string             // enabled modules, in order
 	history     []string
 	converged   bool
-	convergeErr error
 	readyCh     chan struct{}
 }
 
@@ -411,11 +410,6 @@ func (e *Engine) metricsHandler() http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
-}
-
-// tempDir returns the directory for the engine's own files.
-func (e *Engine) tempDir(elem ...string) string {
-	return filepath.Join(append([]string{e.s.TempDir}, elem...)...)
 }
 
 func joinNames(names []string) string {

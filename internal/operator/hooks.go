@@ -3,7 +3,6 @@ package operator
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -194,5 +193,3 @@ func (e *Engine) enabledModules() []string {
 	defer e.mu.Unlock()
 	return append([]string{}, e.enabled...)
 }
-
-var errStopped = errors.New("operator stopped")
