@@ -50,15 +50,15 @@ type Engine struct {
 	// oneShot makes the engine stop scheduling reactions (Render).
 	oneShot bool
 
-	mu          sync.Mutex
-	runCtx      context.Context // the context of Run: monitors live in it
-	modules     *module.Set
-	global      []*hookEntry
-	mods        map[string]*modState // by module name
-	enabled     []string             // enabled modules, in order
-	history     []string
-	converged   bool
-	readyCh     chan struct{}
+	mu        sync.Mutex
+	runCtx    context.Context // the context of Run: monitors live in it
+	modules   *module.Set
+	global    []*hookEntry
+	mods      map[string]*modState // by module name
+	enabled   []string             // enabled modules, in order
+	history   []string
+	converged bool
+	readyCh   chan struct{}
 }
 
 // hookEntry is a hook, its configuration and its bindings' state.
