@@ -143,6 +143,7 @@ func (b *backends) watchConfig(ctx context.Context, fn func(config.Event)) {
 func (e *Engine) configChanged(ev config.Event) {
 	if ev.Err != nil {
 		e.m.configValuesErrors.Inc()
+		e.record("config store change refused: " + oneLine(ev.Err.Error()))
 		e.log.Error("the config store's new content is invalid; the last good config stays", "error", ev.Err)
 		return
 	}
@@ -151,6 +152,7 @@ func (e *Engine) configChanged(ev config.Event) {
 	}
 	if _, err := e.back.values.SetConfig(ev.Config); err != nil {
 		e.m.configValuesErrors.Inc()
+		e.record("config store change refused: " + oneLine(err.Error()))
 		e.log.Error("the config store's new content is invalid; the last good config stays", "error", err)
 		return
 	}
