@@ -3,13 +3,16 @@ package operator_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/internal/eventually"
 	"github.com/strata-dev/strata/internal/golden"
 	"github.com/strata-dev/strata/internal/operator"
 	"github.com/strata-dev/strata/internal/operator/debug"
@@ -38,16 +41,13 @@ func TestDebugAPI(t *testing.T) {
 	_, sock := startCase(t, "startup")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	eventually.True(t, "the debug socket "+sock, func() (bool, string) {
+		_, err := os.Stat(sock)
+		return err == nil, fmt.Sprint(err)
+	})
 	get := func(path string) string {
 		t.Helper()
-		var data []byte
-		var err error
-		for range 100 { // the socket comes up beside the first converge
-			if data, err = debug.Get(ctx, sock, path); err == nil || !strings.Contains(err.Error(), "connect") {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		data, err := debug.Get(ctx, sock, path)
 		if err != nil {
 			t.Fatalf("GET %s: %v", path, err)
 		}

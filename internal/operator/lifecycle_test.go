@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/strata-dev/strata/internal/eventually"
 	"github.com/strata-dev/strata/internal/golden"
 	"github.com/strata-dev/strata/internal/operator"
 )
@@ -189,22 +191,14 @@ func (h *harness) start() {
 
 func (h *harness) wait(text string) {
 	h.t.Helper()
+	eventually.True(h.t, "a history line with "+strconv.Quote(text), func() (bool, string) {
+		hist := h.eng.History()
+		return slices.ContainsFunc(hist, func(l string) bool { return strings.Contains(l, text) }), "history:\n" + strings.Join(hist, "\n")
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for {
-		for _, l := range h.eng.History() {
-			if strings.Contains(l, text) {
-				if err := h.eng.WaitIdle(ctx); err != nil {
-					h.t.Fatal(err)
-				}
-				return
-			}
-		}
-		select {
-		case <-ctx.Done():
-			h.t.Fatalf("no history line with %q within a minute; history:\n%s", text, strings.Join(h.eng.History(), "\n"))
-		case <-time.After(10 * time.Millisecond):
-		}
+	if err := h.eng.WaitIdle(ctx); err != nil {
+		h.t.Fatal(err)
 	}
 }
 
