@@ -301,7 +301,8 @@ func (e *ConfigError) Error() string {
 	return s + ": " + e.Msg
 }
 
-// ParseConfig reads the output of `hook --config` for a hook of kind k:
+// ParseConfig reads the output of `hook --config` for a hook of kind k
+// (its size is the caller's to bound; Runner.Config does):
 // YAML or JSON, configVersion v1 or v0. name names the hook in errors,
 // which are *ConfigErrors.
 func ParseConfig(data []byte, k Kind, name string) (*Config, error) {

@@ -77,7 +77,7 @@ func parseConfig(data []byte, k Kind, name string) (*Config, error) {
 	if len(strings.TrimSpace(string(data))) == 0 {
 		return nil, &ConfigError{Hook: name, Msg: "printed nothing; a hook run with --config must print its bindings as YAML or JSON, such as {\"configVersion\":\"v1\",\"onStartup\":10}"}
 	}
-	v, pos, err := document.Loader{Positions: true, Limits: document.Limits{MaxBytes: DefaultMaxConfigBytes, MaxDepth: 64, MaxNodes: 100_000}}.ParseAny(data, "hook "+name+" --config")
+	v, pos, err := document.Loader{Positions: true, Limits: document.Limits{MaxBytes: max(DefaultMaxConfigBytes, int64(len(data))), MaxDepth: 64, MaxNodes: 100_000}}.ParseAny(data, "hook "+name+" --config")
 	if err != nil {
 		var le *document.LoadError
 		if errors.As(err, &le) {

@@ -34,10 +34,13 @@
 //
 // A [Runner] runs hooks through package hookexec (argv only, own process
 // group, deadline, bounded output). [Runner.Config] runs `hook --config`;
-// [Runner.Run] runs a hook with its binding contexts and values in a
-// private workspace ($BINDING_CONTEXT_PATH, $VALUES_PATH,
-// $CONFIG_VALUES_PATH) and reads what it wrote to $VALUES_JSON_PATCH_PATH,
-// $CONFIG_VALUES_JSON_PATCH_PATH, $METRICS_PATH and $KUBERNETES_PATCH_PATH.
+// [Runner.Run] runs a hook with its binding contexts and values
+// ($BINDING_CONTEXT_PATH, $VALUES_PATH, $CONFIG_VALUES_PATH) and reads
+// what it wrote to $VALUES_JSON_PATCH_PATH, $CONFIG_VALUES_JSON_PATCH_PATH,
+// $METRICS_PATH and $KUBERNETES_PATCH_PATH. The files live in one private
+// directory per Runner, named apart for each run going on ([Runner.Close]
+// removes it): a directory per run would cost more than the rest of the
+// run's own work on a journaling file system.
 // Every output is parsed and checked before Run returns: values patches
 // are held to the hook's scope (a module hook writes only under
 // /<moduleKey>, a global hook only under /global and /<key>Enabled). A

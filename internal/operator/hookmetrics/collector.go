@@ -2,12 +2,18 @@ package hookmetrics
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/strata-dev/strata/internal/operator/hook"
+)
+
+var (
+	validName  = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
+	validLabel = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 )
 
 // family is one metric name.
@@ -81,11 +87,17 @@ func (c *Collector) apply(extra map[string]string, ops []hook.MetricOperation) e
 		if op.Action != hook.MetricAdd && op.Action != hook.MetricSet && op.Action != hook.MetricObserve {
 			return fmt.Errorf("%s: unknown action %q", where, op.Action)
 		}
+		if !validName.MatchString(op.Name) {
+			return fmt.Errorf("%s: %q is not a Prometheus metric name", where, op.Name)
+		}
 		if op.Action == hook.MetricAdd && !(op.Value >= 0) {
 			return fmt.Errorf("%s: add %v to counter %s: a counter only goes up", where, op.Value, op.Name)
 		}
 		labels := make(map[string]string, len(op.Labels)+len(extra))
 		for k, v := range op.Labels {
+			if !validLabel.MatchString(k) || strings.HasPrefix(k, "__") {
+				return fmt.Errorf("%s: metric %s: %q is not a Prometheus label name", where, op.Name, k)
+			}
 			if _, reserved := extra[k]; reserved {
 				return fmt.Errorf("%s: metric %s: the label %q is the operator's; rename yours", where, op.Name, k)
 			}

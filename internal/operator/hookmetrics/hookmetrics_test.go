@@ -190,3 +190,20 @@ func TestMaxSeries(t *testing.T) {
 		t.Errorf("Apply: %v", err)
 	}
 }
+
+// TestApplyChecksOperations: operations that did not come through
+// hook.ParseMetrics are checked too, so that Collect never fails.
+func TestApplyChecksOperations(t *testing.T) {
+	c := hookmetrics.NewCollector(hookmetrics.Limits{})
+	for _, op := range []hook.MetricOperation{
+		{Name: "bad-name", Action: hook.MetricSet, Value: 1},
+		{Name: "m", Action: hook.MetricSet, Value: 1, Labels: map[string]string{"__x": "y"}},
+		{Name: "m", Action: hook.MetricAdd, Value: -1},
+		{Name: "m", Action: "inc", Value: 1},
+		{Action: hook.MetricExpire},
+	} {
+		if err := c.Apply("h", []hook.MetricOperation{op}); err == nil {
+			t.Errorf("Apply(%+v) succeeded", op)
+		}
+	}
+}

@@ -6,3 +6,6 @@ import "github.com/strata-dev/strata/internal/manifest"
 func ParseObjects(data []byte) ([]*Object, error) {
 	return parseObjects(data, "fuzz.yaml", manifest.Limits{})
 }
+
+// ApplyFilter exposes the jqFilter run with a time limit of the test's.
+var ApplyFilter = applyFilter

@@ -23,6 +23,7 @@ package kubebind
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 
 	"github.com/strata-dev/strata/internal/operator/hook"
 )
@@ -60,7 +61,8 @@ type ObjectSource interface {
 	// Watch returns the objects of apiVersion and kind that exist now and
 	// then, until ctx is done, calls fn with each later change, in order,
 	// from one goroutine per Watch. An empty apiVersion matches any
-	// version of kind.
+	// version of kind. Watch must not wait for fn: fn may block until the
+	// caller has handled the objects Watch returned.
 	Watch(ctx context.Context, apiVersion, kind string, fn func(Change)) ([]*Object, error)
 }
 
@@ -76,6 +78,7 @@ type Monitor struct {
 	binding *hook.KubernetesBinding
 	source  ObjectSource
 	state   *monitorState
+	started atomic.Bool
 }
 
 // NewMonitor returns a monitor of binding b over src. Start it.
@@ -84,7 +87,9 @@ func NewMonitor(b *hook.KubernetesBinding, src ObjectSource) *Monitor {
 }
 
 // Start reads the objects that exist and returns the binding's
-// Synchronization context (its objects sorted by namespace and name);
+// Synchronization context (its objects sorted by namespace and name). A
+// monitor starts once: cancel ctx to stop it, and make a new one to watch
+// again;
 // then, until ctx is done, each change that runs the hook is passed to
 // emit as an Event (from the source's goroutine; emit must not block for
 // long). A jqFilter that fails on an object is an error naming the

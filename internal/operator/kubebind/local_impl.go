@@ -364,16 +364,48 @@ func hiddenUnder(dir, p string) bool {
 	return false
 }
 
+// read is a file read again: its objects, or gone.
+type read struct {
+	objs []*Object
+	gone bool
+}
+
+// freedFor returns the files outside the batch that could not have an
+// object the batch's files no longer hold.
+func (s *LocalSource) freedFor(st *localState, reads map[string]read) []string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	freed := map[string]bool{}
+	for f, r := range reads {
+		kept := map[string]bool{}
+		for _, o := range r.objs {
+			kept[objectKey(o)] = true
+		}
+		for _, k := range st.files[f] {
+			if !kept[k] {
+				freed[k] = true
+			}
+		}
+	}
+	var extra []string
+	for f, ks := range st.conflicts {
+		if _, in := reads[f]; in {
+			continue
+		}
+		if slices.ContainsFunc(ks, func(k string) bool { return freed[k] }) {
+			extra = append(extra, f)
+		}
+	}
+	slices.Sort(extra)
+	return extra
+}
+
 // applyBatch reads the files again, all together, and sends what changed:
 // an object moved from one file of the batch to another is not deleted
 // and added, only modified if it changed. A file that cannot be read keeps
 // its objects. An object that is also in a file outside the batch stays
 // that file's; the file is tried again whenever an object is deleted.
 func (s *LocalSource) applyBatch(st *localState, files []string) {
-	type read struct {
-		objs []*Object
-		gone bool
-	}
 	reads := map[string]read{}
 	for _, f := range files {
 		if _, err := os.Stat(f); errors.Is(err, fs.ErrNotExist) {
@@ -389,6 +421,21 @@ func (s *LocalSource) applyBatch(st *localState, files []string) {
 			continue
 		}
 		reads[f] = read{objs: objs}
+	}
+	// Files that could not have an object this batch frees join the
+	// batch, so that the object passes from one file to the other
+	// without being deleted and added.
+	if extra := s.freedFor(st, reads); len(extra) > 0 {
+		for _, f := range extra {
+			objs, err := s.readFile(f)
+			if err != nil {
+				s.report(fmt.Errorf("%w (its objects are kept as they were)", err))
+				continue
+			}
+			reads[f] = read{objs: objs}
+			files = append(files, f)
+		}
+		slices.Sort(files)
 	}
 	type send struct {
 		fn func(Change)

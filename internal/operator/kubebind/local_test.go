@@ -321,3 +321,81 @@ func TestFilterResults(t *testing.T) {
 		})
 	}
 }
+
+func TestSetFill(t *testing.T) {
+	cfg, err := hook.ParseConfig([]byte(`configVersion: v1
+onStartup: 1
+afterHelm: 1
+kubernetes:
+- {name: pods, kind: Pod, executeHookOnSynchronization: false}
+- {name: cms, kind: ConfigMap, includeSnapshotsFrom: [pods]}
+schedule:
+- {crontab: "* * * * *", includeSnapshotsFrom: [cms]}
+`), hook.Module, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, map[string]string{"a.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"})
+	set := kubebind.NewSet(cfg, h.src)
+	// Before Start, the snapshots are empty.
+	got := set.Fill([]hook.BindingContext{{BindingType: hook.AfterHelm, Binding: "afterHelm"}})
+	if want := `[{"binding":"afterHelm","snapshots":{"cms":[],"pods":[]}}]`; encode(t, got) != want {
+		t.Errorf("Fill before Start = %s, want %s", encode(t, got), want)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := set.Start(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := set.Start(ctx, nil); err == nil {
+		t.Error("a second Start succeeded")
+	}
+	pod := `{"object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}}`
+	cm := `{"object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}}`
+	tests := []struct {
+		in   hook.BindingContext
+		want string
+	}{
+		{hook.BindingContext{BindingType: hook.OnStartup, Binding: "onStartup", Snapshots: map[string][]hook.ObjectResult{"x": nil}}, `[{"binding":"onStartup"}]`},
+		{hook.BindingContext{BindingType: hook.AfterHelm, Binding: "afterHelm"}, `[{"binding":"afterHelm","snapshots":{"cms":[` + cm + `],"pods":[` + pod + `]}}]`},
+		{hook.BindingContext{BindingType: hook.Schedule, Binding: "schedule", Type: hook.TypeSchedule}, `[{"binding":"schedule","snapshots":{"cms":[` + cm + `]},"type":"Schedule"}]`},
+		{hook.BindingContext{BindingType: hook.Kubernetes, Binding: "cms", Type: hook.TypeSynchronization}, `[{"binding":"cms","objects":[` + cm + `],"snapshots":{"pods":[` + pod + `]},"type":"Synchronization"}]`},
+		{hook.BindingContext{BindingType: hook.Kubernetes, Binding: "pods", Type: hook.TypeSynchronization}, `[{"binding":"pods","objects":[` + pod + `],"type":"Synchronization"}]`},
+	}
+	for _, tc := range tests {
+		if got := encode(t, set.Fill([]hook.BindingContext{tc.in})); got != tc.want {
+			t.Errorf("Fill(%s %s) =\n %s\nwant\n %s", tc.in.BindingType, tc.in.Binding, got, tc.want)
+		}
+	}
+	// A hook without kubernetes bindings: lifecycle contexts get none.
+	plain, err := hook.ParseConfig([]byte("configVersion: v1\nbeforeHelm: 1\n"), hook.Module, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := encode(t, kubebind.NewSet(plain, h.src).Fill([]hook.BindingContext{{BindingType: hook.BeforeHelm, Binding: "beforeHelm"}})); got != `[{"binding":"beforeHelm"}]` {
+		t.Errorf("Fill without kubernetes bindings = %s", got)
+	}
+}
+
+func encode(t *testing.T, ctxs []hook.BindingContext) string {
+	t.Helper()
+	data, err := hook.EncodeContexts("v1", ctxs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func TestApplyFilterLimits(t *testing.T) {
+	cfg, err := hook.ParseConfig([]byte("configVersion: v1\nkubernetes:\n- {kind: Pod, jqFilter: 'def f: f; f'}\n- {name: many, kind: Pod, jqFilter: 'range(20000)'}\n"), hook.Global, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := json.RawMessage(`{"kind":"Pod"}`)
+	if _, err := kubebind.ApplyFilter(cfg.Kubernetes[0].Filter(), obj, 50*time.Millisecond); err == nil || err.Error() != "ran longer than 50ms" {
+		t.Errorf("endless filter: %v", err)
+	}
+	if _, err := kubebind.ApplyFilter(cfg.Kubernetes[1].Filter(), obj, time.Minute); err == nil || err.Error() != "gave more than 10000 results" {
+		t.Errorf("filter with many results: %v", err)
+	}
+}

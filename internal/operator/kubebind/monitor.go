@@ -78,6 +78,9 @@ func (s *monitorState) lastErr() error {
 func (m *Monitor) start(ctx context.Context, emit func(Event)) (hook.BindingContext, error) {
 	b := m.binding
 	st := m.state
+	if !m.started.CompareAndSwap(false, true) {
+		return hook.BindingContext{}, fmt.Errorf("binding %s: the monitor was started before; make a new one with NewMonitor or NewSet", b.Name)
+	}
 	// Held until the initial objects are in: changes the source sends
 	// meanwhile wait for it.
 	st.mu.Lock()
@@ -90,8 +93,10 @@ func (m *Monitor) start(ctx context.Context, emit func(Event)) (hook.BindingCont
 	if ns := b.Namespace; ns != nil && ns.LabelSelector != nil {
 		nss, err := m.source.Watch(ctx, "v1", "Namespace", func(c Change) {
 			st.mu.Lock()
-			defer st.mu.Unlock()
-			m.namespaceChangedLocked(c, emit)
+			var evs []Event
+			m.namespaceChangedLocked(c, func(e Event) { evs = append(evs, e) })
+			st.mu.Unlock()
+			send(emit, evs)
 		})
 		if err != nil {
 			return hook.BindingContext{}, fmt.Errorf("binding %s: watching namespaces: %w", b.Name, err)
@@ -102,8 +107,10 @@ func (m *Monitor) start(ctx context.Context, emit func(Event)) (hook.BindingCont
 	}
 	objs, err := m.source.Watch(ctx, b.APIVersion, b.Kind, func(c Change) {
 		st.mu.Lock()
-		defer st.mu.Unlock()
-		m.changeLocked(c, emit)
+		var evs []Event
+		m.changeLocked(c, func(e Event) { evs = append(evs, e) })
+		st.mu.Unlock()
+		send(emit, evs)
 	})
 	if err != nil {
 		return hook.BindingContext{}, fmt.Errorf("binding %s: watching %s: %w", b.Name, kindName(b.APIVersion, b.Kind), err)
@@ -124,6 +131,17 @@ func (m *Monitor) start(ctx context.Context, emit func(Event)) (hook.BindingCont
 	locked = false
 	st.mu.Unlock()
 	return sync, nil
+}
+
+// send passes events to emit, outside the monitor's lock: emit may
+// block (a full queue) while a run reads the snapshot.
+func send(emit func(Event), evs []Event) {
+	if emit == nil {
+		return
+	}
+	for _, e := range evs {
+		emit(e)
+	}
 }
 
 func kindName(apiVersion, kind string) string {
@@ -295,7 +313,7 @@ func (m *Monitor) entryOf(o *Object) (*entry, error) {
 		e.sum = sha256.Sum256(o.JSON)
 		return e, nil
 	}
-	res, err := applyFilter(code, o.JSON)
+	res, err := applyFilter(code, o.JSON, filterTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("binding %s: jqFilter %q on %s %s: %w", b.Name, b.JqFilter, o.Kind, o.ID(), err)
 	}
@@ -307,14 +325,14 @@ func (m *Monitor) entryOf(o *Object) (*entry, error) {
 // applyFilter runs code on the object and returns its output as JSON:
 // null for no output, the value for one, a list for several (as
 // shell-operator).
-func applyFilter(code *gojq.Code, obj json.RawMessage) (json.RawMessage, error) {
+func applyFilter(code *gojq.Code, obj json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(obj))
 	dec.UseNumber()
 	var in any
 	if err := dec.Decode(&in); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), filterTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	iter := code.RunWithContext(ctx, in)
 	var results []any
@@ -329,7 +347,7 @@ func applyFilter(code *gojq.Code, obj json.RawMessage) (json.RawMessage, error) 
 				break
 			}
 			if errors.Is(err, context.DeadlineExceeded) {
-				return nil, fmt.Errorf("ran longer than %s", filterTimeout)
+				return nil, fmt.Errorf("ran longer than %s", timeout)
 			}
 			return nil, err
 		}

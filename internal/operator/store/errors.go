@@ -8,14 +8,15 @@ import (
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/operator/config"
 	"github.com/strata-dev/strata/internal/schema"
+	"github.com/strata-dev/strata/internal/values"
 )
 
-// A LocatedError is a schema validation error about values read from a
-// file: each broken rule is shown with the file and line of the value.
+// A LocatedError is a schema validation error whose broken rules are
+// shown with where the offending values were written (file:line).
 type LocatedError struct {
-	Source string
-	// Lines holds the line of each of Err.Errors' values; 0 when unknown.
-	Lines []int
+	// Where holds, for each of Err.Errors, where its value was written
+	// ("config.yaml:4", "modules/values.yaml:2"); "" when unknown.
+	Where []string
 	Err   *schema.ValidationError
 }
 
@@ -24,8 +25,9 @@ func (e *LocatedError) Error() string {
 	fmt.Fprintf(&b, "values do not match schema %s:", e.Err.Source)
 	for i, fe := range e.Err.Errors {
 		b.WriteString("\n  ")
-		if i < len(e.Lines) && e.Lines[i] > 0 {
-			fmt.Fprintf(&b, "%s:%d: ", e.Source, e.Lines[i])
+		if i < len(e.Where) && e.Where[i] != "" {
+			b.WriteString(e.Where[i])
+			b.WriteString(": ")
 		}
 		b.WriteString(fe.String())
 	}
@@ -44,7 +46,7 @@ func locate(err error, cs *config.Section) error {
 	if i := strings.LastIndex(source, " key "); i >= 0 {
 		source = source[:i]
 	}
-	le := &LocatedError{Source: source, Err: ve, Lines: make([]int, len(ve.Errors))}
+	le := &LocatedError{Err: ve, Where: make([]string, len(ve.Errors))}
 	for i, fe := range ve.Errors {
 		p, perr := document.ParsePath(fe.Path)
 		if perr != nil {
@@ -53,9 +55,51 @@ func locate(err error, cs *config.Section) error {
 		// A missing key has no line: take its parent's.
 		for n := len(p); n >= 0; n-- {
 			if pos := cs.Pos.Lookup(p[:n]); pos != nil && pos.Line > 0 {
-				le.Lines[i] = pos.Line
+				le.Where[i] = fmt.Sprintf("%s:%d", source, pos.Line)
 				break
 			}
+		}
+	}
+	return le
+}
+
+// locateValues adds to a validation error of a section's effective values
+// the layer that wrote each offending value, found by a merge with
+// provenance (only done on this error path).
+func (sec *section) locateValues(err error, cfg *config.Config) error {
+	var ve *schema.ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	layers, lerr := sec.layers(cfg, true)
+	if lerr != nil {
+		return err
+	}
+	res, merr := values.Merge(layers, values.MergeOptions{Provenance: true})
+	if merr != nil {
+		return err
+	}
+	le := &LocatedError{Err: ve, Where: make([]string, len(ve.Errors))}
+	for i, fe := range ve.Errors {
+		p, perr := document.ParsePath(fe.Path)
+		if perr != nil {
+			continue
+		}
+		full := append(document.Path{document.Key(sec.key)}, p...)
+		// A missing key was written by no one: it stays unlocated.
+		exps, xerr := res.Explain(full, values.ExplainOptions{ShowSensitive: true})
+		if xerr != nil || len(exps) != 1 {
+			continue
+		}
+		w := exps[0].Winner
+		file, layer := w.Source, w.Layer
+		switch {
+		case file != "" && w.Line > 0:
+			le.Where[i] = fmt.Sprintf("%s:%d (%s)", file, w.Line, layer)
+		case file != "":
+			le.Where[i] = fmt.Sprintf("%s (%s)", file, layer)
+		default:
+			le.Where[i] = layer
 		}
 	}
 	return le

@@ -87,7 +87,7 @@ func (sec *section) layers(cfg *config.Config, provenance bool) ([]*values.Layer
 	}
 	if cs := configSection(cfg, sec.key); cs != nil {
 		v, p := sec.wrap(cs.Values, cs.Pos)
-		out = append(out, &values.Layer{Name: "config store", Source: cs.Source, Values: v, Pos: p})
+		out = append(out, &values.Layer{Name: "config store", Source: cfg.Source, Values: v, Pos: p})
 	}
 	if sec.valuesSchema != nil {
 		out = append(out, &values.Layer{Name: "OpenAPI default (values.yaml)", Source: sec.valuesSchema.Source(), Op: defaultsOp{key: sec.key, schema: sec.valuesSchema}})
@@ -266,18 +266,10 @@ func compact(patches []*storedPatch, next *storedPatch) []*storedPatch {
 			if op == "test" {
 				continue
 			}
-			covered := false
-			if op == "add" || op == "replace" || op == "remove" {
-				if objectPath(path) {
-					for _, c := range cover {
-						if path == c || strings.HasPrefix(path, c+"/") {
-							covered = true
-							break
-						}
-					}
-				}
-			}
-			if covered {
+			// An operation whose only effect is at or under a path a
+			// later operation overwrites whole is dropped. A move also
+			// removes its source: it is never dropped.
+			if op != "move" && under(path, cover) {
 				continue
 			}
 			keep[pi][oi] = true
@@ -286,7 +278,9 @@ func compact(patches []*storedPatch, next *storedPatch) []*storedPatch {
 				// It reads what earlier operations wrote: stop
 				// compacting across it.
 				cover = cover[:0]
-			case objectPath(path):
+			case (op == "add" || op == "remove") && objectPath(path):
+				// replace is left out: it needs the key to exist,
+				// which the operations it would drop may ensure.
 				cover = append(cover, path)
 			}
 		}
@@ -309,6 +303,16 @@ func compact(patches []*storedPatch, next *storedPatch) []*storedPatch {
 		out = append(out, &storedPatch{meta: p.meta, ops: ops})
 	}
 	return out
+}
+
+// under reports whether path is one of paths or lies under one.
+func under(path string, paths []string) bool {
+	for _, c := range paths {
+		if path == c || strings.HasPrefix(path, c+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // objectPath reports whether a JSON pointer addresses object keys only

@@ -1,11 +1,13 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,12 +29,20 @@ const EnabledModulesKey = "enabledModules"
 // DefaultMaxPatchOps bounds the operations stored for one section.
 const DefaultMaxPatchOps = 10_000
 
+// DefaultMaxValuesBytes bounds, in JSON, the values a patch with copy
+// operations may produce (each copy can double them).
+const DefaultMaxValuesBytes = 16 << 20
+
 // Options tune a Store.
 type Options struct {
 	// MaxPatchOps bounds the patch operations kept for one section after
 	// compaction; a patch that would exceed it fails. 0 means
 	// DefaultMaxPatchOps, negative no limit.
 	MaxPatchOps int
+	// MaxValuesBytes bounds the JSON size of the values a patch with copy
+	// operations produces, checked after each copy; 0 means
+	// DefaultMaxValuesBytes, negative no limit.
+	MaxValuesBytes int64
 }
 
 // A Patch is a hook's values patch.
@@ -256,7 +266,7 @@ func validateValues(g *section, mods map[string]*section, cfg *config.Config) er
 			return
 		}
 		if err := sec.valuesSchema.Validate(sec.values); err != nil {
-			errs = append(errs, &SectionError{Section: sec.name, Err: fmt.Errorf("effective values: %w", err)})
+			errs = append(errs, &SectionError{Section: sec.name, Err: fmt.Errorf("effective values: %w", sec.locateValues(err, cfg))})
 		}
 	}
 	check(g)
@@ -454,7 +464,12 @@ func (s *Store) ApplyPatch(p Patch) (Result, error) {
 		return fail(err)
 	}
 	tree := sec.composite(sec.values, sec.enabled)
-	out, err := strict.Apply(tree)
+	var out map[string]any
+	if hasCopy(ops) {
+		out, err = applyStepwise(ops, tree, s.maxValuesBytes())
+	} else {
+		out, err = strict.Apply(tree)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -489,6 +504,94 @@ func (s *Store) ApplyPatch(p Patch) (Result, error) {
 	sec.values = newValues
 	sec.patches = patches
 	return res, nil
+}
+
+func (s *Store) maxValuesBytes() int64 {
+	switch {
+	case s.opts.MaxValuesBytes == 0:
+		return DefaultMaxValuesBytes
+	case s.opts.MaxValuesBytes < 0:
+		return 0
+	}
+	return s.opts.MaxValuesBytes
+}
+
+func hasCopy(ops []any) bool {
+	for _, o := range ops {
+		if m, _ := o.(map[string]any); m["op"] == "copy" {
+			return true
+		}
+	}
+	return false
+}
+
+// applyStepwise applies a patch one operation at a time, refusing a copy
+// that would take the values past max bytes of JSON before making it: a
+// few copies of a key into itself would otherwise grow them exponentially.
+func applyStepwise(ops []any, tree map[string]any, max int64) (map[string]any, error) {
+	var size int64
+	if max > 0 {
+		data, err := json.Marshal(tree)
+		if err != nil {
+			return nil, err
+		}
+		size = int64(len(data))
+	}
+	for i, o := range ops {
+		m, _ := o.(map[string]any)
+		if m["op"] == "copy" && max > 0 {
+			from, _ := m["from"].(string)
+			if v, ok := pointerValue(tree, from); ok {
+				data, err := json.Marshal(v)
+				if err != nil {
+					return nil, err
+				}
+				size += int64(len(data))
+				if size > max {
+					return nil, fmt.Errorf("%w: operation %d (copy from %s) would make the values more than the limit of %d bytes of JSON", values.ErrPatch, i, from, max)
+				}
+			}
+		}
+		jp, err := values.NewJSONPatch([]any{o}, "patch", nil)
+		if err != nil {
+			return nil, err
+		}
+		if tree, err = jp.Apply(tree); err != nil {
+			return nil, fmt.Errorf("operation %d: %w", i, err)
+		}
+	}
+	return tree, nil
+}
+
+// pointerValue returns the value at a JSON pointer, if there is one.
+func pointerValue(tree map[string]any, ptr string) (any, bool) {
+	if ptr == "" {
+		return tree, true
+	}
+	if !strings.HasPrefix(ptr, "/") {
+		return nil, false
+	}
+	var cur any = tree
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch c := cur.(type) {
+		case map[string]any:
+			v, ok := c[tok]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			n, err := strconv.Atoi(tok)
+			if err != nil || n < 0 || n >= len(c) {
+				return nil, false
+			}
+			cur = c[n]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
 }
 
 func (s *Store) maxOps() int {

@@ -257,3 +257,30 @@ func TestValidateConfigMatchesSetConfig(t *testing.T) {
 		}
 	}
 }
+
+// Copies of a key into itself double the values each time: the store
+// refuses a patch that grows them past its limit.
+func TestPatchCopyBomb(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "modules/001-foo"), 0o755)
+	os.WriteFile(filepath.Join(root, "modules/001-foo/values.yaml"), []byte("foo:\n  a: {x: 1}\n"), 0o644)
+	set, err := module.Discover([]string{filepath.Join(root, "modules")}, "", module.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.New(set, store.Options{MaxValuesBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := []map[string]any{}
+	for i := range 40 {
+		ops = append(ops, map[string]any{"op": "copy", "from": "/foo/a", "path": fmt.Sprintf("/foo/a/k%d", i)})
+	}
+	_, err = st.ApplyPatch(patch(t, "foo", "bomb", ops...))
+	if !errors.Is(err, values.ErrPatch) {
+		t.Errorf("ApplyPatch of 40 self-copies = %v, want an error matching ErrPatch", err)
+	}
+	if len(st.Patches("foo")) != 0 {
+		t.Error("the refused patch was stored")
+	}
+}
