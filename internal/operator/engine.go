@@ -50,15 +50,16 @@ type Engine struct {
 	// oneShot makes the engine stop scheduling reactions (Render).
 	oneShot bool
 
-	mu        sync.Mutex
-	runCtx    context.Context // the context of Run: monitors live in it
-	modules   *module.Set
-	global    []*hookEntry
-	mods      map[string]*modState // by module name
-	enabled   []string             // enabled modules, in order
-	history   []string
-	converged bool
-	readyCh   chan struct{}
+	mu         sync.Mutex
+	runCtx     context.Context // the context of Run: monitors live in it
+	modules    *module.Set
+	global     []*hookEntry
+	mods       map[string]*modState // by module name
+	enabled    []string             // enabled modules, in order
+	history    []string
+	converged  bool
+	discovered bool // the first discovery after start-up was skipped
+	readyCh    chan struct{}
 }
 
 // hookEntry is a hook, its configuration and its bindings' state.
@@ -140,17 +141,10 @@ func New(s Settings, log *slog.Logger) (*Engine, error) {
 	return e, nil
 }
 
-// hookEnv is the environment hooks and enabled scripts get: this
-// process's PATH, HOME, locale and temp settings, nothing else.
-func hookEnv() []string {
-	var env []string
-	for _, k := range []string{"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "SHELL", "TZ"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
-}
+// hookEnv is the environment hooks and enabled scripts get besides their
+// files' variables: this process's, as addon-operator passes its own (hooks
+// read ADDON_OPERATOR_NAMESPACE and the like from it).
+func hookEnv() []string { return os.Environ() }
 
 // WaitIdle blocks until every queue is empty, or ctx is done.
 func (e *Engine) WaitIdle(ctx context.Context) error { return e.queues.WaitIdle(ctx) }

@@ -326,6 +326,9 @@ func (e *Engine) reloadAll(d *converge) []*queue.Task {
 // discover is step 4: which modules run, which are deleted, which
 // releases purged; it returns steps 5–8 as tasks.
 func (e *Engine) discover(ctx context.Context, d *converge) ([]*queue.Task, error) {
+	if err := e.rediscover(); err != nil {
+		return nil, err
+	}
 	e.mu.Lock()
 	mods := e.modules.Modules
 	e.mu.Unlock()
@@ -616,18 +619,7 @@ func (e *Engine) deleteModule(ctx context.Context, name string) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, he := range ms.hooks {
-		for _, id := range he.sched {
-			e.ticker.Remove(id)
-		}
-		he.sched, he.started, he.syncs = nil, false, nil
-		he.kube = kubebind.NewSet(he.cfg, e.objects)
-	}
-	if ms.stopMon != nil {
-		ms.stopMon()
-		ms.stopMon, ms.monCtx = nil, nil
-	}
-	ms.monitorsUp, ms.startedUp = false, false
+	e.stopModuleLocked(ms)
 	ms.manifests, ms.helmValues = nil, nil
 	return nil
 }
@@ -665,4 +657,66 @@ func (e *Engine) moduleByKey(key string) *module.Module {
 		return nil
 	}
 	return e.modules.ByKey(key)
+}
+
+// rediscover finds the modules again at each 'reload all modules' after
+// the first (step 3: "first, it finds all modules and their hooks"): new
+// modules join, modules whose directory is gone leave (their monitors and
+// schedules stop; their releases are purged as releases without a
+// module), and the charts are read again.
+func (e *Engine) rediscover() error {
+	e.mu.Lock()
+	first := !e.discovered
+	e.discovered = true
+	e.mu.Unlock()
+	if first {
+		return nil // start-up has just discovered them
+	}
+	set, err := module.Discover(absAll(e.s.ModulesDirs()), absPath(e.s.GlobalHooksDir), e.moduleOptions())
+	if err != nil {
+		return err
+	}
+	if err := e.back.values.SetModules(set); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	seen := map[string]bool{}
+	for _, m := range set.Modules {
+		seen[m.Name] = true
+		e.back.release.renderer.Forget(m.Path)
+		if ms := e.mods[m.Name]; ms != nil {
+			if ms.m.Path != m.Path {
+				e.back.release.renderer.Forget(ms.m.Path)
+			}
+			ms.m = m
+			continue
+		}
+		e.mods[m.Name] = &modState{m: m}
+	}
+	for name, ms := range e.mods {
+		if seen[name] {
+			continue
+		}
+		e.stopModuleLocked(ms)
+		delete(e.mods, name)
+	}
+	e.modules = set
+	return nil
+}
+
+// stopModuleLocked stops a module's schedules and monitors.
+func (e *Engine) stopModuleLocked(ms *modState) {
+	for _, he := range ms.hooks {
+		for _, id := range he.sched {
+			e.ticker.Remove(id)
+		}
+		he.sched, he.started, he.syncs = nil, false, nil
+		he.kube = kubebind.NewSet(he.cfg, e.objects)
+	}
+	if ms.stopMon != nil {
+		ms.stopMon()
+		ms.stopMon, ms.monCtx = nil, nil
+	}
+	ms.monitorsUp, ms.startedUp = false, false
 }
