@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/strata-dev/strata/internal/operator/module"
 	"github.com/strata-dev/strata/internal/operator/queue"
 	"github.com/strata-dev/strata/internal/operator/release"
 	"github.com/strata-dev/strata/internal/values"
@@ -96,12 +97,12 @@ func (e *Engine) helm(ctx context.Context, ms *modState, activation string, rec 
 
 // renderModule renders a module's chart with its current values, storing
 // nothing (the debug API's module render).
-func (e *Engine) renderModule(ctx context.Context, ms *modState) ([]byte, error) {
-	vals, err := e.back.values.HelmValues(ms.m.Key)
+func (e *Engine) renderModule(ctx context.Context, m *module.Module) ([]byte, error) {
+	vals, err := e.back.values.HelmValues(m.Key)
 	if err != nil {
 		return nil, err
 	}
-	r, err := e.back.release.renderer.Render(ctx, ms.m, vals)
+	r, err := e.back.release.renderer.Render(ctx, m, vals)
 	if err != nil {
 		return nil, err
 	}
@@ -137,25 +138,25 @@ const ReleaseCheckInterval = 5 * time.Second
 // release went missing since its last Helm step.
 func (e *Engine) releaseMissing(ctx context.Context) {
 	e.mu.Lock()
-	var check []*modState
+	var check []string
 	for _, name := range e.enabled {
 		ms := e.mods[name]
-		if ms.startedUp && ms.manifests != nil && len(ms.manifests) > 0 {
-			check = append(check, ms)
+		if ms != nil && ms.startedUp && len(ms.manifests) > 0 {
+			check = append(check, name)
 		}
 	}
 	e.mu.Unlock()
-	for _, ms := range check {
-		_, err := e.back.release.store.Get(ctx, ms.m.Name)
+	for _, name := range check {
+		_, err := e.back.release.store.Get(ctx, name)
 		if !errors.Is(err, release.ErrNotFound) {
 			continue
 		}
-		if e.queues.Pending("main", func(t *queueTask) bool { return t.CompactKey == "module-run/"+ms.m.Name }) {
+		if e.queues.Pending("main", func(t *queueTask) bool { return t.CompactKey == "module-run/"+name }) {
 			continue
 		}
-		e.record("module " + ms.m.Name + " release resources absent: module run")
-		if err := e.queues.Add(moduleRunTask(ms.m.Name, "HelmResourcesAbsent", false)); err != nil {
-			e.log.Error("queueing a module run", "module", ms.m.Name, "error", err)
+		e.record("module " + name + " release resources absent: module run")
+		if err := e.queues.Add(moduleRunTask(name, "HelmResourcesAbsent", false)); err != nil {
+			e.log.Error("queueing a module run", "module", name, "error", err)
 		}
 	}
 }

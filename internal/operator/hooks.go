@@ -43,7 +43,10 @@ func (e *Engine) runHook(ctx context.Context, he *hookEntry, b hook.BindingType,
 	if err != nil {
 		return ch, fmt.Errorf("%s: encoding config values: %w", he.label(), err)
 	}
-	filled := he.kube.Fill(contexts)
+	e.mu.Lock()
+	kube := he.kube // replaced when the module is disabled
+	e.mu.Unlock()
+	filled := kube.Fill(contexts)
 	binding := string(b)
 	if len(contexts) > 0 && contexts[0].Binding != "" {
 		binding = contexts[0].Binding

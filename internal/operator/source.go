@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/operator/debug"
 	"github.com/strata-dev/strata/internal/operator/hook"
+	"github.com/strata-dev/strata/internal/operator/module"
 	"github.com/strata-dev/strata/internal/operator/store"
 	"github.com/strata-dev/strata/internal/values"
 )
@@ -45,7 +46,7 @@ func (e *Engine) Global(what string, explain bool) (any, error) {
 		e.mu.Lock()
 		hooks := e.global
 		e.mu.Unlock()
-		return snapshots(hooks), nil
+		return e.snapshots(hooks), nil
 	}
 	return nil, fmt.Errorf("global %s: %w", what, debug.ErrNotFound)
 }
@@ -79,11 +80,15 @@ func (e *Engine) Modules() any {
 func (e *Engine) Module(ctx context.Context, name, what string, explain bool) (any, error) {
 	e.mu.Lock()
 	ms := e.mods[name]
+	var key string
+	var mod *module.Module
+	if ms != nil {
+		key, mod = ms.m.Key, ms.m
+	}
 	e.mu.Unlock()
 	if ms == nil || e.back == nil || e.back.values == nil {
 		return nil, fmt.Errorf("no module %q (`strata operator module list` lists them): %w", name, debug.ErrNotFound)
 	}
-	key := ms.m.Key
 	switch what {
 	case "values":
 		if explain {
@@ -98,9 +103,9 @@ func (e *Engine) Module(ctx context.Context, name, what string, explain bool) (a
 		e.mu.Lock()
 		hooks := ms.hooks
 		e.mu.Unlock()
-		return snapshots(hooks), nil
+		return e.snapshots(hooks), nil
 	case "render":
-		out, err := e.renderModule(ctx, ms)
+		out, err := e.renderModule(ctx, mod)
 		if err != nil {
 			return nil, err
 		}
@@ -133,7 +138,7 @@ func patchViews(ps []store.Patch) []PatchView {
 
 // snapshots returns the snapshots of hooks' kubernetes bindings, by hook
 // and binding.
-func snapshots(hooks []*hookEntry) map[string]map[string][]hook.ObjectResult {
+func (e *Engine) snapshots(hooks []*hookEntry) map[string]map[string][]hook.ObjectResult {
 	out := map[string]map[string][]hook.ObjectResult{}
 	for _, he := range hooks {
 		if len(he.cfg.Kubernetes) == 0 {
@@ -142,7 +147,10 @@ func snapshots(hooks []*hookEntry) map[string]map[string][]hook.ObjectResult {
 		byBinding := map[string][]hook.ObjectResult{}
 		for _, b := range he.cfg.Kubernetes {
 			snap := []hook.ObjectResult{}
-			if m := he.kube.Monitor(b.Name); m != nil {
+			e.mu.Lock()
+			kube := he.kube
+			e.mu.Unlock()
+			if m := kube.Monitor(b.Name); m != nil {
 				snap = append(snap, m.Snapshot()...)
 			}
 			byBinding[b.Name] = snap

@@ -188,7 +188,10 @@ func (e *Engine) enableGlobalBindings(ctx context.Context) ([]*queue.Task, error
 func (e *Engine) startBindings(ctx context.Context, he *hookEntry, activation string) ([]*queue.Task, error) {
 	if !he.started && len(he.cfg.Kubernetes) > 0 {
 		mctx := e.monitorCtx(he)
-		syncs, err := he.kube.Start(mctx, func(ev kubebind.Event) { e.kubeEvent(he, ev) })
+		e.mu.Lock()
+		kube := he.kube
+		e.mu.Unlock()
+		syncs, err := kube.Start(mctx, func(ev kubebind.Event) { e.kubeEvent(he, ev) })
 		if err != nil {
 			return nil, fmt.Errorf("%s: starting kubernetes bindings: %w", he.label(), err)
 		}
