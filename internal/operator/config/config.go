@@ -108,6 +108,9 @@ func FromTree(tree map[string]any, prev *Config) (*Config, error) {
 	for _, k := range sortedKeys(tree) {
 		v := tree[k]
 		kind, key := classify(k)
+		if kind != keyGlobal && !validKey(key) {
+			return nil, fmt.Errorf("%s: /%s: not a config key: keys are global, a module name in camelCase (cert-manager → certManager) or <moduleKey>Enabled", source, k)
+		}
 		switch kind {
 		case keyEnabled:
 			b, ok := v.(bool)

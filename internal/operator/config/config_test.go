@@ -196,6 +196,7 @@ func TestFilePatchErrorsStoreNothing(t *testing.T) {
 	}{
 		{"remove missing", jsonPatch(t, map[string]any{"op": "remove", "path": "/foo/nope"}), nil},
 		{"flag not a bool", jsonPatch(t, map[string]any{"op": "add", "path": "/fooEnabled", "value": "on"}), nil},
+		{"not a key", jsonPatch(t, map[string]any{"op": "add", "path": "/cert-manager/x", "value": 1}), nil},
 		{"check fails", jsonPatch(t, map[string]any{"op": "add", "path": "/foo/y", "value": 1}), func(*config.Config) error { return errors.New("invalid") }},
 	} {
 		if _, err := f.Patch(context.Background(), tc.patch, tc.check); err == nil {

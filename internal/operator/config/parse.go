@@ -67,6 +67,9 @@ func Parse(data []byte, source string, lim Limits) (*Config, error) {
 		}
 		kind, key := classify(k)
 		if kind == keyEnabled {
+			if !validKey(key) {
+				return nil, bad("not a module's enabled flag: write <moduleKey>Enabled with the module name in camelCase (cert-manager → certManagerEnabled)")
+			}
 			b, err := parseFlag(v)
 			if err != nil {
 				return nil, bad("%v", err)

@@ -101,7 +101,9 @@ func (l *Local) readStatus(dir string) (*status, error) {
 	return &st, nil
 }
 
-// Get returns the newest revision of a release, with its manifests.
+// Get returns the newest revision of a release, with its manifests. A
+// release whose manifests.yaml is gone is reported missing (ErrNotFound):
+// locally, the manifests are the release's resources.
 func (l *Local) Get(ctx context.Context, name string) (*Release, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -125,7 +127,12 @@ func (l *Local) Get(ctx context.Context, name string) (*Release, error) {
 		dst  *[]byte
 	}{{ManifestsFile, &r.Manifests}, {CRDsFile, &r.CRDs}} {
 		data, err := document.ReadFile(filepath.Join(dir, f.name), l.maxBytes())
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && f.name == ManifestsFile:
+			// The release's resources went missing: locally, its
+			// manifests. It is reinstalled as a missing release is.
+			return nil, fmt.Errorf("release %s: %s is missing: %w", name, filepath.Join(dir, ManifestsFile), ErrNotFound)
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
 			return nil, err
 		}
 		*f.dst = data

@@ -201,6 +201,10 @@ func TestLocal(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(l.Dir, "app", release.HistoryPrefix+"4.yaml")); string(data) != "rev: 4\n" {
 		t.Errorf("revision-4.yaml = %q, want the manifests of revision 4", data)
 	}
+	os.Remove(filepath.Join(l.Dir, "app", release.ManifestsFile))
+	if _, err := l.Get(ctx, "app"); !errors.Is(err, release.ErrNotFound) {
+		t.Errorf("Get with manifests.yaml removed = %v, want ErrNotFound", err)
+	}
 	if err := l.Put(ctx, &release.Release{Name: "other", Status: release.StatusFailed}); err != nil {
 		t.Fatal(err)
 	}
@@ -283,5 +287,22 @@ func TestRenderConcurrent(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// A chart that fails to load is read again at the next render.
+func TestRenderRetriesFailedLoad(t *testing.T) {
+	m, _ := writeModule(t, map[string]string{
+		"001-app/Chart.yaml":        "apiVersion: v2\nname: app\n",
+		"001-app/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n",
+	})
+	r := &release.Renderer{Namespace: "ops"}
+	vals := map[string]any{"global": map[string]any{}, "app": map[string]any{}}
+	if _, err := r.Render(context.Background(), m, vals); err == nil {
+		t.Fatal("a chart without a version rendered")
+	}
+	os.WriteFile(filepath.Join(m.Path, "Chart.yaml"), []byte("apiVersion: v2\nname: app\nversion: 0.0.1\n"), 0o644)
+	if _, err := r.Render(context.Background(), m, vals); err != nil {
+		t.Errorf("after fixing Chart.yaml: %v", err)
 	}
 }

@@ -22,7 +22,9 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"helm.sh/helm/v4/pkg/engine"
+	"helm.sh/helm/v4/pkg/ignore"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/operator/module"
@@ -154,6 +156,14 @@ func (r *Renderer) load(m *module.Module) *loaded {
 		}
 		if l.err == nil {
 			l.crds, l.err = r.crds(m)
+		}
+		if l.err != nil {
+			// Not kept: the next render reads the module again.
+			r.mu.Lock()
+			if r.charts[m.Path] == l {
+				delete(r.charts, m.Path)
+			}
+			r.mu.Unlock()
 		}
 		l.mu.Unlock()
 		return l
@@ -289,7 +299,9 @@ func (out *Rendered) assemble(files map[string]string, max int64) error {
 		}
 	}
 	for _, h := range hooks {
-		if err := write(h.Path, h.Manifest, true, nil); err != nil {
+		var head releaseutil.SimpleHead
+		_ = sigsyaml.Unmarshal([]byte(h.Manifest), &head) // SortManifests read it already
+		if err := write(h.Path, h.Manifest, true, &head); err != nil {
 			return err
 		}
 		out.Objects[len(out.Objects)-1].Kind = h.Kind
@@ -317,19 +329,33 @@ func loadChart(m *module.Module, max int64) (*chart.Chart, error) {
 		Name: "Chart.yaml",
 		Data: fmt.Appendf(nil, "apiVersion: v2\nname: %s\nversion: %s\n", m.Name, GeneratedChartVersion),
 	}}
+	rules := ignore.Empty()
+	if data, err := document.ReadFile(filepath.Join(m.Path, ignore.HelmIgnore), 1<<20); err == nil {
+		if rules, err = ignore.Parse(bytes.NewReader(data)); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(m.Path, ignore.HelmIgnore), err)
+		}
+	}
+	rules.AddDefaults()
 	var total int64
 	err := filepath.WalkDir(m.Path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
+		if p == m.Path {
+			return nil
+		}
 		rel, _ := filepath.Rel(m.Path, p)
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
 		if d.IsDir() {
-			if p != m.Path && slices.Contains(generatedChartSkip, d.Name()) && filepath.Dir(rel) == "." {
+			if slices.Contains(generatedChartSkip, d.Name()) && filepath.Dir(rel) == "." || rules.Ignore(filepath.ToSlash(rel), fi) {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || rel == module.EnabledScriptFile {
+		if !d.Type().IsRegular() || rel == module.EnabledScriptFile || rules.Ignore(filepath.ToSlash(rel), fi) {
 			return nil
 		}
 		data, err := document.ReadFile(p, max-total)

@@ -143,7 +143,10 @@ func (sec *section) compute(cfg *config.Config) error {
 	if err != nil {
 		return &SectionError{Section: sec.name, Err: err}
 	}
-	base := res.Values[sec.key].(map[string]any)
+	base, _ := res.Values[sec.key].(map[string]any)
+	if base == nil {
+		base = map[string]any{}
+	}
 	tree := sec.composite(base, nil)
 	if len(sec.patches) > 0 {
 		var all []any

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -240,11 +241,11 @@ func (s *Store) SetConfig(cfg *config.Config) ([]string, error) {
 		return nil, err
 	}
 	var changed []string
-	if !reflect.DeepEqual(g.values, s.global.values) {
+	if !sameJSON(g.values, s.global.values) {
 		changed = append(changed, GlobalKey)
 	}
 	for _, k := range sortedKeys(mods) {
-		if !reflect.DeepEqual(mods[k].values, s.modules[k].values) {
+		if !sameJSON(mods[k].values, s.modules[k].values) {
 			changed = append(changed, k)
 		}
 	}
@@ -488,7 +489,7 @@ func (s *Store) ApplyPatch(p Patch) (Result, error) {
 			return fail(fmt.Errorf("the section would keep %d patch operations, more than the limit of %d; have the hook replace whole keys rather than add to lists", n, max))
 		}
 	}
-	res := Result{Changed: !reflect.DeepEqual(newValues, sec.values)}
+	res := Result{Changed: !sameJSON(newValues, sec.values)}
 	if sec.key == GlobalKey {
 		for _, k := range unionKeys(sec.enabled, newEnabled) {
 			ov, oset := sec.enabled[k]
@@ -665,6 +666,17 @@ func (s *Store) Explain(key string, path document.Path) ([]values.Explanation, e
 	}
 	full := append(document.Path{document.Key(key)}, path...)
 	return res.Explain(full, values.ExplainOptions{ShowSensitive: true})
+}
+
+// sameJSON compares values as hooks and Helm see them, in JSON: a patch
+// round trip turns 1.0 into 1, which is no change.
+func sameJSON(a, b map[string]any) bool {
+	if reflect.DeepEqual(a, b) {
+		return true
+	}
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

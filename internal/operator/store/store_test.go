@@ -284,3 +284,21 @@ func TestPatchCopyBomb(t *testing.T) {
 		t.Error("the refused patch was stored")
 	}
 }
+
+// A patch that sets a key to the value it has is no change, even when the
+// JSON round trip of a patch turns the static 1.0 into 1.
+func TestPatchSameValueIsNoChange(t *testing.T) {
+	st, _ := newStore(t, map[string]string{"modules/001-foo/values.yaml": "foo:\n  ratio: 1.0\n  n: 2\n"})
+	for i := range 3 {
+		res, err := st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "add", "path": "/foo/n", "value": int64(2)}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Changed {
+			t.Errorf("run %d: setting n to its value changed the values", i)
+		}
+	}
+	if changed, err := st.SetConfig(parseConfig(t, "")); err != nil || len(changed) != 0 {
+		t.Errorf("SetConfig of the same (empty) config = %v, %v; want no change", changed, err)
+	}
+}
