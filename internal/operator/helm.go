@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/strata-dev/strata/internal/operator/module"
@@ -41,13 +42,14 @@ func (b *backends) releaseNames(ctx context.Context) ([]string, error) {
 // deleteRelease deletes a module's release; existed tells whether there
 // was one.
 func (b *backends) deleteRelease(ctx context.Context, name string) (bool, error) {
-	_, err := b.release.store.Get(ctx, name)
-	if errors.Is(err, release.ErrNotFound) {
-		return false, nil
-	}
+	names, err := b.release.store.List(ctx)
 	if err != nil {
 		return false, err
 	}
+	if !slices.Contains(names, name) {
+		return false, nil
+	}
+	// Deleted even when Get would call it missing (its manifests gone).
 	return true, b.release.store.Delete(ctx, name)
 }
 

@@ -26,7 +26,7 @@ import (
 //	start                  start the operator and wait for the first converge
 //	write next/F DEST      copy the archive's next/F to DEST
 //	remove PATH            remove a file or directory (releases/... is the release store)
-//	wait TEXT              wait until a history line contains TEXT and the queues are idle
+//	wait TEXT              wait until a history line after the last wait's contains TEXT, and the queues are idle
 //	restart                stop the operator, then start it again on the same state
 //	stop                   stop the operator
 //	ignore TEXT            leave history lines containing TEXT out of the comparison
@@ -48,6 +48,9 @@ type harness struct {
 	cancel context.CancelFunc
 	done   chan error
 	prev   []string
+	// seen is how many lines of the history a wait has passed: the next
+	// wait looks after them.
+	seen int
 	// extra adjusts the settings of a test.
 	extra func(*operator.Settings)
 }
@@ -172,7 +175,7 @@ func (h *harness) start() {
 		h.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h.eng, h.cancel, h.done = e, cancel, make(chan error, 1)
+	h.eng, h.cancel, h.done, h.seen = e, cancel, make(chan error, 1), 0
 	go func() { h.done <- e.Run(ctx) }()
 	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
 	defer wcancel()
@@ -193,7 +196,13 @@ func (h *harness) wait(text string) {
 	h.t.Helper()
 	eventually.True(h.t, "a history line with "+strconv.Quote(text), func() (bool, string) {
 		hist := h.eng.History()
-		return slices.ContainsFunc(hist, func(l string) bool { return strings.Contains(l, text) }), "history:\n" + strings.Join(hist, "\n")
+		for i := h.seen; i < len(hist); i++ {
+			if strings.Contains(hist[i], text) {
+				h.seen = i + 1
+				return true, ""
+			}
+		}
+		return false, "history:\n" + strings.Join(hist, "\n")
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
