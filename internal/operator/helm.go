@@ -28,10 +28,7 @@ func newReleaseStore(s Settings, dir string) (releaseStore, error) {
 		return releaseStore{}, fmt.Errorf("ADDON_OPERATOR_CRD_EXTRA_LABELS (--crd-extra-labels): %w", err)
 	}
 	local := release.NewLocal(dir)
-	local.MaxHistory = s.HelmHistoryMax
-	if s.HelmHistoryMax == 0 {
-		local.MaxHistory = -1
-	}
+	local.MaxHistory = s.HelmHistoryMax // 0: the store's default; never unbounded locally
 	return releaseStore{store: local, renderer: &release.Renderer{Namespace: s.Namespace, CRDExtraLabels: labels}}, nil
 }
 
