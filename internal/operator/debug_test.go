@@ -102,7 +102,7 @@ func TestHTTP(t *testing.T) {
 			t.Errorf("GET %s = %d %s\nwant 200 with %s", path, resp.StatusCode, body, want)
 		}
 	}
-	for _, name := range []string{"live_ticks", "tasks_queue_length", "convergence_total", "binding_count", "global_hook_run_seconds", "module_run_seconds"} {
+	for _, name := range []string{"live_ticks", "tasks_queue_length", "convergence_total", "binding_count", "global_hook_run_seconds", "module_run_seconds", "module_enabled", "global_values_size_bytes"} {
 		resp, err := srv.Client().Get(srv.URL + "/metrics")
 		if err != nil {
 			t.Fatal(err)
@@ -117,5 +117,20 @@ func TestHTTP(t *testing.T) {
 	data, _ := json.Marshal(h.eng.Modules())
 	if err := json.Unmarshal(data, &ms); err != nil || len(ms) != 4 {
 		t.Errorf("Modules() = %s, want 4 modules", data)
+	}
+}
+
+func TestSnapshotMetrics(t *testing.T) {
+	h, _ := startCase(t, "kubernetes")
+	rec := httptest.NewRecorder()
+	h.eng.HTTPHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{
+		`addon_operator_kube_snapshot_objects{binding="cms",hook="hooks/watch.sh",module="a",queue="main"} 1`,
+		`addon_operator_kube_snapshot_objects{binding="nodes",hook="nodes.sh",module="",queue="main"} 0`,
+		`addon_operator_kube_snapshot_objects{binding="cms-snapshot-only",hook="nodes.sh",module="",queue="main"} 1`,
+	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }

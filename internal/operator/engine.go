@@ -402,6 +402,7 @@ func (e *Engine) metricsHandler() http.Handler {
 		for _, q := range e.queues.Snapshot() {
 			e.m.queueLength.WithLabelValues(q.Name).Set(float64(len(q.Tasks)))
 		}
+		e.observeSnapshots()
 		h.ServeHTTP(w, r)
 	})
 }
@@ -431,4 +432,37 @@ func absAll(ps []string) []string {
 		out[i] = absPath(p)
 	}
 	return out
+}
+
+// observeSnapshots sets the snapshot gauges of every started kubernetes
+// binding (at scrape time).
+func (e *Engine) observeSnapshots() {
+	e.mu.Lock()
+	hooks := append([]*hookEntry(nil), e.global...)
+	for _, ms := range e.mods {
+		if ms.monitorsUp {
+			hooks = append(hooks, ms.hooks...)
+		}
+	}
+	kubes := make([]*kubebind.Set, len(hooks))
+	for i, he := range hooks {
+		kubes[i] = he.kube
+	}
+	e.mu.Unlock()
+	for i, he := range hooks {
+		for _, b := range he.cfg.Kubernetes {
+			m := kubes[i].Monitor(b.Name)
+			if m == nil {
+				continue
+			}
+			snap := m.Snapshot()
+			size := 0
+			for _, o := range snap {
+				size += len(o.Object) + len(o.FilterResult)
+			}
+			l := []string{he.module, he.h.Name, b.Name, b.Queue}
+			e.m.snapshotObjects.WithLabelValues(l...).Set(float64(len(snap)))
+			e.m.snapshotBytes.WithLabelValues(l...).Set(float64(size))
+		}
+	}
 }

@@ -38,6 +38,9 @@ type metrics struct {
 	globalValuesBytes prometheus.Gauge
 	moduleValuesBytes *prometheus.GaugeVec
 	moduleEnabled     *prometheus.GaugeVec
+
+	snapshotObjects *prometheus.GaugeVec
+	snapshotBytes   *prometheus.GaugeVec
 }
 
 var hookLabels = []string{"hook", "binding", "activation", "queue"}
@@ -85,6 +88,8 @@ func newMetrics(prefix string, reg prometheus.Registerer) *metrics {
 		globalValuesBytes:   gauge("global_values_size_bytes", "Size of the global values, JSON.").WithLabelValues(),
 		moduleValuesBytes:   gauge("module_values_size_bytes", "Size of a module's values, JSON.", "module"),
 		moduleEnabled:       gauge("module_enabled", "1 when the module is enabled, 0 when not.", "module"),
+		snapshotObjects:     gauge("kube_snapshot_objects", "Objects in a kubernetes binding's snapshot; global hooks have an empty module.", "module", "hook", "binding", "queue"),
+		snapshotBytes:       gauge("kube_snapshot_bytes", "JSON size of a kubernetes binding's snapshot (objects and filter results).", "module", "hook", "binding", "queue"),
 	}
 	return m
 }
