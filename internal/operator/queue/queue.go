@@ -266,7 +266,7 @@ func (s *Set) work(ctx context.Context, q *queue) {
 			}
 		}
 		start := time.Now()
-		next, err := s.handler(ctx, t)
+		next, err := s.call(ctx, t)
 		took := time.Since(start)
 		if ctx.Err() != nil && err != nil {
 			// Stopped mid-task: leave it queued, as a restart would find it.
@@ -311,6 +311,18 @@ func (s *Set) work(ctx context.Context, q *queue) {
 		case <-timer.C:
 		}
 	}
+}
+
+// call runs the handler; a panic becomes the task's error, so that one
+// bad task cannot take the operator down (it stays at the head and is
+// retried like any failure).
+func (s *Set) call(ctx context.Context, t *Task) (next []*Task, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			next, err = nil, fmt.Errorf("task %s panicked: %v", t.Description, r)
+		}
+	}()
+	return s.handler(ctx, t)
 }
 
 // Idle reports whether every queue is empty.

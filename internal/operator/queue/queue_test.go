@@ -265,3 +265,40 @@ func TestExponential(t *testing.T) {
 		}
 	}
 }
+
+func TestPanicIsAFailure(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	h := func(context.Context, *queue.Task) ([]*queue.Task, error) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n == 1 {
+			panic("boom")
+		}
+		return nil, nil
+	}
+	var errs []string
+	opts := queue.Options{Backoff: func(int) time.Duration { return time.Millisecond }, OnDone: func(_ *queue.Task, err error, _ bool, _ time.Duration) {
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+	}}
+	s := queue.New(h, opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	if err := s.Add(task("p")); err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	if err := s.WaitIdle(wctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(errs) != 1 || errs[0] != "task p panicked: boom" {
+		t.Errorf("errors %q, want one panic turned into a failure, then a successful retry", errs)
+	}
+}
