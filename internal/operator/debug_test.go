@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -132,5 +133,25 @@ func TestSnapshotMetrics(t *testing.T) {
 		if !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+}
+
+// TestAllowFailureMetric: a failing schedule with allowFailure counts in
+// global_hook_run_allowed_errors_total, not in the errors counter, and its
+// queue does not stall.
+func TestAllowFailureMetric(t *testing.T) {
+	h, _ := startCase(t, "schedule-global")
+	scrape := func() string {
+		rec := httptest.NewRecorder()
+		h.eng.HTTPHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		return rec.Body.String()
+	}
+	allowed := regexp.MustCompile(`(?m)^addon_operator_global_hook_run_allowed_errors_total\{activation="Schedule",binding="always-fails",hook="flaky.sh",queue="flaky"\} ([2-9]|\d\d+)$`)
+	eventually.True(t, "two allowed failures of flaky.sh", func() (bool, string) {
+		m := scrape()
+		return allowed.MatchString(m), m
+	})
+	if m := scrape(); strings.Contains(m, `global_hook_run_errors_total{activation="Schedule",binding="always-fails"`) {
+		t.Errorf("an allowed failure counted as an error:\n%s", m)
 	}
 }
