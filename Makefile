@@ -11,7 +11,7 @@ PROTOC_GEN_GO      ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 GENBIN             := $(CURDIR)/.cache/genbin
 
-.PHONY: all build generate test unit integration lint fmt bench bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli generate-layers fuzz demo clean testbin cluster
+.PHONY: all build generate test unit integration lint fmt bench bench-operator bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli generate-layers fuzz demo clean testbin cluster
 
 all: build
 
@@ -161,3 +161,9 @@ demo:
 
 clean:
 	rm -rf bin
+
+## bench-operator: `strata operator run` with local backends on 50 modules
+## × 3 shell hooks + a global hook: cold start and no-op restart to the
+## first converge, peak RSS (see docs/benchmarks.md).
+bench-operator:
+	$(GO) run ./hack/opbench $(OPBENCHFLAGS)

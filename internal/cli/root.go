@@ -88,5 +88,6 @@ layered, and explains every value it produces.`,
 	root.AddCommand(newVersionCmd(g), newValuesCmd(g), newCmpCmd(g), newKustomizeCmd(g), newGeneratorCmd(g))
 	root.AddCommand(newLayersCmd(g))
 	root.AddCommand(newAppsetCmd(g))
+	root.AddCommand(newOperatorCmd(g))
 	return root
 }

@@ -1,0 +1,203 @@
+// Command opbench measures `strata operator run` with local backends on
+// the tree of issue 14: 50 modules, each a chart with one ConfigMap and 3
+// shell hooks (onStartup no-op, beforeHelm writing a values patch,
+// afterHelm no-op), plus a global onStartup hook (make bench-operator;
+// see docs/benchmarks.md).
+//
+// It builds strata, writes the tree under -dir (on disk; pass a tmpfs
+// directory for the extra column), and for -count rounds measures
+//
+//   - cold: from starting the process with an empty release store until
+//     /readyz answers 200 (the first converge done);
+//   - no-op restart: the same with the release store of the cold run (same
+//     inputs, so no release is written again);
+//
+// and the peak RSS of the operator process (getrusage's ru_maxrss, the
+// hooks' processes not included). It prints the medians and the maxima.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+func main() {
+	dir := flag.String("dir", ".cache/opbench", "directory for the generated tree and the release store (on disk)")
+	modules := flag.Int("modules", 50, "number of modules")
+	count := flag.Int("count", 5, "rounds")
+	sameOrder := flag.Bool("same-order", false, "give every module the same order (they run in parallel)")
+	strata := flag.String("strata", "", "strata binary (default: built from this checkout)")
+	flag.Parse()
+	if err := run(*dir, *modules, *count, *sameOrder, *strata); err != nil {
+		fmt.Fprintln(os.Stderr, "opbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir string, modules, count int, sameOrder bool, bin string) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if bin == "" {
+		bin = filepath.Join(dir, "bin", "strata")
+		build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/strata")
+		build.Stdout, build.Stderr = os.Stdout, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("building strata (run from the repository root): %w", err)
+		}
+	}
+	if err := writeTree(dir, modules, sameOrder); err != nil {
+		return err
+	}
+	var cold, warm []time.Duration
+	var rss []int64
+	for i := range count {
+		state := filepath.Join(dir, "state")
+		if err := os.RemoveAll(state); err != nil {
+			return err
+		}
+		c, r1, err := once(bin, dir)
+		if err != nil {
+			return fmt.Errorf("cold run %d: %w", i+1, err)
+		}
+		w, r2, err := once(bin, dir)
+		if err != nil {
+			return fmt.Errorf("no-op restart %d: %w", i+1, err)
+		}
+		cold, warm, rss = append(cold, c), append(warm, w), append(rss, r1, r2)
+		fmt.Printf("round %d: cold %v, no-op restart %v, peak RSS %.1f MB / %.1f MB\n", i+1, c.Round(time.Millisecond), w.Round(time.Millisecond), mb(r1), mb(r2))
+	}
+	slices.Sort(cold)
+	slices.Sort(warm)
+	fmt.Printf("\n%d modules × 3 shell hooks + 1 global hook, %d rounds, GOMAXPROCS %d, tree in %s\n", modules, count, runtime.GOMAXPROCS(0), dir)
+	fmt.Printf("%-28s %10s %10s\n", "", "median", "max")
+	fmt.Printf("%-28s %10v %10v\n", "cold start → first converge", cold[len(cold)/2].Round(time.Millisecond), cold[len(cold)-1].Round(time.Millisecond))
+	fmt.Printf("%-28s %10v %10v\n", "no-op restart → converge", warm[len(warm)/2].Round(time.Millisecond), warm[len(warm)-1].Round(time.Millisecond))
+	fmt.Printf("%-28s %10s %9.1fMB\n", "peak RSS (operator)", "", mb(slices.Max(rss)))
+	return nil
+}
+
+func mb(kb int64) float64 { return float64(kb) / 1024 }
+
+// once runs the operator until its first converge and returns the time it
+// took and its peak RSS in KiB.
+func once(bin, dir string) (time.Duration, int64, error) {
+	port, err := freePort()
+	if err != nil {
+		return 0, 0, err
+	}
+	cmd := exec.Command(bin, "operator", "run", "--local",
+		"--modules-dir", filepath.Join(dir, "modules"),
+		"--global-hooks-dir", filepath.Join(dir, "global-hooks"),
+		"--namespace", "bench",
+		"--tmp-dir", filepath.Join(dir, "tmp"),
+		"--state-dir", filepath.Join(dir, "state"),
+		"--listen-address", "127.0.0.1", "--listen-port", strconv.Itoa(port),
+		"--debug-unix-socket", "", "--log-level", "warn")
+	cmd.Env = os.Environ()
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, 0, err
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", port)
+	client := &http.Client{Timeout: time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var took time.Duration
+	for {
+		resp, err := client.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				took = time.Since(start)
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return 0, 0, errors.New("no converge within 5 minutes")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		return 0, 0, fmt.Errorf("strata operator run: %w", err)
+	}
+	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	var rss int64
+	if ru != nil {
+		rss = ru.Maxrss
+	}
+	return took, rss, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// writeTree writes the bench's modules and global hook under dir.
+func writeTree(dir string, modules int, sameOrder bool) error {
+	files := map[string]string{
+		"global-hooks/hooks/000-startup.sh": hookScript(`{"configVersion":"v1","onStartup":1}`, ""),
+	}
+	values := ""
+	for i := 1; i <= modules; i++ {
+		name := fmt.Sprintf("mod%03d", i)
+		order := i
+		if sameOrder {
+			order = 1
+		}
+		m := fmt.Sprintf("modules/%03d-%s/", order, name)
+		values += name + "Enabled: true\n"
+		files[m+"Chart.yaml"] = "apiVersion: v2\nname: " + name + "\nversion: 0.0.1\n"
+		files[m+"values.yaml"] = name + ":\n  replicas: 1\n"
+		files[m+"templates/configmap.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name +
+			"\ndata:\n  replicas: {{ .Values." + name + ".replicas | quote }}\n  fromHook: {{ .Values." + name + ".fromHook | quote }}\n"
+		files[m+"hooks/on-startup.sh"] = hookScript(`{"configVersion":"v1","onStartup":1}`, "")
+		files[m+"hooks/before-helm.sh"] = hookScript(`{"configVersion":"v1","beforeHelm":1}`,
+			`echo '[{"op":"add","path":"/`+name+`/fromHook","value":"set by before-helm"}]' > "$VALUES_JSON_PATCH_PATH"`)
+		files[m+"hooks/after-helm.sh"] = hookScript(`{"configVersion":"v1","afterHelm":1}`, "")
+	}
+	files["modules/values.yaml"] = values
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		mode := os.FileMode(0o644)
+		if filepath.Ext(p) == ".sh" {
+			mode = 0o755
+		}
+		if err := os.WriteFile(p, []byte(body), mode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func hookScript(config, body string) string {
+	return "#!/bin/sh\nif [ \"$1\" = --config ]; then echo '" + config + "'; exit 0; fi\n" + body + "\n"
+}

@@ -1,0 +1,330 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
+
+	"github.com/strata-dev/strata/internal/operator"
+	"github.com/strata-dev/strata/internal/operator/debug"
+)
+
+func newOperatorCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "operator",
+		Short: "Run flant addon-operator modules and hooks, with or without a cluster",
+		Long: `An addon operator compatible with flant/addon-operator: modules (Helm charts
+with hooks and enabled scripts), global hooks, layered values and the config
+store, run the way addon-operator runs them. Without a cluster (no kubeconfig,
+not in a pod, or --local) every backend is local: the config store is a YAML
+file (--config), releases go to a directory (--state-dir) and kubernetes
+bindings watch a directory of object files (--objects).
+
+Settings come from addon-operator's environment variables (MODULES_DIR or
+ADDON_OPERATOR_MODULES_DIR, GLOBAL_HOOKS_DIR, ADDON_OPERATOR_NAMESPACE, ...);
+a flag wins over its variable. See docs/operator.md.`,
+	}
+	cmd.AddCommand(newOperatorRunCmd(g), newOperatorRenderCmd(g))
+	cmd.AddCommand(newOperatorQueueCmd(g), newOperatorGlobalCmd(g), newOperatorModuleCmd(g))
+	return cmd
+}
+
+// bindSettings reads the environment into s and binds the flags onto it,
+// with the environment's values as the flags' defaults, so a flag given
+// on the command line wins.
+func bindSettings(fs *pflag.FlagSet, s *operator.Settings, envErr *error) {
+	*s = operator.DefaultSettings()
+	*envErr = s.FromEnv(os.LookupEnv)
+	fs.StringVar(&s.ModulesDir, "modules-dir", s.ModulesDir, "module directories, ':'-separated ($MODULES_DIR, $ADDON_OPERATOR_MODULES_DIR)")
+	fs.StringVar(&s.GlobalHooksDir, "global-hooks-dir", s.GlobalHooksDir, "global hooks and their openapi/ ($GLOBAL_HOOKS_DIR, $ADDON_OPERATOR_GLOBAL_HOOKS_DIR)")
+	fs.IntVar(&s.UnnumberedModuleOrder, "unnumbered-modules-order", s.UnnumberedModuleOrder, "order of modules without an NNN- prefix ($UNNUMBERED_MODULE_ORDER)")
+	fs.StringVar(&s.Namespace, "namespace", s.Namespace, "the operator's namespace, the releases' namespace ($ADDON_OPERATOR_NAMESPACE)")
+	fs.StringVar(&s.ConfigMapName, "config-map", s.ConfigMapName, "name of the config store's ConfigMap ($ADDON_OPERATOR_CONFIG_MAP)")
+	fs.StringVar(&s.CRDExtraLabels, "crd-extra-labels", s.CRDExtraLabels, "labels added to modules' CRDs, k=v,... ($ADDON_OPERATOR_CRD_EXTRA_LABELS)")
+	fs.StringVar(&s.CRDFilterPrefixes, "crd-filters", s.CRDFilterPrefixes, "crds/ files with these name prefixes are skipped ($ADDON_OPERATOR_CRD_FILTER_PREFIXES)")
+	fs.StringVar(&s.TempDir, "tmp-dir", s.TempDir, "directory for the files hooks exchange ($ADDON_OPERATOR_TMP_DIR)")
+	fs.IntVar(&s.HelmHistoryMax, "helm-history-max", s.HelmHistoryMax, "revisions kept per release ($HELM_HISTORY_MAX)")
+	fs.StringVar(&s.HelmIgnoreRelease, "helm-ignore-release", s.HelmIgnoreRelease, "a release never purged as unknown ($HELM_IGNORE_RELEASE)")
+	fs.StringVar(&s.KubeConfig, "kube-config", s.KubeConfig, "kubeconfig of a cluster ($KUBE_CONFIG); none means local backends")
+	fs.StringVar(&s.KubeContext, "kube-context", s.KubeContext, "kubeconfig context ($KUBE_CONTEXT)")
+	fs.BoolVar(&s.Local, "local", s.Local, "use the local backends even when a cluster is configured")
+	fs.StringVar(&s.ConfigFile, "config", s.ConfigFile, "local config store: a YAML file shaped like the ConfigMap's data (global, <moduleKey>, <moduleKey>Enabled)")
+	fs.StringVar(&s.ObjectsDir, "objects", s.ObjectsDir, "local objects: a directory of Kubernetes YAML files kubernetes bindings watch")
+	fs.StringVar(&s.StateDir, "state-dir", s.StateDir, "local release store directory (default <tmp-dir>/releases)")
+	fs.DurationVar(&s.Retry, "retry", s.Retry, "first delay before a failed task runs again, doubling up to --retry-max (default 5s)")
+	fs.DurationVar(&s.RetryMax, "retry-max", s.RetryMax, "longest delay between retries (default 30s)")
+	fs.DurationVar(&s.HookTimeout, "hook-timeout", s.HookTimeout, "time limit of one hook run (default 10m)")
+}
+
+// operatorLogger builds the logger: the root's --log-level wins over
+// $LOG_LEVEL, --log-type over $LOG_TYPE.
+func operatorLogger(cmd *cobra.Command, g *globals, s *operator.Settings) (*slog.Logger, error) {
+	level := s.LogLevel
+	if f := cmd.Flags().Lookup("log-level"); f != nil && f.Changed {
+		level = g.logLevel
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("log level %q ($LOG_LEVEL or --log-level): use debug, info, warn or error", level)
+	}
+	typ := s.LogType
+	if f := cmd.Flags().Lookup("log-format"); f != nil && f.Changed {
+		typ = g.logFormat
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	if s.LogNoTime {
+		opts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}
+	}
+	switch strings.ToLower(typ) {
+	case "text", "color", "":
+		return slog.New(slog.NewTextHandler(g.stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(g.stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("log type %q ($LOG_TYPE or --log-type): use text, json or color", typ)
+}
+
+func newOperatorRunCmd(g *globals) *cobra.Command {
+	var s operator.Settings
+	var envErr error
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the operator: start-up, converge, then react to changes until stopped",
+		Long: `Run the operator the way addon-operator runs: global onStartup hooks,
+kubernetes and schedule bindings, 'reload all modules', then the main loop
+reacting to events, values and config changes. Serves /metrics, /healthz and
+/readyz (ready after the first converge) on ADDON_OPERATOR_LISTEN_ADDRESS:PORT
+and the debug API on DEBUG_UNIX_SOCKET. Stops on SIGINT or SIGTERM.`,
+		Example: `  MODULES_DIR=modules GLOBAL_HOOKS_DIR=global-hooks ADDON_OPERATOR_NAMESPACE=addons \
+    strata operator run --config config.yaml --objects objects/ --debug-unix-socket /tmp/op.sock`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if envErr != nil {
+				return envErr
+			}
+			log, err := operatorLogger(cmd, g, &s)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			e, err := operator.New(s, log)
+			if err != nil {
+				return err
+			}
+			return e.Run(ctx)
+		},
+	}
+	fs := cmd.Flags()
+	bindSettings(fs, &s, &envErr)
+	fs.StringVar(&s.ListenAddress, "listen-address", s.ListenAddress, "address of /metrics, /healthz, /readyz ($ADDON_OPERATOR_LISTEN_ADDRESS)")
+	fs.StringVar(&s.ListenPort, "listen-port", s.ListenPort, "port of /metrics, /healthz, /readyz; empty disables them ($ADDON_OPERATOR_LISTEN_PORT)")
+	fs.StringVar(&s.MetricsPrefix, "prometheus-metrics-prefix", s.MetricsPrefix, "prefix of the operator's metrics ($ADDON_OPERATOR_PROMETHEUS_METRICS_PREFIX)")
+	fs.StringVar(&s.DebugUnixSocket, "debug-unix-socket", s.DebugUnixSocket, "debug API socket; empty disables it ($DEBUG_UNIX_SOCKET)")
+	fs.StringVar(&s.LogType, "log-type", s.LogType, "log format: text, json or color ($LOG_TYPE)")
+	fs.BoolVar(&s.LogNoTime, "log-no-time", s.LogNoTime, "no timestamps in logs ($LOG_NO_TIME)")
+	return cmd
+}
+
+func newOperatorRenderCmd(g *globals) *cobra.Command {
+	var s operator.Settings
+	var envErr error
+	var valuesOnly bool
+	cmd := &cobra.Command{
+		Use:   "render",
+		Short: "Start up, converge once in a private workspace and print what each module renders",
+		Long: `Run start-up and one converge with local backends in a private workspace
+(global hooks, module discovery with enabled scripts, module hooks, Helm
+rendering) and print each enabled module's manifests (--values-only: the values
+Helm got), then, as YAML comments, the disabled modules with the reason and the
+hooks that ran, in order. Nothing is written outside the workspace: the config
+file is read, never written back. Exits non-zero on the first failure, with the
+hook's stderr.`,
+		Example: `  strata operator render --modules-dir modules --global-hooks-dir global-hooks --config config.yaml
+  MODULES_DIR=modules strata operator render --values-only`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if envErr != nil {
+				return envErr
+			}
+			log, err := operatorLogger(cmd, g, &s)
+			if err != nil {
+				return err
+			}
+			res, err := operator.Render(cmd.Context(), s, log)
+			if res != nil {
+				if werr := res.Write(g.stdout, valuesOnly); werr != nil && err == nil {
+					err = werr
+				}
+			}
+			return err
+		},
+	}
+	fs := cmd.Flags()
+	bindSettings(fs, &s, &envErr)
+	fs.BoolVar(&valuesOnly, "values-only", false, "print the values each module's chart got instead of its manifests")
+	return cmd
+}
+
+// debugFlags are the flags of the debug commands.
+type debugFlags struct {
+	socket  string
+	output  string
+	explain bool
+}
+
+func (f *debugFlags) bind(fs *pflag.FlagSet, explain bool) {
+	socket := operator.DefaultDebugUnixSocket
+	if v, ok := os.LookupEnv("DEBUG_UNIX_SOCKET"); ok {
+		socket = v
+	}
+	fs.StringVar(&f.socket, "debug-unix-socket", socket, "the running operator's debug socket ($DEBUG_UNIX_SOCKET)")
+	fs.StringVarP(&f.output, "output", "o", "text", "output format: text, yaml or json")
+	if explain {
+		fs.BoolVar(&f.explain, "explain", false, "for every key, the layer that set it and what it overrode")
+	}
+}
+
+// debugCmd builds a debug command asking the socket for the path that
+// path(args) returns.
+func debugCmd(g *globals, use, short string, args cobra.PositionalArgs, explain bool, path func(args []string) string) *cobra.Command {
+	var f debugFlags
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  args,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch f.output {
+			case "text", "yaml", "json":
+			default:
+				return fmt.Errorf("-o %q: use text, yaml or json", f.output)
+			}
+			p := path(args) + ".json"
+			if f.explain {
+				p += "?explain=true"
+			}
+			data, err := debug.Get(cmd.Context(), f.socket, p)
+			if err != nil {
+				return err
+			}
+			return printDebug(g.stdout, data, f.output, p)
+		},
+	}
+	f.bind(cmd.Flags(), explain)
+	return cmd
+}
+
+func newOperatorQueueCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "queue", Short: "Inspect the running operator's task queues"}
+	cmd.AddCommand(debugCmd(g, "list", "List the tasks of every queue", cobra.NoArgs, false, func([]string) string { return "/queue/list" }))
+	return cmd
+}
+
+func newOperatorGlobalCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "global", Short: "Inspect the running operator's global values"}
+	cmd.AddCommand(
+		debugCmd(g, "values", "Print the global values (--explain: where each key came from)", cobra.NoArgs, true, func([]string) string { return "/global/values" }),
+		debugCmd(g, "patches", "Print the JSON patches global hooks made, in order", cobra.NoArgs, false, func([]string) string { return "/global/patches" }),
+		debugCmd(g, "config", "Print the global section of the config store", cobra.NoArgs, false, func([]string) string { return "/global/config" }),
+		debugCmd(g, "snapshots", "Print the snapshots of global hooks' kubernetes bindings", cobra.NoArgs, false, func([]string) string { return "/global/snapshots" }),
+	)
+	return cmd
+}
+
+func newOperatorModuleCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "module", Short: "Inspect the running operator's modules"}
+	one := func(what string) func(args []string) string {
+		return func(args []string) string { return "/module/" + args[0] + "/" + what }
+	}
+	cmd.AddCommand(
+		debugCmd(g, "list", "List the modules, enabled or not, and why", cobra.NoArgs, false, func([]string) string { return "/module/list" }),
+		debugCmd(g, "values NAME", "Print a module's values (--explain: where each key came from)", cobra.ExactArgs(1), true, one("values")),
+		debugCmd(g, "patches NAME", "Print the JSON patches a module's hooks made, in order", cobra.ExactArgs(1), false, one("patches")),
+		debugCmd(g, "config NAME", "Print a module's section of the config store", cobra.ExactArgs(1), false, one("config")),
+		debugCmd(g, "render NAME", "Render a module's chart with its current values", cobra.ExactArgs(1), false, one("render")),
+		debugCmd(g, "snapshots NAME", "Print the snapshots of a module's hooks' kubernetes bindings", cobra.ExactArgs(1), false, one("snapshots")),
+	)
+	return cmd
+}
+
+// printDebug prints a debug API answer (JSON) as format.
+func printDebug(w io.Writer, data []byte, format, path string) error {
+	switch format {
+	case "json":
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, data, "", "  "); err != nil {
+			return err
+		}
+		buf.WriteByte('\n')
+		_, err := w.Write(buf.Bytes())
+		return err
+	case "yaml":
+		out, err := yaml.JSONToYAML(data)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(out)
+		return err
+	}
+	return printDebugText(w, data, path)
+}
+
+// printDebugText prints the answers that have a table form as tables and
+// the rest as YAML.
+func printDebugText(w io.Writer, data []byte, path string) error {
+	switch {
+	case strings.HasPrefix(path, "/queue/list"):
+		var qs []operator.QueueView
+		if err := json.Unmarshal(data, &qs); err != nil {
+			return err
+		}
+		return operator.WriteQueuesText(w, qs)
+	case strings.HasPrefix(path, "/module/list"):
+		var ms []operator.ModuleView
+		if err := json.Unmarshal(data, &ms); err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tORDER\tSTATE\tREASON")
+		for _, m := range ms {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", m.Name, m.Order, m.State, m.Reason)
+		}
+		return tw.Flush()
+	case strings.Contains(path, "explain=true"):
+		var rows []operator.ExplainRow
+		if err := json.Unmarshal(data, &rows); err != nil {
+			return err
+		}
+		sort.SliceStable(rows, func(i, j int) bool { return rows[i].Path < rows[j].Path })
+		return operator.WriteExplainText(w, rows)
+	case strings.HasSuffix(strings.TrimSuffix(path, ".json"), "/render"):
+		var s string
+		if err := json.Unmarshal(data, &s); err == nil {
+			_, err := io.WriteString(w, s)
+			return err
+		}
+	}
+	out, err := yaml.JSONToYAML(data)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
+}

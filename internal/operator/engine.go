@@ -1,0 +1,468 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/strata-dev/strata/internal/operator/debug"
+	"github.com/strata-dev/strata/internal/operator/hook"
+	"github.com/strata-dev/strata/internal/operator/hookmetrics"
+	"github.com/strata-dev/strata/internal/operator/kubebind"
+	"github.com/strata-dev/strata/internal/operator/module"
+	"github.com/strata-dev/strata/internal/operator/queue"
+	"github.com/strata-dev/strata/internal/operator/schedule"
+)
+
+// MaxHistory bounds the lifecycle history the engine keeps.
+const MaxHistory = 10000
+
+// An Engine is one addon operator. Build it with New, run it with Run (or
+// Render for one converge).
+type Engine struct {
+	s   Settings
+	log *slog.Logger
+
+	runner   *hook.Runner
+	resolver *module.Resolver
+	queues   *queue.Set
+	reg      *prometheus.Registry
+	m        *metrics
+	hookMets *hookmetrics.Collector
+	objects  kubebind.ObjectSource
+	ticker   *schedule.Ticker
+	back     *backends
+
+	// oneShot makes the engine stop scheduling reactions (Render).
+	oneShot bool
+
+	mu         sync.Mutex
+	runCtx     context.Context // the context of Run: monitors live in it
+	modules    *module.Set
+	global     []*hookEntry
+	mods       map[string]*modState // by module name
+	enabled    []string             // enabled modules, in order
+	history    []string
+	converged  bool
+	discovered bool // the first discovery after start-up was skipped
+	readyCh    chan struct{}
+}
+
+// hookEntry is a hook, its configuration and its bindings' state.
+type hookEntry struct {
+	h      *hook.Hook
+	cfg    *hook.Config
+	module string // "" for a global hook
+	kube   *kubebind.Set
+	// syncs are the Synchronization contexts of the started monitors,
+	// nil until they start.
+	syncs   []hook.BindingContext
+	started bool
+	sched   []int
+	limiter *limiter
+}
+
+func (he *hookEntry) label() string {
+	if he.module == "" {
+		return "global " + he.h.Name
+	}
+	return "module " + he.module + " " + he.h.Name
+}
+
+// modState is what the engine knows of a module.
+type modState struct {
+	m       *module.Module
+	hooks   []*hookEntry
+	enabled bool
+	reason  string
+	// startedUp is true once a module run with onStartup succeeded since
+	// the module was (re-)enabled.
+	startedUp bool
+	// monitorsUp is true while the module's kubernetes monitors run.
+	monitorsUp bool
+	stopMon    context.CancelFunc
+	monCtx     context.Context
+	lastErr    string
+	// helmValues and manifests are what the last Helm run got and made.
+	helmValues []byte
+	manifests  []byte
+}
+
+// New builds an engine from settings. Nothing runs until Run or Render.
+func New(s Settings, log *slog.Logger) (*Engine, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	e := &Engine{s: s, log: log, mods: map[string]*modState{}, readyCh: make(chan struct{})}
+	timeout := s.HookTimeout
+	switch {
+	case timeout == 0:
+		timeout = DefaultHookTimeout
+	case timeout < 0:
+		timeout = 0
+	}
+	env := hookEnv()
+	e.runner = &hook.Runner{Env: env, TempDir: s.TempDir, Timeout: timeout}
+	e.resolver = &module.Resolver{Env: env, Timeout: timeout, TempDir: s.TempDir}
+	retry, retryMax := s.Retry, s.RetryMax
+	if retry <= 0 {
+		retry = queue.DefaultBackoffInitial
+	}
+	if retryMax <= 0 {
+		retryMax = max(queue.DefaultBackoffMax, retry)
+	}
+	e.queues = queue.New(e.handle, queue.Options{
+		Backoff: queue.Exponential(retry, retryMax),
+		Merge:   mergeHookRuns,
+		OnDone:  e.taskDone,
+	})
+	e.reg = prometheus.NewRegistry()
+	e.m = newMetrics(s.MetricsPrefix, e.reg)
+	e.hookMets = hookmetrics.NewCollector(hookmetrics.Limits{})
+	e.reg.MustRegister(e.hookMets, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	e.ticker = &schedule.Ticker{}
+	return e, nil
+}
+
+// hookEnv is the environment hooks and enabled scripts get besides their
+// files' variables: this process's, as addon-operator passes its own (hooks
+// read ADDON_OPERATOR_NAMESPACE and the like from it).
+func hookEnv() []string { return os.Environ() }
+
+// WaitIdle blocks until every queue is empty, or ctx is done.
+func (e *Engine) WaitIdle(ctx context.Context) error { return e.queues.WaitIdle(ctx) }
+
+// Registry is the engine's Prometheus registry (engine and hook metrics).
+func (e *Engine) Registry() *prometheus.Registry { return e.reg }
+
+// Ready is closed when the first converge is done.
+func (e *Engine) Ready() <-chan struct{} { return e.readyCh }
+
+// History returns the lifecycle steps done so far, in order: hook runs,
+// discoveries, Helm runs, deletions and purges.
+func (e *Engine) History() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.history...)
+}
+
+func (e *Engine) record(line string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.recordLocked(line)
+}
+
+func (e *Engine) recordLocked(line string) {
+	if len(e.history) >= MaxHistory {
+		copy(e.history, e.history[len(e.history)/2:])
+		e.history = e.history[:len(e.history)-len(e.history)/2]
+	}
+	e.history = append(e.history, line)
+}
+
+// Run starts the operator and runs it until ctx is done: HTTP (/metrics,
+// /healthz, /readyz), the debug socket, the backends, the start-up tasks
+// and the queues. It returns nil when stopped by ctx, or the error that
+// kept it from starting.
+func (e *Engine) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errc := make(chan error, 4)
+	if e.s.ListenPort != "" {
+		l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", net.JoinHostPort(e.s.ListenAddress, e.s.ListenPort))
+		if err != nil {
+			return fmt.Errorf("listening for /metrics: %w; set ADDON_OPERATOR_LISTEN_ADDRESS and ADDON_OPERATOR_LISTEN_PORT (--listen-address, --listen-port)", err)
+		}
+		srv := &http.Server{Handler: e.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			<-ctx.Done()
+			sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
+			defer c()
+			_ = srv.Shutdown(sctx)
+		}()
+		go func() {
+			defer wg.Done()
+			if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+		e.log.Info("serving /metrics, /healthz and /readyz", "address", l.Addr().String())
+	}
+	if e.s.DebugUnixSocket != "" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := debug.Serve(ctx, e.s.DebugUnixSocket, debug.Handler(e), e.log); err != nil {
+				e.log.Error("debug socket", "error", err)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(10 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				e.m.liveTicks.Inc()
+			}
+		}
+	}()
+	err := e.start(ctx)
+	if err == nil {
+		wg.Add(2)
+		go func() { defer wg.Done(); e.ticker.Run(ctx) }()
+		go func() { defer wg.Done(); e.queues.Run(ctx) }()
+		select {
+		case <-ctx.Done():
+		case err = <-errc:
+		}
+	}
+	cancel()
+	wg.Wait()
+	e.back.close()
+	_ = e.runner.Close()
+	return err
+}
+
+// start prepares everything the first task needs: backends, global hooks
+// and their configs, modules, then queues the start-up tasks.
+func (e *Engine) start(ctx context.Context) error {
+	e.mu.Lock()
+	e.runCtx = ctx
+	e.mu.Unlock()
+	back, err := openBackends(ctx, e.s, e.log, e.oneShot)
+	if err != nil {
+		return err
+	}
+	e.back = back
+	e.objects = back.objects
+	set, err := module.Discover(absAll(e.s.ModulesDirs()), absPath(e.s.GlobalHooksDir), e.moduleOptions())
+	if err != nil {
+		e.m.discoverErrors.Inc()
+		return err
+	}
+	if err := back.initValues(set); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.modules = set
+	for _, m := range set.Modules {
+		e.mods[m.Name] = &modState{m: m}
+	}
+	e.mu.Unlock()
+	hooks, skipped, err := hook.DiscoverGlobal(e.s.GlobalHooksDir)
+	if err != nil {
+		return err
+	}
+	for _, p := range skipped {
+		e.log.Warn("skipping a file in the global hooks directory that is not executable", "file", p)
+	}
+	entries, err := e.configure(ctx, hooks, "")
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.global = entries
+	e.mu.Unlock()
+	for _, he := range entries {
+		e.m.bindingCount.WithLabelValues("", he.h.Name).Set(float64(bindingCount(he.cfg)))
+	}
+	if !e.oneShot {
+		back.watchConfig(ctx, e.configChanged)
+		back.watchReleases(ctx, e.s.ReleaseCheck, e.releaseMissing)
+	}
+	tasks := e.lifecycleTasks(entries, hook.OnStartup, "", "OperatorStartup")
+	tasks = append(tasks, &queue.Task{Kind: KindEnableGlobalBindings, Description: "enable global hooks' kubernetes and schedule bindings"})
+	tasks = append(tasks, reloadAllTask("OperatorStartup"))
+	return e.queues.Add(tasks...)
+}
+
+func (e *Engine) moduleOptions() module.Options {
+	order := e.s.UnnumberedModuleOrder
+	return module.Options{UnnumberedOrder: &order, CRDFilterPrefixes: e.s.CRDFilterPrefixes}
+}
+
+func bindingCount(c *hook.Config) int {
+	return len(c.Orders) + len(c.Schedules) + len(c.Kubernetes)
+}
+
+// configure runs `--config` of hooks, several at once, and returns them
+// in their order with their configs.
+func (e *Engine) configure(ctx context.Context, hooks []*hook.Hook, moduleName string) ([]*hookEntry, error) {
+	out := make([]*hookEntry, len(hooks))
+	errs := make([]error, len(hooks))
+	sem := make(chan struct{}, max(2, 2*runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	for i, h := range hooks {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			cfg, err := e.runner.Config(ctx, h)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			he := &hookEntry{h: h, cfg: cfg, module: moduleName, limiter: newLimiter(cfg.Settings)}
+			he.kube = kubebind.NewSet(cfg, e.objects)
+			out[i] = he
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// lifecycleTasks returns a task per hook of entries with lifecycle
+// binding b, sorted by order then name.
+func (e *Engine) lifecycleTasks(entries []*hookEntry, b hook.BindingType, moduleName, activation string) []*queue.Task {
+	var sel []*hookEntry
+	for _, he := range entries {
+		if _, ok := he.cfg.Order(b); ok {
+			sel = append(sel, he)
+		}
+	}
+	sortByOrder(sel, b)
+	tasks := make([]*queue.Task, 0, len(sel))
+	for _, he := range sel {
+		kind := KindGlobalHookRun
+		if moduleName != "" {
+			kind = KindModuleHookRun
+		}
+		tasks = append(tasks, &queue.Task{
+			Kind:        kind,
+			Description: fmt.Sprintf("%s %s", he.label(), b),
+			Data: &hookRun{entry: he, binding: b, activation: activation,
+				contexts: []hook.BindingContext{{BindingType: b, Binding: string(b)}}},
+		})
+	}
+	return tasks
+}
+
+// sortByOrder sorts hooks by their order of binding b, then by name.
+func sortByOrder(hs []*hookEntry, b hook.BindingType) {
+	sort.SliceStable(hs, func(i, j int) bool {
+		oi, _ := hs[i].cfg.Order(b)
+		oj, _ := hs[j].cfg.Order(b)
+		if oi != oj {
+			return oi < oj
+		}
+		return hs[i].h.Name < hs[j].h.Name
+	})
+}
+
+// HTTPHandler serves /metrics, /healthz and /readyz.
+func (e *Engine) HTTPHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", e.metricsHandler())
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		select {
+		case <-e.readyCh:
+			_, _ = w.Write([]byte("ok\n"))
+		default:
+			http.Error(w, "the first converge is not done", http.StatusServiceUnavailable)
+		}
+	})
+	return mux
+}
+
+func (e *Engine) metricsHandler() http.Handler {
+	h := promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, q := range e.queues.Snapshot() {
+			e.m.queueLength.WithLabelValues(q.Name).Set(float64(len(q.Tasks)))
+		}
+		e.observeSnapshots()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func joinNames(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// absPath makes a path absolute, so that scripts run with their own
+// directory as working directory still find it; "" stays "".
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+func absAll(ps []string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = absPath(p)
+	}
+	return out
+}
+
+// observeSnapshots sets the snapshot gauges of every started kubernetes
+// binding (at scrape time).
+func (e *Engine) observeSnapshots() {
+	e.mu.Lock()
+	hooks := append([]*hookEntry(nil), e.global...)
+	for _, ms := range e.mods {
+		if ms.monitorsUp {
+			hooks = append(hooks, ms.hooks...)
+		}
+	}
+	kubes := make([]*kubebind.Set, len(hooks))
+	for i, he := range hooks {
+		kubes[i] = he.kube
+	}
+	e.mu.Unlock()
+	for i, he := range hooks {
+		for _, b := range he.cfg.Kubernetes {
+			m := kubes[i].Monitor(b.Name)
+			if m == nil {
+				continue
+			}
+			snap := m.Snapshot()
+			size := 0
+			for _, o := range snap {
+				size += len(o.Object) + len(o.FilterResult)
+			}
+			l := []string{he.module, he.h.Name, b.Name, b.Queue}
+			e.m.snapshotObjects.WithLabelValues(l...).Set(float64(len(snap)))
+			e.m.snapshotBytes.WithLabelValues(l...).Set(float64(size))
+		}
+	}
+}

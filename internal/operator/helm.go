@@ -1,0 +1,163 @@
+package operator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/strata-dev/strata/internal/operator/module"
+	"github.com/strata-dev/strata/internal/operator/queue"
+	"github.com/strata-dev/strata/internal/operator/release"
+	"github.com/strata-dev/strata/internal/values"
+)
+
+type jsonPatch = values.JSONPatch
+
+// releaseStore joins the release backend and the chart renderer.
+type releaseStore struct {
+	store    release.Store
+	renderer *release.Renderer
+}
+
+func newReleaseStore(s Settings, dir string) (releaseStore, error) {
+	labels, err := release.ParseLabels(s.CRDExtraLabels)
+	if err != nil {
+		return releaseStore{}, fmt.Errorf("ADDON_OPERATOR_CRD_EXTRA_LABELS (--crd-extra-labels): %w", err)
+	}
+	local := release.NewLocal(dir)
+	local.MaxHistory = s.HelmHistoryMax // 0: the store's default; never unbounded locally
+	return releaseStore{store: local, renderer: &release.Renderer{Namespace: s.Namespace, CRDExtraLabels: labels}}, nil
+}
+
+func (b *backends) releaseNames(ctx context.Context) ([]string, error) {
+	return b.release.store.List(ctx)
+}
+
+// deleteRelease deletes a module's release; existed tells whether there
+// was one.
+func (b *backends) deleteRelease(ctx context.Context, name string) (bool, error) {
+	names, err := b.release.store.List(ctx)
+	if err != nil {
+		return false, err
+	}
+	if !slices.Contains(names, name) {
+		return false, nil
+	}
+	// Deleted even when Get would call it missing (its manifests gone).
+	return true, b.release.store.Delete(ctx, name)
+}
+
+// helm is the Helm step of a module run: the chart rendered with the
+// module's values (x-required-for-helm checked first), stored as a new
+// revision only when addon-operator's dedup says so.
+func (e *Engine) helm(ctx context.Context, ms *modState, activation string, rec func(string)) error {
+	start := time.Now()
+	vals, err := e.back.values.HelmValues(ms.m.Key)
+	if err != nil {
+		return err
+	}
+	r, err := e.back.release.renderer.Render(ctx, ms.m, vals)
+	e.m.helmOpSecs.WithLabelValues(ms.m.Name, activation, "template").Observe(time.Since(start).Seconds())
+	if err != nil {
+		return err
+	}
+	vjson, _ := json.Marshal(vals)
+	e.mu.Lock()
+	ms.helmValues = vjson
+	ms.manifests = append(append([]byte{}, r.CRDs...), r.Manifests...)
+	e.mu.Unlock()
+	if r.NoChart {
+		rec("module " + ms.m.Name + " helm: no chart")
+		return nil
+	}
+	cur, err := e.back.release.store.Get(ctx, ms.m.Name)
+	if errors.Is(err, release.ErrNotFound) {
+		cur, err = nil, nil
+	}
+	if err != nil {
+		return fmt.Errorf("module %s: reading its release: %w", ms.m.Name, err)
+	}
+	upgrade, why := release.NeedsUpgrade(cur, r)
+	if !upgrade {
+		rec("module " + ms.m.Name + " helm: " + why)
+		return nil
+	}
+	rel := r.Release(release.StatusDeployed, "Upgrade complete: "+why)
+	if err := e.back.release.store.Put(ctx, rel); err != nil {
+		return fmt.Errorf("module %s: storing its release: %w", ms.m.Name, err)
+	}
+	e.m.moduleHelmSecs.WithLabelValues(ms.m.Name, activation).Observe(time.Since(start).Seconds())
+	rec(fmt.Sprintf("module %s helm upgrade: %s (revision %d)", ms.m.Name, why, rel.Revision))
+	return nil
+}
+
+// renderModule renders a module's chart with its current values, storing
+// nothing (the debug API's module render).
+func (e *Engine) renderModule(ctx context.Context, m *module.Module) ([]byte, error) {
+	vals, err := e.back.values.HelmValues(m.Key)
+	if err != nil {
+		return nil, err
+	}
+	r, err := e.back.release.renderer.Render(ctx, m, vals)
+	if err != nil {
+		return nil, err
+	}
+	return append(append([]byte{}, r.CRDs...), r.Manifests...), nil
+}
+
+// watchReleases polls the release store for the releases of enabled,
+// converged modules that went missing (step 15: 'helm resources absent'):
+// locally, a release deleted from the store; part 2 checks the cluster.
+func (b *backends) watchReleases(ctx context.Context, every time.Duration, fn func(context.Context)) {
+	if every <= 0 {
+		every = ReleaseCheckInterval
+	}
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				fn(ctx)
+			}
+		}
+	}()
+}
+
+// ReleaseCheckInterval is how often the local release store is checked
+// for releases that went missing.
+const ReleaseCheckInterval = 5 * time.Second
+
+// releaseMissing queues a module run for each enabled module whose
+// release went missing since its last Helm step.
+func (e *Engine) releaseMissing(ctx context.Context) {
+	e.mu.Lock()
+	var check []string
+	for _, name := range e.enabled {
+		ms := e.mods[name]
+		if ms != nil && ms.startedUp && len(ms.manifests) > 0 {
+			check = append(check, name)
+		}
+	}
+	e.mu.Unlock()
+	for _, name := range check {
+		_, err := e.back.release.store.Get(ctx, name)
+		if !errors.Is(err, release.ErrNotFound) {
+			continue
+		}
+		if e.queues.Pending("main", func(t *queueTask) bool { return t.CompactKey == "module-run/"+name }) {
+			continue
+		}
+		e.record("module " + name + " release resources absent: module run")
+		if err := e.queues.Add(moduleRunTask(name, "HelmResourcesAbsent", false)); err != nil {
+			e.log.Error("queueing a module run", "module", name, "error", err)
+		}
+	}
+}
+
+type queueTask = queue.Task

@@ -1,0 +1,95 @@
+package operator
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the engine's own metrics, named as addon-operator's
+// documentation names them, under Settings.MetricsPrefix.
+type metrics struct {
+	bindingCount *prometheus.GaugeVec
+
+	configValuesErrors prometheus.Counter
+
+	globalHookSeconds   *prometheus.HistogramVec
+	globalHookErrors    *prometheus.CounterVec
+	globalHookAllowed   *prometheus.CounterVec
+	globalHookSuccesses *prometheus.CounterVec
+
+	moduleHookSeconds   *prometheus.HistogramVec
+	moduleHookErrors    *prometheus.CounterVec
+	moduleHookAllowed   *prometheus.CounterVec
+	moduleHookSuccesses *prometheus.CounterVec
+
+	discoverErrors  prometheus.Counter
+	moduleRunErrors *prometheus.CounterVec
+	moduleDelErrors *prometheus.CounterVec
+	moduleRunSecs   *prometheus.HistogramVec
+	moduleHelmSecs  *prometheus.HistogramVec
+	helmOpSecs      *prometheus.HistogramVec
+
+	convergenceSeconds *prometheus.CounterVec
+	convergenceTotal   *prometheus.CounterVec
+
+	queueLength *prometheus.GaugeVec
+	taskWait    *prometheus.CounterVec
+	liveTicks   prometheus.Counter
+
+	globalValuesBytes prometheus.Gauge
+	moduleValuesBytes *prometheus.GaugeVec
+	moduleEnabled     *prometheus.GaugeVec
+
+	snapshotObjects *prometheus.GaugeVec
+	snapshotBytes   *prometheus.GaugeVec
+}
+
+var hookLabels = []string{"hook", "binding", "activation", "queue"}
+var moduleHookLabels = []string{"module", "hook", "binding", "activation", "queue"}
+
+func newMetrics(prefix string, reg prometheus.Registerer) *metrics {
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: prefix + name, Help: help}, labels)
+		reg.MustRegister(v)
+		return v
+	}
+	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: prefix + name, Help: help}, labels)
+		reg.MustRegister(v)
+		return v
+	}
+	hist := func(name, help string, labels ...string) *prometheus.HistogramVec {
+		v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: prefix + name, Help: help,
+			Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}}, labels)
+		reg.MustRegister(v)
+		return v
+	}
+	m := &metrics{
+		bindingCount:        gauge("binding_count", "Bindings of every hook; global hooks have an empty module.", "module", "hook"),
+		configValuesErrors:  counter("config_values_errors_total", "Config store contents rejected by validation.").WithLabelValues(),
+		globalHookSeconds:   hist("global_hook_run_seconds", "Global hook run time.", hookLabels...),
+		globalHookErrors:    counter("global_hook_run_errors_total", "Failed global hook runs without allowFailure.", hookLabels...),
+		globalHookAllowed:   counter("global_hook_run_allowed_errors_total", "Failed global hook runs forgiven by allowFailure.", hookLabels...),
+		globalHookSuccesses: counter("global_hook_run_success_total", "Successful global hook runs.", hookLabels...),
+		moduleHookSeconds:   hist("module_hook_run_seconds", "Module hook run time.", moduleHookLabels...),
+		moduleHookErrors:    counter("module_hook_run_errors_total", "Failed module hook runs without allowFailure.", moduleHookLabels...),
+		moduleHookAllowed:   counter("module_hook_run_allowed_errors_total", "Failed module hook runs forgiven by allowFailure.", moduleHookLabels...),
+		moduleHookSuccesses: counter("module_hook_run_success_total", "Successful module hook runs.", moduleHookLabels...),
+		discoverErrors:      counter("module_discover_errors_total", "Failed module discoveries.").WithLabelValues(),
+		moduleRunErrors:     counter("module_run_errors_total", "Failed module runs.", "module"),
+		moduleDelErrors:     counter("module_delete_errors_total", "Failed module deletions.", "module"),
+		moduleRunSecs:       hist("module_run_seconds", "Module run time.", "module"),
+		moduleHelmSecs:      hist("module_helm_seconds", "Module Helm upgrade time.", "module", "activation"),
+		helmOpSecs:          hist("helm_operation_seconds", "Helm operation time.", "module", "activation", "operation"),
+		convergenceSeconds:  counter("convergence_seconds", "Seconds spent in 'reload all modules'.", "activation"),
+		convergenceTotal:    counter("convergence_total", "'Reload all modules' runs.", "activation"),
+		queueLength:         gauge("tasks_queue_length", "Tasks in a queue.", "queue"),
+		taskWait:            counter("task_wait_in_queue_seconds_total", "Seconds tasks waited in a queue.", "module", "hook", "binding", "queue"),
+		liveTicks:           counter("live_ticks", "Increases every 10 seconds while the operator lives.").WithLabelValues(),
+		globalValuesBytes:   gauge("global_values_size_bytes", "Size of the global values, JSON.").WithLabelValues(),
+		moduleValuesBytes:   gauge("module_values_size_bytes", "Size of a module's values, JSON.", "module"),
+		moduleEnabled:       gauge("module_enabled", "1 when the module is enabled, 0 when not.", "module"),
+		snapshotObjects:     gauge("kube_snapshot_objects", "Objects in a kubernetes binding's snapshot; global hooks have an empty module.", "module", "hook", "binding", "queue"),
+		snapshotBytes:       gauge("kube_snapshot_bytes", "JSON size of a kubernetes binding's snapshot (objects and filter results).", "module", "hook", "binding", "queue"),
+	}
+	return m
+}
