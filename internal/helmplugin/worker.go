@@ -463,7 +463,8 @@ func (c *crashLog) Write(b []byte) (int, error) {
 
 func (c *crashLog) addLine(l string) {
 	if c.first.Len() == 0 {
-		if strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:") || strings.HasPrefix(l, "runtime: ") {
+		// The Go runtime's messages, and the race detector's (==PID==).
+		if strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:") || strings.HasPrefix(l, "runtime: ") || strings.HasPrefix(l, "==") {
 			c.first.WriteString(l + "\n")
 		}
 		return
@@ -478,7 +479,7 @@ func (c *crashLog) fatal() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, l := range strings.Split(c.first.String(), "\n") {
-		if strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:") {
+		if strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:") || strings.Contains(l, "ERROR:") {
 			return l
 		}
 	}
@@ -498,7 +499,7 @@ func (c *crashLog) outOfMemory() bool {
 	c.mu.Lock()
 	s := c.first.String()
 	c.mu.Unlock()
-	return strings.Contains(s, "out of memory") || strings.Contains(s, "cannot allocate memory") ||
+	return strings.Contains(s, "out of memory") || strings.Contains(s, budgetExceeded) || strings.Contains(s, "failed to allocate") || strings.Contains(s, "cannot allocate memory") ||
 		strings.Contains(s, "stack exceeds") || strings.Contains(s, "stack overflow") || strings.Contains(s, "failed to reserve")
 }
 

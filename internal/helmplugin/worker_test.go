@@ -137,11 +137,19 @@ var attacks = []struct {
 // chart's render under way in the other slot: the attack fails with an
 // error naming its chart and the budget, the other render succeeds, and
 // so does one after.
+//
+// The loop is stopped by a time budget of 3 s; the others are given
+// minutes, so that they meet their memory budget (256 MiB) first even in
+// a race-detector build on a loaded machine.
 func TestWorkerStopsAttacks(t *testing.T) {
-	p := newWorkerPlugin(t, helmplugin.Options{MaxConcurrent: 2, Timeout: 3 * time.Second, Workers: testWorkers(t, 256<<20)})
 	ok := writeChart(t, "ok", "a: b\n", okTemplate)
 	for _, tc := range attacks {
 		t.Run(tc.name, func(t *testing.T) {
+			timeout := 5 * time.Minute
+			if tc.name == "loop" {
+				timeout = 3 * time.Second
+			}
+			p := newWorkerPlugin(t, helmplugin.Options{MaxConcurrent: 2, Timeout: timeout, Workers: testWorkers(t, 256<<20)})
 			bad := writeChart(t, "bad-"+tc.name, tc.values, tc.template)
 			var wg sync.WaitGroup
 			var badErr error

@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"time"
 
 	"github.com/strata-dev/strata/internal/params"
 )
@@ -159,17 +160,29 @@ func serveWorker(ctx context.Context, r io.Reader, w io.Writer) error {
 }
 
 // limitMemory bounds what the process may add to its memory from now on
-// to budget bytes (none when negative): its address space (RLIMIT_AS,
-// where the platform has it) to what is mapped now plus the budget and a
-// margin for the heap's 64 MiB arenas, and the Go memory limit to what is
-// in use now plus the budget, so that the collector works harder before
-// the hard limit is reached. It returns the function that lifts both.
+// to budget bytes (none when negative), three ways:
+//
+//   - the Go memory limit is set to what the runtime holds now plus the
+//     budget, so that the collector works harder before the render is
+//     stopped for garbage it could collect;
+//   - a watchdog ends the process as soon as the live heap (measured at
+//     each collection, which come often near the limit) has grown by 90%
+//     of the budget: from there on the collector would run almost without
+//     pause and the render crawl towards the limit;
+//   - the address space (RLIMIT_AS, where the platform has it) is capped
+//     at what is mapped now plus the budget and a margin for the heap's
+//     64 MiB arenas: a single allocation past it (or a stack grown past
+//     it) fails at once, and the runtime ends the process.
+//
+// It returns the function that lifts all three.
 func limitMemory(budget int64) (restore func()) {
 	if budget < 0 {
 		return func() {}
 	}
 	inUse := goMemory()
 	debug.SetMemoryLimit(inUse + budget)
+	stop := make(chan struct{})
+	go watchHeap(inUse+budget*9/10, budget, stop)
 	lift := func() {}
 	if as := addressSpace(); as > 0 {
 		if l, err := setAddressSpaceLimit(as + budget + addressSpaceMargin); err == nil {
@@ -177,8 +190,32 @@ func limitMemory(budget int64) (restore func()) {
 		}
 	}
 	return func() {
+		close(stop)
 		lift()
 		debug.SetMemoryLimit(math.MaxInt64)
+	}
+}
+
+// budgetExceeded starts the line the watchdog prints before it ends the
+// process; the Plugin reads it as the Go runtime's out of memory.
+const budgetExceeded = "fatal error: render memory budget exceeded"
+
+// watchHeap ends the process when the live heap passes max.
+func watchHeap(max, budget int64, stop <-chan struct{}) {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		metrics.Read(s)
+		if s[0].Value.Kind() == metrics.KindUint64 && int64(s[0].Value.Uint64()) > max {
+			fmt.Fprintf(os.Stderr, "%s: the live heap is %d bytes, past 90%% of the render's budget of %d bytes over what the worker held before\n", budgetExceeded, s[0].Value.Uint64(), budget)
+			os.Exit(2)
+		}
 	}
 }
 
