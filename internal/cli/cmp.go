@@ -113,7 +113,7 @@ func (h helmFlags) workers() (helmplugin.WorkerOptions, error) {
 	return helmplugin.WorkerOptions{Command: []string{exe, "cmp", helmWorkerCommand}, Memory: h.renderMemory}, nil
 }
 
-// renderTimeout is the time budget of a render: the shorter of
+// renderTimeoutWith is the time budget of a render in cmp serve: the shorter of
 // --helm-render-timeout and --timeout (0: none).
 func (h helmFlags) renderTimeoutWith(timeout time.Duration) time.Duration {
 	if !h.serve {

@@ -394,6 +394,9 @@ func (p *pool) crashError(what string, w *worker, err error) error {
 		return fmt.Errorf("rendering %s: the render needed more than its memory budget of %s and was stopped (%s); a template builds a value without bound (a repeat, a string or list doubled in a loop, tpl calling itself?), or the chart needs a larger budget (strata cmp serve --helm-render-memory)",
 			what, formatBytes(p.budget), how)
 	}
+	if strings.Contains(how, "signal: killed") {
+		return fmt.Errorf("rendering %s: the render worker was killed (%s), by the kernel's OOM killer if the container's memory limit is below the render budgets (--helm-max-concurrent × --helm-render-memory plus the caches); the server goes on with a new one", what, how)
+	}
 	return fmt.Errorf("rendering %s: the render worker ended unexpectedly (%s); the server goes on with a new one", what, how)
 }
 
