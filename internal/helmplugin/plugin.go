@@ -218,7 +218,7 @@ func New(opts Options) *Plugin {
 			Limits: lim, CacheEntries: opts.CacheEntries, ChartCacheEntries: opts.ChartCacheEntries,
 			ChartCacheBytes: share(chartBytes), DocumentCacheBytes: share(docBytes),
 			Dependencies: deps, ReferenceYAML: opts.ReferenceYAML, LogLevel: level,
-		}, n, p.log)
+		}, n, p.log, log)
 	}
 	return p
 }

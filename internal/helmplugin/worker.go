@@ -54,9 +54,12 @@ const workerStartTimeout = 30 * time.Second
 // time, at most cap(slots) at once. Idle workers wait warm for the next
 // request; a worker killed or dead is replaced in the background.
 type pool struct {
-	opts   WorkerOptions
-	cfg    workerConfig
-	log    *slog.Logger
+	opts WorkerOptions
+	cfg  workerConfig
+	log  *slog.Logger
+	// relog logs the workers' log lines again, which carry the plugin's
+	// attributes already.
+	relog  *slog.Logger
 	slots  chan struct{}
 	budget int64 // the memory budget, negative for none
 
@@ -85,13 +88,13 @@ type worker struct {
 	start, retireAt int64
 }
 
-func newPool(opts WorkerOptions, cfg workerConfig, slots int, log *slog.Logger) *pool {
+func newPool(opts WorkerOptions, cfg workerConfig, slots int, log, relog *slog.Logger) *pool {
 	budget := opts.Memory
 	if budget == 0 {
 		budget = DefaultRenderMemory
 	}
 	cfg.Memory = budget
-	p := &pool{opts: opts, cfg: cfg, log: log, slots: make(chan struct{}, slots), budget: budget, live: map[*worker]Stats{}}
+	p := &pool{opts: opts, cfg: cfg, log: log, relog: relog, slots: make(chan struct{}, slots), budget: budget, live: map[*worker]Stats{}}
 	for range slots {
 		p.warm()
 	}
@@ -368,7 +371,7 @@ func (p *pool) generate(ctx context.Context, req *params.Request) ([]string, err
 			return nil, p.crashError(named(), w, r.err)
 		}
 		for _, l := range r.a.Logs {
-			p.log.Log(ctx, l.Level, l.Msg, stringsToAny(l.Attrs)...)
+			p.relog.Log(ctx, l.Level, l.Msg, stringsToAny(l.Attrs)...)
 		}
 		p.put(w, &r.a)
 		if r.a.Err != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -235,4 +236,38 @@ func TestBoundedRepeatInProcess(t *testing.T) {
 	if err != nil || len(got) != 1 || !strings.Contains(got[0], `"name":"ababab"`) {
 		t.Fatalf("Generate(small repeat) = %v, %v; want one ConfigMap named ababab", got, err)
 	}
+}
+
+// TestWorkerLogs: what the plugin logs while a worker renders reaches the
+// Plugin's logger, once, with the plugin's attributes.
+func TestWorkerLogs(t *testing.T) {
+	var buf syncBuffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	p := newWorkerPlugin(t, helmplugin.Options{MaxConcurrent: 1, Logger: log, Workers: testWorkers(t, 0)})
+	req := writeChart(t, "ok", "a: b\n", okTemplate)
+	req.Parameters = []params.Parameter{{Name: "no-such-parameter", String: str("x")}}
+	if _, err := p.Generate(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	if !strings.Contains(got, `parameter \"no-such-parameter\" is not one the Helm plugin accepts`) || strings.Count(got, "plugin=helm") != 1 {
+		t.Errorf("the log = %q, want the worker's warning about no-such-parameter, with plugin=helm once", got)
+	}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
