@@ -247,15 +247,17 @@ func (p *pool) get() (*worker, error) {
 func (p *pool) put(w *worker, a *workerAnswer) {
 	p.mu.Lock()
 	p.live[w] = a.Stats
-	keep := !p.closed && (w.retireAt == 0 || a.AddressSpace <= w.retireAt)
+	keep := !p.closed && (w.retireAt == 0 || a.AddressSpace <= w.retireAt) && len(p.idle) < cap(p.slots)
 	if keep {
 		p.idle = append(p.idle, w)
 	}
 	p.mu.Unlock()
 	if !keep {
-		p.log.Debug("render worker replaced: it grew past its bound", "address_space", a.AddressSpace, "bound", w.retireAt)
 		p.retire(w)
-		p.warm()
+		if w.retireAt > 0 && a.AddressSpace > w.retireAt {
+			p.log.Debug("render worker replaced: it grew past its bound", "address_space", a.AddressSpace, "bound", w.retireAt)
+			p.warm()
+		}
 	}
 }
 
