@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -69,6 +70,41 @@ type pool struct {
 	live    map[*worker]Stats // the last counters of every worker
 	retired Stats             // the sums of the workers gone
 	warming int
+	counts  WorkerStats
+}
+
+// WorkerStats count what became of the render workers of a Plugin with
+// Options.Workers, since it was made.
+type WorkerStats struct {
+	// Started counts the workers started, Live those running now (idle or
+	// rendering).
+	Started uint64
+	Live    int
+	// Renders counts the renders sent to a worker; TimedOut those stopped
+	// past their time budget (or their request's deadline),
+	// OutOfMemory those past their memory budget, Crashed those whose
+	// worker ended otherwise.
+	Renders, TimedOut, OutOfMemory, Crashed uint64
+}
+
+// WorkerStats returns the counters of the plugin's render workers (zero
+// when it renders in-process).
+func (p *Plugin) WorkerStats() WorkerStats {
+	if p.pool == nil {
+		return WorkerStats{}
+	}
+	p.pool.mu.Lock()
+	defer p.pool.mu.Unlock()
+	s := p.pool.counts
+	s.Live = len(p.pool.live)
+	return s
+}
+
+// count adds one to a counter of p.counts.
+func (p *pool) count(c *uint64) {
+	p.mu.Lock()
+	*c++
+	p.mu.Unlock()
 }
 
 // A worker is one render worker process.
@@ -121,10 +157,12 @@ func (p *pool) warm() {
 			return
 		}
 		if p.closed || len(p.idle) >= cap(p.slots) {
+			delete(p.live, w)
 			go w.stop()
 			return
 		}
-		p.idle = append(p.idle, w)
+		// First out last: its caches are empty.
+		p.idle = slices.Insert(p.idle, 0, w)
 	}()
 }
 
@@ -192,6 +230,7 @@ func (p *pool) start() (*worker, error) {
 	}
 	p.mu.Lock()
 	p.live[w] = Stats{}
+	p.counts.Started++
 	p.mu.Unlock()
 	p.log.Debug("render worker started", "pid", cmd.Process.Pid)
 	return w, nil
@@ -243,21 +282,33 @@ func (p *pool) get() (*worker, error) {
 }
 
 // put gives a worker back after a render, or replaces it when it has
-// grown past its bound.
+// grown past its bound. Idle workers are taken last in, first out, so
+// that the worker whose caches were used last serves next; when more are
+// idle than there are slots (a worker was started while others were
+// warming), the one idle longest goes.
 func (p *pool) put(w *worker, a *workerAnswer) {
 	p.mu.Lock()
 	p.live[w] = a.Stats
-	keep := !p.closed && (w.retireAt == 0 || a.AddressSpace <= w.retireAt) && len(p.idle) < cap(p.slots)
+	grown := w.retireAt > 0 && a.AddressSpace > w.retireAt
+	keep := !p.closed && !grown
+	var extra *worker
 	if keep {
+		if len(p.idle) >= cap(p.slots) {
+			extra = p.idle[0]
+			p.idle = p.idle[1:]
+		}
 		p.idle = append(p.idle, w)
 	}
 	p.mu.Unlock()
+	if extra != nil {
+		p.retire(extra)
+	}
 	if !keep {
 		p.retire(w)
-		if w.retireAt > 0 && a.AddressSpace > w.retireAt {
-			p.log.Debug("render worker replaced: it grew past its bound", "address_space", a.AddressSpace, "bound", w.retireAt)
-			p.warm()
-		}
+	}
+	if grown {
+		p.log.Debug("render worker replaced: it grew past its bound", "address_space", a.AddressSpace, "bound", w.retireAt)
+		p.warm()
 	}
 }
 
@@ -343,6 +394,7 @@ func (p *pool) generate(ctx context.Context, req *params.Request) ([]string, err
 		return fmt.Sprintf("chart %q in %s", chart, where)
 	}
 	done := make(chan result, 1)
+	p.count(&p.counts.Renders)
 	go func() {
 		if err := w.send(workerRequest{Request: js}); err != nil {
 			done <- result{err: err}
@@ -384,6 +436,7 @@ func (p *pool) generate(ctx context.Context, req *params.Request) ([]string, err
 		}
 		return r.a.Manifests, nil
 	case <-ctx.Done():
+		p.count(&p.counts.TimedOut)
 		p.retire(w) // kills it: the reading goroutine then ends
 		p.warm()
 		p.log.Warn("render stopped", "app", req.AppName, "render", named(), "after", time.Since(start).Round(time.Millisecond), "reason", context.Cause(ctx))
@@ -396,9 +449,11 @@ func (p *pool) crashError(what string, w *worker, err error) error {
 	how := w.exit()
 	p.log.Warn("render worker ended", "render", what, "exit", how, "error", err, "output", w.err.head())
 	if w.err.outOfMemory() {
+		p.count(&p.counts.OutOfMemory)
 		return fmt.Errorf("rendering %s: the render needed more than its memory budget of %s and was stopped (%s); a template builds a value without bound (a repeat, a string or list doubled in a loop, tpl calling itself?), or the chart needs a larger budget (strata cmp serve --helm-render-memory)",
 			what, formatBytes(p.budget), how)
 	}
+	p.count(&p.counts.Crashed)
 	if strings.Contains(how, "signal: killed") {
 		return fmt.Errorf("rendering %s: the render worker was killed (%s), by the kernel's OOM killer if the container's memory limit is below the render budgets (--helm-max-concurrent × --helm-render-memory plus the caches); the server goes on with a new one", what, how)
 	}

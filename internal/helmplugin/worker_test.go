@@ -109,11 +109,14 @@ var attacks = []struct {
 	name, values, template string
 	// want is in the error.
 	want string
+	// stopped is the WorkerStats counter the attack adds one to.
+	stopped string
 }{
 	{
 		name:     "loop",
 		template: `{{- range until 100000 }}{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}{{ end }}`,
 		want:     "did not finish",
+		stopped:  "timeout",
 	},
 	{
 		// Refused by the bounded repeat before anything is allocated.
@@ -125,12 +128,14 @@ var attacks = []struct {
 		name:     "string-doubling",
 		template: `{{- $s := repeat 1000000 "x" }}{{ range until 40 }}{{ $s = printf "%s%s" $s $s }}{{ end }}{{ len $s }}`,
 		want:     "memory budget of 256 MiB",
+		stopped:  "memory",
 	},
 	{
 		name:     "tpl-recursion",
 		values:   "t: '{{ tpl .Values.t . }}'\n",
 		template: `{{ tpl .Values.t . }}`,
 		want:     "memory budget of 256 MiB",
+		stopped:  "memory",
 	},
 }
 
@@ -172,6 +177,15 @@ func TestWorkerStopsAttacks(t *testing.T) {
 			}
 			if _, err := p.Generate(t.Context(), ok); err != nil {
 				t.Errorf("rendering chart ok after %s: %v", tc.name, err)
+			}
+			s := p.WorkerStats()
+			got := map[string]uint64{"timeout": s.TimedOut, "memory": s.OutOfMemory, "crash": s.Crashed}
+			want := map[string]uint64{"timeout": 0, "memory": 0, "crash": 0}
+			if tc.stopped != "" {
+				want[tc.stopped] = 1
+			}
+			if diff := cmp.Diff(want, got); diff != "" || s.Renders != 5 {
+				t.Errorf("WorkerStats() = %+v: renders stopped (-want +got):\n%s", s, diff)
 			}
 		})
 	}
