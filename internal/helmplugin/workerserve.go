@@ -90,8 +90,10 @@ type logLine struct {
 // it and starts another.
 func WorkerMain(ctx context.Context) error {
 	in, out := os.NewFile(workerRequestFD, "requests"), os.NewFile(workerAnswerFD, "answers")
-	if in == nil || out == nil {
-		return errors.New("the render worker is started by `strata cmp serve --builtin helm`, with its pipes on file descriptors 3 and 4; it is not run by hand")
+	for _, f := range []*os.File{in, out} {
+		if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+			return errors.New("the render worker is started by `strata cmp serve --builtin helm`, with its pipes on file descriptors 3 and 4; it is not run by hand")
+		}
 	}
 	defer in.Close()
 	defer out.Close()
