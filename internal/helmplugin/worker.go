@@ -268,17 +268,29 @@ func (w *worker) exit() string {
 	return msg
 }
 
-// get takes an idle worker, or starts one.
+// get takes an idle worker, or starts one. An idle worker that has ended
+// meanwhile (killed from outside) is replaced, not handed out.
 func (p *pool) get() (*worker, error) {
-	p.mu.Lock()
-	if n := len(p.idle); n > 0 {
+	for {
+		p.mu.Lock()
+		n := len(p.idle)
+		if n == 0 {
+			p.mu.Unlock()
+			return p.start()
+		}
 		w := p.idle[n-1]
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
+		select {
+		case <-w.done:
+			p.log.Warn("render worker ended while idle", "exit", w.exit())
+			p.retire(w)
+			p.warm()
+			continue
+		default:
+		}
 		return w, nil
 	}
-	p.mu.Unlock()
-	return p.start()
 }
 
 // put gives a worker back after a render, or replaces it when it has
@@ -373,9 +385,24 @@ func (p *pool) generate(ctx context.Context, req *params.Request) ([]string, err
 	if err != nil {
 		return nil, err
 	}
-	w, err := p.get()
-	if err != nil {
-		return nil, fmt.Errorf("rendering the chart in %s: %w", where, err)
+	// A worker that ended before it took the request (killed from
+	// outside while idle) fails the write at once: the request goes to
+	// another one.
+	var w *worker
+	for attempt := 0; ; attempt++ {
+		if w, err = p.get(); err != nil {
+			return nil, fmt.Errorf("rendering the chart in %s: %w", where, err)
+		}
+		err = w.send(workerRequest{Request: js})
+		if err == nil {
+			break
+		}
+		p.retire(w)
+		p.warm()
+		if attempt == 1 {
+			p.count(&p.counts.Crashed)
+			return nil, fmt.Errorf("rendering the chart in %s: the render worker did not take the request: %w (%s)", where, err, w.exit())
+		}
 	}
 	type result struct {
 		a   workerAnswer
@@ -396,10 +423,6 @@ func (p *pool) generate(ctx context.Context, req *params.Request) ([]string, err
 	done := make(chan result, 1)
 	p.count(&p.counts.Renders)
 	go func() {
-		if err := w.send(workerRequest{Request: js}); err != nil {
-			done <- result{err: err}
-			return
-		}
 		for {
 			var a workerAnswer
 			if err := w.dec.Decode(&a); err != nil {

@@ -285,3 +285,70 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestWorkerKilledWhileIdle: a worker killed from outside between renders
+// (the kernel's OOM killer, an operator) is replaced; the next render
+// does not fail for it.
+func TestWorkerKilledWhileIdle(t *testing.T) {
+	p := newWorkerPlugin(t, helmplugin.Options{MaxConcurrent: 1, Workers: testWorkers(t, 0)})
+	ok := writeChart(t, "ok", "a: b\n", okTemplate)
+	if _, err := p.Generate(t.Context(), ok); err != nil {
+		t.Fatal(err)
+	}
+	pids := childWorkers(t)
+	if len(pids) == 0 {
+		t.Fatal("no render worker found among this process's children")
+	}
+	for _, pid := range pids {
+		proc, err := os.FindProcess(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := proc.Kill(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The pool reaps the killed worker (its exit is seen as it is idle,
+	// or when the request cannot be written to it); wait for it, so that
+	// the worker is gone before the next render whichever way.
+	for i := 0; len(childWorkers(t)) > 0; i++ {
+		if i > 500 {
+			t.Fatal("the killed worker is still there after 10s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := p.Generate(t.Context(), ok); err != nil {
+		t.Fatalf("rendering after the idle worker was killed: %v", err)
+	}
+	if s := p.WorkerStats(); s.Crashed != 0 || s.Started < 2 {
+		t.Errorf("WorkerStats() = %+v, want no render crashed and a second worker started", s)
+	}
+}
+
+// childWorkers lists the live render workers this test process started
+// (on Linux, from /proc: children whose environment makes them workers).
+func childWorkers(t *testing.T) []int {
+	t.Helper()
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	if len(stats) == 0 {
+		t.Skip("no /proc")
+	}
+	var pids []int
+	for _, f := range stats {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		_, rest, _ := strings.Cut(string(data), ") ")
+		var state string
+		var ppid int
+		if _, err := fmt.Sscan(rest, &state, &ppid); err != nil || ppid != os.Getpid() {
+			continue
+		}
+		var pid int
+		fmt.Sscan(filepath.Base(filepath.Dir(f)), &pid)
+		pids = append(pids, pid)
+	}
+	return pids
+}
