@@ -96,7 +96,9 @@ func (l Limits) withDefaults() Limits {
 type Options struct {
 	Limits Limits
 	// Timeout bounds one render, on top of the request's context; 0 is no
-	// bound but the context's.
+	// bound but the context's. In-process it bounds the templates' run
+	// (and the wait for a slot); with Workers, all that Generate does (the
+	// wait for a slot, loading the chart and its dependencies, rendering).
 	Timeout time.Duration
 	// MaxConcurrent bounds the renders running at once; 0 is GOMAXPROCS.
 	// In-process, Go templates cannot be interrupted: a render past its
