@@ -120,7 +120,7 @@ bench-helm:
 	for i in $$(seq $(BENCHCOUNT)); do \
 	  PATH=$(GENBIN):$$PATH $(GO) test -run='^$$' -bench='Render|HelmTemplate|Announce|YqJq' -count=1 ./internal/helmplugin || exit 1; \
 	done | \
-	  awk -v PAIRS='RenderSubchart=HelmTemplateSubchart;Render200=HelmTemplate200;Render200Cold=HelmTemplate200;Announce5000=YqJqAnnounce5000;Announce5000Cold=YqJqAnnounce5000' -f hack/benchratio.awk
+	  awk -v PAIRS='RenderSubchart=HelmTemplateSubchart;RenderSubchartWorker=HelmTemplateSubchart;Render200=HelmTemplate200;Render200Worker=HelmTemplate200;Render200Cold=HelmTemplate200;Announce5000=YqJqAnnounce5000;Announce5000Cold=YqJqAnnounce5000' -f hack/benchratio.awk
 
 ## bench-helm-cli: the local CLI on real charts, one fresh process per run:
 ## `strata cmp generate DIR --builtin helm` beside `helm template NAME DIR

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -36,6 +37,7 @@ protocol, or run the same plugin on a local checkout with no Argo CD: generate
 its manifests, print its parameters announcement, check its discovery rules.`,
 	}
 	cmd.AddCommand(newCmpServeCmd(g), newCmpGenerateCmd(g), newCmpParametersCmd(g), newCmpMatchCmd(g))
+	cmd.AddCommand(newCmpHelmWorkerCmd())
 	return cmd
 }
 
@@ -57,13 +59,77 @@ type helmFlags struct {
 	chartCacheBytes    int64
 	documentCacheBytes int64
 	maxConcurrent      int
+	// The render budgets (cmp serve only): a render runs in a worker
+	// process unless inProcess.
+	renderMemory  int64
+	renderTimeout time.Duration
+	inProcess     bool
+	serve         bool
 }
 
 // bindHelm adds the sidecar's Helm tuning flags (cmp serve only).
 func (f *pluginFlags) bindHelm(fs *pflag.FlagSet) {
 	fs.Int64Var(&f.helm.chartCacheBytes, "helm-chart-cache-bytes", 256<<20, "with --builtin helm: size of the loaded charts kept by content digest (0: the default; negative: keep none)")
 	fs.Int64Var(&f.helm.documentCacheBytes, "helm-document-cache-bytes", 64<<20, "with --builtin helm: size of the rendered documents kept by content digest (0: the default; negative: keep none)")
-	fs.IntVar(&f.helm.maxConcurrent, "helm-max-concurrent", 0, "with --builtin helm: renders running at once (0: one per CPU)")
+	fs.IntVar(&f.helm.maxConcurrent, "helm-max-concurrent", 0, "with --builtin helm: renders running at once, each in a render worker process of its own (0: one per CPU)")
+	fs.Int64Var(&f.helm.renderMemory, "helm-render-memory", helmplugin.DefaultRenderMemory, "with --builtin helm: memory one render may use, in bytes; a render past it is stopped and fails (0: the default, 1 GiB; negative: no bound)")
+	fs.DurationVar(&f.helm.renderTimeout, "helm-render-timeout", defaultRenderTimeout, "with --builtin helm: time one render may take; a render past it (or past --timeout) is stopped and fails (0: the default, 90s; negative: no bound but --timeout and the request's deadline)")
+	fs.BoolVar(&f.helm.inProcess, "helm-render-in-process", false, "with --builtin helm: render inside the server process instead of render worker processes, for debugging (profiles, a debugger); a render past its time budget then keeps its slot until it ends, and one past the memory there is ends the server, so --helm-render-memory does not apply")
+	f.helm.serve = true
+}
+
+// defaultRenderTimeout is the time budget of one render of the built-in
+// Helm plugin in cmp serve: what Argo CD's repo-server allows the helm
+// command by default (ARGOCD_EXEC_TIMEOUT).
+const defaultRenderTimeout = 90 * time.Second
+
+// helmWorkerCommand is the hidden command a render worker runs.
+const helmWorkerCommand = "helm-worker"
+
+// newCmpHelmWorkerCmd is the render worker cmp serve --builtin helm
+// starts (helmplugin.WorkerMain); it is not run by hand.
+func newCmpHelmWorkerCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    helmWorkerCommand,
+		Short:  "A render worker of the built-in Helm plugin (started by cmp serve)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return helmplugin.WorkerMain(cmd.Context())
+		},
+	}
+}
+
+// workers are the render worker options of cmp serve: strata runs itself
+// as `strata cmp helm-worker`.
+func (h helmFlags) workers() (helmplugin.WorkerOptions, error) {
+	if !h.serve || h.inProcess {
+		return helmplugin.WorkerOptions{}, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return helmplugin.WorkerOptions{}, fmt.Errorf("finding strata's own binary for the Helm render workers: %w; or pass --helm-render-in-process", err)
+	}
+	return helmplugin.WorkerOptions{Command: []string{exe, "cmp", helmWorkerCommand}, Memory: h.renderMemory}, nil
+}
+
+// renderTimeoutWith is the time budget of a render in cmp serve: the shorter of
+// --helm-render-timeout and --timeout (0: none).
+func (h helmFlags) renderTimeoutWith(timeout time.Duration) time.Duration {
+	if !h.serve {
+		return timeout
+	}
+	t := h.renderTimeout
+	switch {
+	case t == 0:
+		t = defaultRenderTimeout
+	case t < 0:
+		t = 0
+	}
+	if timeout > 0 && (t == 0 || timeout < t) {
+		t = timeout
+	}
+	return t
 }
 
 // options maps the flags onto the plugin's options. Flags and options
@@ -112,7 +178,10 @@ func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
 		helm := f.helm.options()
 		helm.Dependencies = f.deps.options()
 		helm.ReferenceYAML = !f.fastYAML
-		p, err := builtin.New(f.builtin, builtin.Options{Timeout: f.timeout, Logger: log, Helm: helm})
+		if helm.Workers, err = f.helm.workers(); err != nil {
+			return nil, err
+		}
+		p, err := builtin.New(f.builtin, builtin.Options{Timeout: f.helm.renderTimeoutWith(f.timeout), Logger: log, Helm: helm})
 		if err != nil {
 			return nil, fmt.Errorf("--builtin %w", err)
 		}
@@ -194,6 +263,9 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 			}
 			if cp, ok := p.(*cmpserver.CommandPlugin); ok {
 				p = cp.Hiding(store.Root())
+			}
+			if c, ok := p.(io.Closer); ok {
+				defer c.Close() // the Helm plugin's render workers
 			}
 			srv := &cmpserver.Server{Plugin: p, Store: store, ShutdownGrace: grace, Logger: log, Metrics: flags.metrics}
 			if metrics == "" {

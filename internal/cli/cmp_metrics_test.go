@@ -122,6 +122,11 @@ func TestCmpServeMetrics(t *testing.T) {
 		`strata_cmp_cache_entries{cache="helm_chart"} 1`,
 		`strata_cmp_cache_hits_total{cache="helm_values"} 0`,
 		`strata_cmp_cache_hits_total{cache="helm_announcements"} 0`,
+		// Both rendered in render workers, none stopped.
+		`strata_cmp_helm_renders_total 2`,
+		`strata_cmp_helm_renders_stopped_total{reason="timeout"} 0`,
+		`strata_cmp_helm_renders_stopped_total{reason="memory"} 0`,
+		`strata_cmp_helm_renders_stopped_total{reason="crash"} 0`,
 	} {
 		if !strings.Contains(body, line+"\n") {
 			t.Errorf("/metrics lacks %q", line)

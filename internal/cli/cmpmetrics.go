@@ -31,6 +31,9 @@ func serveWithMetrics(ctx context.Context, srv *cmpserver.Server, socket, addr s
 			m.AddCache(c.name, func() cmpserver.CacheStats { return cmpserver.CacheStats(c.get(hp.Stats())) })
 		}
 	}
+	if hp, ok := srv.Plugin.(interface{ WorkerStats() helmplugin.WorkerStats }); ok {
+		addHelmWorkerMetrics(m, hp.WorkerStats)
+	}
 	network := "tcp"
 	if p, ok := strings.CutPrefix(addr, "unix:"); ok {
 		network, addr = "unix", p
@@ -46,4 +49,24 @@ func serveWithMetrics(ctx context.Context, srv *cmpserver.Server, socket, addr s
 	err = srv.Serve(ctx, socket)
 	stop()
 	return errors.Join(err, <-merr)
+}
+
+// addHelmWorkerMetrics exports the built-in Helm plugin's render workers
+// (docs/helm.md, "Render workers").
+func addHelmWorkerMetrics(m *cmpserver.Metrics, stats func() helmplugin.WorkerStats) {
+	m.AddGaugeFunc("helm_render_workers", "Render worker processes of the built-in Helm plugin running now, idle or rendering.",
+		func() float64 { return float64(stats().Live) })
+	m.AddCounterFunc("helm_render_workers_started_total", "Render worker processes started, those replacing a worker killed or ended included.", nil,
+		func() float64 { return float64(stats().Started) })
+	m.AddCounterFunc("helm_renders_total", "Renders sent to a render worker.", nil,
+		func() float64 { return float64(stats().Renders) })
+	const stopped = "Renders stopped, by reason: timeout (past the time budget or the request's deadline), memory (past the memory budget), crash (the worker ended otherwise)."
+	for reason, get := range map[string]func(helmplugin.WorkerStats) uint64{
+		"timeout": func(s helmplugin.WorkerStats) uint64 { return s.TimedOut },
+		"memory":  func(s helmplugin.WorkerStats) uint64 { return s.OutOfMemory },
+		"crash":   func(s helmplugin.WorkerStats) uint64 { return s.Crashed },
+	} {
+		m.AddCounterFunc("helm_renders_stopped_total", stopped, map[string]string{"reason": reason},
+			func() float64 { return float64(get(stats())) })
+	}
 }

@@ -28,6 +28,8 @@ import (
 //   - Render200 / HelmTemplate200: the same for a generated chart of 200
 //     templates; Render200Cold with the plugin's chart and document caches
 //     off.
+//   - RenderSubchartWorker, Render200Worker: RenderSubchart and Render200
+//     in a render worker process, as `strata cmp serve` renders.
 //   - Announce5000 (cache warm), Announce5000Cold / YqJqAnnounce5000: the
 //     parameters announcement for a values.yaml of 5,000 leaves, against
 //     the proposal's `yq e -o=p values.yaml | jq ...` pipeline (two
@@ -47,6 +49,7 @@ func benchRequest(b *testing.B, root, app string) *params.Request {
 
 func benchRender(b *testing.B, req *params.Request, opts helmplugin.Options) {
 	p := helmplugin.New(opts)
+	defer p.Close()
 	ctx := context.Background()
 	if _, err := p.Generate(ctx, req); err != nil { // warm
 		b.Fatal(err)
@@ -92,6 +95,13 @@ func benchHelm(b *testing.B, req *params.Request) {
 
 func BenchmarkRenderSubchart(b *testing.B) {
 	benchRender(b, benchRequest(b, "testdata/bench", "subchart"), helmplugin.Options{})
+}
+
+// BenchmarkRenderSubchartWorker is RenderSubchart in a render worker
+// process, as `strata cmp serve` renders by default (Options.Workers):
+// the request and the manifests cross two pipes.
+func BenchmarkRenderSubchartWorker(b *testing.B) {
+	benchRender(b, benchRequest(b, "testdata/bench", "subchart"), helmplugin.Options{MaxConcurrent: 1, Workers: testWorkers(b, 0)})
 }
 
 func BenchmarkHelmTemplateSubchart(b *testing.B) {
@@ -190,6 +200,11 @@ data:
 // as when the sidecar renders a chart again. The templates run every time.
 func BenchmarkRender200(b *testing.B) {
 	benchRender(b, benchRequest(b, chart200(b), "big"), helmplugin.Options{})
+}
+
+// BenchmarkRender200Worker is Render200 in a render worker process.
+func BenchmarkRender200Worker(b *testing.B) {
+	benchRender(b, benchRequest(b, chart200(b), "big"), helmplugin.Options{MaxConcurrent: 1, Workers: testWorkers(b, 0)})
 }
 
 // BenchmarkRender200Cold renders with the chart and document caches off:

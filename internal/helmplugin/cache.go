@@ -99,8 +99,15 @@ type Stats struct {
 }
 
 // Stats returns the counters of the plugin's caches, for metrics.
+// With render workers, Charts and Documents are the sums of the workers'
+// caches (those of workers gone included, their Bytes and Entries too).
 func (p *Plugin) Stats() Stats {
-	return Stats{Charts: p.charts.lru.stats(), Documents: p.docs.lru.stats(), Values: p.values.lru.stats(), Announcements: p.flat.stats()}
+	s := Stats{Charts: p.charts.lru.stats(), Documents: p.docs.lru.stats(), Values: p.values.lru.stats(), Announcements: p.flat.stats()}
+	if p.pool != nil {
+		w := p.pool.stats()
+		s.Charts, s.Documents = w.Charts, w.Documents
+	}
+	return s
 }
 
 func (c *lru[V]) stats() CacheStats {

@@ -96,13 +96,23 @@ func (l Limits) withDefaults() Limits {
 type Options struct {
 	Limits Limits
 	// Timeout bounds one render, on top of the request's context; 0 is no
-	// bound but the context's.
+	// bound but the context's. In-process it bounds the templates' run
+	// (and the wait for a slot); with Workers, all that Generate does (the
+	// wait for a slot, loading the chart and its dependencies, rendering).
 	Timeout time.Duration
 	// MaxConcurrent bounds the renders running at once; 0 is GOMAXPROCS.
-	// Go templates cannot be interrupted: a render past its deadline is
-	// abandoned, but keeps its slot until it ends, so runaway templates
-	// cannot pile up.
+	// In-process, Go templates cannot be interrupted: a render past its
+	// deadline is abandoned, but keeps its slot until it ends, so runaway
+	// templates cannot pile up. With Workers, a render past its deadline
+	// is stopped (its worker killed) and its slot freed at once.
 	MaxConcurrent int
+	// Workers, when their Command is set, run every render (Generate) in
+	// a warm worker process of its own, bounded in time and memory (see
+	// WorkerOptions); one worker per slot of MaxConcurrent. The chart and
+	// document caches are then the workers', each holding its share of
+	// ChartCacheBytes and DocumentCacheBytes (and of
+	// Dependencies.CacheBytes). Announce and Match stay in-process.
+	Workers WorkerOptions
 	// Logger receives a line per render and the warnings about
 	// parameters; nil discards them.
 	Logger *slog.Logger
@@ -150,6 +160,8 @@ type Plugin struct {
 	charts chartCache
 	docs   docCache
 	deps   *depResolver
+	// pool runs the renders when Options.Workers has a command.
+	pool *pool
 }
 
 // Name is the plugin's name: Argo CD finds it on the socket helm.sock.
@@ -180,13 +192,46 @@ func New(opts Options) *Plugin {
 		docBytes = 64 << 20
 	}
 	lim := opts.Limits.withDefaults()
-	return &Plugin{opts: opts, lim: lim, log: log.With("plugin", Name), sem: make(chan struct{}, n),
+	p := &Plugin{opts: opts, lim: lim, log: log.With("plugin", Name), sem: make(chan struct{}, n),
 		values: valuesCache{lru: newLRU[map[string]any](orDefault(opts.CacheEntries, 256), lim.MaxTotalValuesBytes), reference: opts.ReferenceYAML},
 		flat:   newLRU[map[string]string](orDefault(opts.CacheEntries, 256), lim.MaxTotalValuesBytes),
 		charts: chartCache{newLRU[*chart.Chart](orDefault(opts.ChartCacheEntries, 64), chartBytes)},
 		docs:   docCache{lru: newLRU[parsed](1<<20, docBytes), reference: opts.ReferenceYAML},
 		deps:   newDepResolver(opts.Dependencies),
 	}
+	if len(opts.Workers.Command) > 0 {
+		// Each worker keeps its share of the caches.
+		share := func(v int64) int64 {
+			if v <= 0 {
+				return v
+			}
+			return max(v/int64(n), 1)
+		}
+		deps := opts.Dependencies.withDefaults()
+		deps.CacheBytes = share(deps.CacheBytes)
+		level := slog.LevelInfo
+		for l := slog.LevelDebug; l <= slog.LevelError; l += 4 {
+			if log.Enabled(context.Background(), l) {
+				level = l
+				break
+			}
+		}
+		p.pool = newPool(opts.Workers, workerConfig{
+			Limits: lim, CacheEntries: opts.CacheEntries, ChartCacheEntries: opts.ChartCacheEntries,
+			ChartCacheBytes: share(chartBytes), DocumentCacheBytes: share(docBytes),
+			Dependencies: deps, ReferenceYAML: opts.ReferenceYAML, LogLevel: level,
+		}, n, p.log, log)
+	}
+	return p
+}
+
+// Close stops the plugin's render workers (renders under way end with
+// their workers); a Plugin rendering in-process has nothing to stop.
+func (p *Plugin) Close() error {
+	if p.pool != nil {
+		p.pool.close()
+	}
+	return nil
 }
 
 // ErrNotChart is returned when the application's directory holds no
@@ -274,7 +319,26 @@ func flatSize(m map[string]string) int64 {
 // as those of a chart rendered before is taken from a cache (by the
 // SHA-256 of its files, Options.ChartCacheEntries), as a copy that shares
 // nothing with the cached one.
+//
+// With Options.Workers, the render runs in a worker process, bounded in
+// time by ctx and Options.Timeout and in memory by WorkerOptions.Memory: a
+// render past either is stopped and fails with an error naming the chart
+// and the budget, and the worker is replaced.
 func (p *Plugin) Generate(ctx context.Context, req *params.Request) ([]string, error) {
+	if p.pool == nil {
+		return p.generate(ctx, req, nil)
+	}
+	if p.opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, p.opts.Timeout, fmt.Errorf("the render's time budget of %s is spent", p.opts.Timeout))
+		defer cancel()
+	}
+	return p.pool.generate(ctx, req)
+}
+
+// generate renders in-process; loaded, if not nil, is told the chart's
+// name once it is loaded.
+func (p *Plugin) generate(ctx context.Context, req *params.Request, loaded func(chart string)) ([]string, error) {
 	start := time.Now()
 	j, err := p.newJob(req)
 	if err != nil {
@@ -284,6 +348,9 @@ func (p *Plugin) Generate(ctx context.Context, req *params.Request) ([]string, e
 	ch, err := j.loadChart()
 	if err != nil {
 		return nil, err
+	}
+	if loaded != nil {
+		loaded(ch.Name())
 	}
 	if err := j.addDependencies(ctx, ch); err != nil {
 		return nil, err

@@ -215,7 +215,8 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 		}
 		crdRead <- r
 	}()
-	var eng engine.Engine // no client: lookup returns nothing, no DNS
+	// No client: lookup returns nothing, no DNS.
+	eng := engine.Engine{CustomTemplateFuncs: boundedFuncs(j.lim)}
 	files, err := eng.RenderWithContext(ctx, ch, renderVals)
 	if err != nil {
 		return nil, err
