@@ -50,16 +50,29 @@ func (e *LoadError) Error() string {
 
 func (e *LoadError) Unwrap() error { return e.Err }
 
-// Limits bound what a document may cost to load.
+// Limits bound what a document may cost to load. A zero field takes the
+// default of DefaultLimits.
+//
+// MaxNodes is checked twice: on the text, before the YAML library builds
+// anything (an upper bound of the maps, lists and values written, see
+// countNodes), and on the tree, aliases counted each time they are used.
+// Parsing a document therefore costs memory in proportion to its nodes,
+// at most MaxNodes, whatever the text. MaxAliasNodes and MaxAliasBytes
+// bound what resolving aliases and merge keys (<<) adds to the tree: the
+// nodes, and the bytes of the keys and scalars, copied from the anchors
+// each time an alias is used. A negative MaxAliasNodes or MaxAliasBytes
+// means no limit of its own (MaxNodes still holds).
 type Limits struct {
-	MaxBytes int64 // size of the document
-	MaxDepth int   // nesting of maps and lists
-	MaxNodes int   // nodes after alias expansion (guards against "billion laughs")
+	MaxBytes      int64 // size of the document
+	MaxDepth      int   // nesting of maps and lists
+	MaxNodes      int   // nodes, aliases counted each time they are used (guards against "billion laughs")
+	MaxAliasNodes int   // nodes added by resolving aliases
+	MaxAliasBytes int64 // bytes of keys and scalars added by resolving aliases
 }
 
 // DefaultLimits returns the limits used when a Loader sets none.
 func DefaultLimits() Limits {
-	return Limits{MaxBytes: 64 << 20, MaxDepth: 512, MaxNodes: 4 << 20}
+	return Limits{MaxBytes: 64 << 20, MaxDepth: 512, MaxNodes: 4 << 20, MaxAliasNodes: 1 << 20, MaxAliasBytes: 16 << 20}
 }
 
 // Pos is where a node of a tree was written: the line and column of its map
@@ -267,6 +280,12 @@ func (l Loader) parseStream(data []byte, source string) ([]parsedDoc, error) {
 		}
 		return []parsedDoc{{v: v, pos: pos}}, nil
 	}
+	// Count before the YAML library builds its tree of the whole
+	// document: a text of small values costs it far more than the tree.
+	if _, line, over := countNodes(data, lim.MaxNodes); over {
+		return nil, &LoadError{Source: source, Line: line + c.lineOff, Err: ErrTooLarge,
+			Msg: fmt.Sprintf("the document holds more than %d values by line %d (maps, lists and values as written, counted before parsing); split it, or raise the limit", lim.MaxNodes, line+c.lineOff)}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []parsedDoc
 	for {
@@ -306,6 +325,12 @@ func (l Loader) limits() Limits {
 	}
 	if l.Limits.MaxNodes > 0 {
 		d.MaxNodes = l.Limits.MaxNodes
+	}
+	if l.Limits.MaxAliasNodes != 0 {
+		d.MaxAliasNodes = l.Limits.MaxAliasNodes
+	}
+	if l.Limits.MaxAliasBytes != 0 {
+		d.MaxAliasBytes = l.Limits.MaxAliasBytes
 	}
 	return d
 }
@@ -373,12 +398,32 @@ func invalidUTF8At(data []byte) (line, col int) {
 }
 
 type converter struct {
-	jsonOnly  bool
-	source    string
-	lim       Limits
-	positions bool
-	nodes     int
-	lineOff   int // lines of the file before the data
+	jsonOnly   bool
+	source     string
+	lim        Limits
+	positions  bool
+	nodes      int
+	lineOff    int // lines of the file before the data
+	alias      int // depth of alias resolution: > 0 inside an alias's copy
+	aliasNodes int
+	aliasBytes int64
+}
+
+// aliased counts a node copied by resolving an alias, with the bytes of
+// its text.
+func (c *converter) aliased(n *yaml.Node, text int) error {
+	if c.alias == 0 {
+		return nil
+	}
+	c.aliasNodes++
+	c.aliasBytes += int64(text)
+	if c.lim.MaxAliasNodes > 0 && c.aliasNodes > c.lim.MaxAliasNodes {
+		return c.errorf(n, ErrTooLarge, "YAML aliases and merge keys (<<) expand to more than %d values; write the values out, or use fewer aliases of large anchors", c.lim.MaxAliasNodes)
+	}
+	if c.lim.MaxAliasBytes > 0 && c.aliasBytes > c.lim.MaxAliasBytes {
+		return c.errorf(n, ErrTooLarge, "YAML aliases and merge keys (<<) expand to more than %d bytes of keys and values; write the values out, or use fewer aliases of large anchors", c.lim.MaxAliasBytes)
+	}
+	return nil
 }
 
 // line returns the line of n in the file.
@@ -403,12 +448,19 @@ func (c *converter) node(n *yaml.Node, depth int) (any, *Pos, error) {
 	if depth > c.lim.MaxDepth {
 		return nil, nil, c.errorf(n, ErrTooDeep, "maps and lists are nested more than %d levels deep", c.lim.MaxDepth)
 	}
+	if n.Kind != yaml.AliasNode {
+		if err := c.aliased(n, len(n.Value)); err != nil {
+			return nil, nil, err
+		}
+	}
 	switch n.Kind {
 	case yaml.AliasNode:
 		if n.Alias == nil {
 			return nil, nil, c.errorf(n, ErrSyntax, "unknown alias %q", n.Value)
 		}
+		c.alias++
 		v, p, err := c.node(n.Alias, depth+1)
+		c.alias--
 		if p != nil {
 			p = &Pos{Line: c.line(n), Column: n.Column, Keys: p.Keys, Items: p.Items}
 		}
@@ -454,6 +506,9 @@ func (c *converter) mapping(n *yaml.Node, depth int) (any, *Pos, error) {
 		}
 		key, err := c.key(kn)
 		if err != nil {
+			return nil, nil, err
+		}
+		if err := c.aliased(kn, len(key)); err != nil {
 			return nil, nil, err
 		}
 		if _, dup := m[key]; dup {
