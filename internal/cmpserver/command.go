@@ -73,6 +73,10 @@ type CommandOptions struct {
 //     (params.Request.TempDir) when it has one: a command's caches and
 //     temporary files go with the request, not to the next one.
 //
+// A command's Argv[0] is looked up in the PATH of CommandOptions.Env (the
+// sidecar's own; this process's when it has none), as Argo CD's sidecar
+// does, never in a PATH the request sets.
+//
 // Unless CommandOptions.NoSandbox is set, every command is confined to
 // its request's directories with Landlock: see CommandOptions.
 type CommandPlugin struct {
@@ -237,6 +241,7 @@ func (p *CommandPlugin) run(ctx context.Context, step string, c Command, req *pa
 		Argv:      c.Argv(),
 		Dir:       req.AppPath,
 		Env:       p.Environ(req),
+		LookupEnv: append([]string{}, p.opts.Env...), // never nil: the request's PATH must not choose the binary
 		Timeout:   p.opts.Timeout,
 		Grace:     p.opts.Grace,
 		MaxStdout: p.opts.MaxOutput,

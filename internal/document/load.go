@@ -283,8 +283,7 @@ func (l Loader) parseStream(data []byte, source string) ([]parsedDoc, error) {
 	// Count before the YAML library builds its tree of the whole
 	// document: a text of small values costs it far more than the tree.
 	if _, line, over := countNodes(data, lim.MaxNodes); over {
-		return nil, &LoadError{Source: source, Line: line + c.lineOff, Err: ErrTooLarge,
-			Msg: fmt.Sprintf("the document holds more than %d values by line %d (maps, lists and values as written, counted before parsing); split it, or raise the limit", lim.MaxNodes, line+c.lineOff)}
+		return nil, tooManyNodes(source, line+c.lineOff, lim.MaxNodes)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []parsedDoc

@@ -1,6 +1,9 @@
 package document
 
-import "bytes"
+import (
+	"bytes"
+	"fmt"
+)
 
 // The YAML library builds a node tree of a whole document (some 200 bytes
 // a node, and a node can be written in two bytes: "1,") before strata can
@@ -352,4 +355,28 @@ func (s *nodeScanner) flowToken(ln []byte, pos int) int {
 		}
 	}
 	return end
+}
+
+// CheckNodes counts the maps, lists and values written in the YAML (or
+// JSON) text data, before anything parses it, for readers that hand the
+// text to another YAML library (Helm's): more than max (0: the default
+// of DefaultLimits; negative: no limit) is a *LoadError wrapping
+// ErrTooLarge that names source and the line where the count passed max.
+// The count is an upper bound (see Limits), aliases counted once.
+func CheckNodes(data []byte, source string, max int) error {
+	if max == 0 {
+		max = DefaultLimits().MaxNodes
+	}
+	if max < 0 {
+		return nil
+	}
+	if _, line, over := countNodes(data, max); over {
+		return tooManyNodes(source, line, max)
+	}
+	return nil
+}
+
+func tooManyNodes(source string, line, max int) *LoadError {
+	return &LoadError{Source: source, Line: line, Err: ErrTooLarge,
+		Msg: fmt.Sprintf("the document holds more than %d values by line %d (maps, lists and values as written, counted before parsing); split it, or raise the limit", max, line)}
 }
