@@ -50,6 +50,9 @@ type pluginFlags struct {
 	deps      helmDepFlags
 	fastYAML  bool
 	metrics   *cmpserver.Metrics // cmp serve --metrics-listen: record the commands
+	// maxManifestValues bounds a generate command's output (cmp serve
+	// --max-manifest-values); 0 is the default.
+	maxManifestValues int
 }
 
 // helmFlags tune the built-in Helm plugin as a long-running sidecar.
@@ -57,6 +60,7 @@ type helmFlags struct {
 	chartCacheBytes    int64
 	documentCacheBytes int64
 	maxConcurrent      int
+	maxValuesNodes     int
 }
 
 // bindHelm adds the sidecar's Helm tuning flags (cmp serve only).
@@ -74,6 +78,7 @@ func (h helmFlags) options() helmplugin.Options {
 		MaxConcurrent:      max(h.maxConcurrent, 0),
 		ChartCacheBytes:    h.chartCacheBytes,
 		DocumentCacheBytes: h.documentCacheBytes,
+		Limits:             helmplugin.Limits{MaxValuesNodes: max(h.maxValuesNodes, 0)},
 	}
 }
 
@@ -133,7 +138,7 @@ func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
 		return nil, fmt.Errorf("%w: a plugin.yaml's commands run confined to their request's workspace with Landlock; "+
 			"use a kernel with Landlock, or pass --insecure-no-sandbox to run them unconfined", err)
 	}
-	opts := cmpserver.CommandOptions{Timeout: f.timeout, Env: os.Environ(), Logger: log, NoSandbox: f.noSandbox}
+	opts := cmpserver.CommandOptions{Timeout: f.timeout, Env: os.Environ(), Logger: log, NoSandbox: f.noSandbox, MaxManifestNodes: f.maxManifestValues}
 	if f.metrics != nil {
 		opts.Observe = f.metrics.ObserveCommand
 	}
@@ -148,6 +153,8 @@ func newCmpServeCmd(g *globals) *cobra.Command {
 		cacheBytes int64
 		grace      time.Duration
 		metrics    string
+		repoLimits tarball.Limits
+		diskBytes  int64
 	)
 	cmd := &cobra.Command{
 		Use:   "serve --config PLUGIN.yaml|--builtin helm [--socket-dir DIR] [--metrics-listen ADDR]",
@@ -192,10 +199,11 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 			if err != nil {
 				return err
 			}
+			store.SetDiskBudget(diskBytes)
 			if cp, ok := p.(*cmpserver.CommandPlugin); ok {
 				p = cp.Hiding(store.Root())
 			}
-			srv := &cmpserver.Server{Plugin: p, Store: store, ShutdownGrace: grace, Logger: log, Metrics: flags.metrics}
+			srv := &cmpserver.Server{Plugin: p, Store: store, Limits: repoLimits, ShutdownGrace: grace, Logger: log, Metrics: flags.metrics}
 			if metrics == "" {
 				return srv.Serve(cmd.Context(), filepath.Join(socketDir, p.Info().SocketName()))
 			}
@@ -210,6 +218,15 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 	fs.Int64Var(&cacheBytes, "cache-bytes", tarball.DefaultCacheBytes, "size of the repository cache (0: the default; negative: keep no repository between requests, though concurrent identical requests still share one extraction)")
 	fs.DurationVar(&grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.StringVar(&metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address (host:port, or unix:PATH); off when empty")
+	d := tarball.DefaultLimits()
+	fs.Int64Var(&repoLimits.MaxCompressed, "max-repo-compressed-bytes", d.MaxCompressed, "largest repository tarball a request may stream, compressed (0: the default)")
+	fs.Int64Var(&repoLimits.MaxBytes, "max-repo-bytes", d.MaxBytes, "largest content of an unpacked repository (0: the default)")
+	fs.IntVar(&repoLimits.MaxFiles, "max-repo-files", d.MaxFiles, "most files, directories and links in a repository (0: the default)")
+	fs.IntVar(&repoLimits.MaxPathLen, "max-repo-path-length", d.MaxPathLen, "longest path of a repository entry or link target, in bytes (0: the default)")
+	fs.Int64Var(&diskBytes, "max-disk-bytes", tarball.DefaultDiskBudget, "repository bytes on disk that requests in flight may hold at once, besides the cache: extractions and private copies; "+
+		"a request over it waits for others to finish, or fails when its deadline comes first (0: the default; negative: no budget)")
+	fs.IntVar(&flags.maxManifestValues, "max-manifest-values", cmpserver.DefaultMaxManifestNodes, "with --config: most maps, lists and values in a generate command's output, YAML aliases counted each time they are used, counted before parsing; reading costs some 350 bytes of memory a value (0: the default)")
+	fs.IntVar(&flags.helm.maxValuesNodes, "helm-max-values-nodes", helmplugin.DefaultLimits().MaxValuesNodes, "with --builtin helm: most maps, lists and values in one values document (values.yaml, a values file, the inline values), counted before parsing (0: the default)")
 	return cmd
 }
 

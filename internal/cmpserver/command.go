@@ -31,6 +31,10 @@ type CommandOptions struct {
 	// MaxOutput bounds what each command may print to stdout; 0 is
 	// hookexec.DefaultMaxStdout.
 	MaxOutput int64
+	// MaxManifestNodes bounds the maps, lists and values of a generate
+	// command's output (see ParseManifestsLimited); 0 is
+	// DefaultMaxManifestNodes.
+	MaxManifestNodes int
 	// Env is the sidecar's own environment (os.Environ()), the base of
 	// every command's environment. Nil is an empty one.
 	Env []string
@@ -232,7 +236,7 @@ func (p *CommandPlugin) Generate(ctx context.Context, req *params.Request) ([]st
 	if err != nil {
 		return nil, err
 	}
-	return ParseManifests(res.Stdout, "stdout of "+shortCommand(p.cfg.Generate.Argv()))
+	return ParseManifestsLimited(res.Stdout, "stdout of "+shortCommand(p.cfg.Generate.Argv()), p.opts.MaxManifestNodes)
 }
 
 // run runs one of the plugin's commands in the application's directory.

@@ -404,8 +404,17 @@ type converter struct {
 	nodes      int
 	lineOff    int // lines of the file before the data
 	alias      int // depth of alias resolution: > 0 inside an alias's copy
+	anchored   int // depth of anchored nodes: > 0 inside one, which aliases may copy again
 	aliasNodes int
 	aliasBytes int64
+}
+
+// releasing reports whether the children of n may be dropped from the
+// library's tree once converted, so that the garbage collector takes them
+// while the rest converts: not inside an anchored node (an alias may
+// convert it again), nor inside a copy made for an alias.
+func (c *converter) releasing(n *yaml.Node) bool {
+	return c.anchored == 0 && c.alias == 0 && n.Anchor == ""
 }
 
 // aliased counts a node copied by resolving an alias, with the bytes of
@@ -452,6 +461,10 @@ func (c *converter) node(n *yaml.Node, depth int) (any, *Pos, error) {
 			return nil, nil, err
 		}
 	}
+	if n.Anchor != "" {
+		c.anchored++
+		defer func() { c.anchored-- }()
+	}
 	switch n.Kind {
 	case yaml.AliasNode:
 		if n.Alias == nil {
@@ -469,10 +482,14 @@ func (c *converter) node(n *yaml.Node, depth int) (any, *Pos, error) {
 	case yaml.SequenceNode:
 		list := make([]any, 0, len(n.Content))
 		pos := c.pos(n)
-		for _, item := range n.Content {
+		release := c.releasing(n)
+		for i, item := range n.Content {
 			v, p, err := c.node(item, depth+1)
 			if err != nil {
 				return nil, nil, err
+			}
+			if release {
+				n.Content[i] = nil
 			}
 			list = append(list, v)
 			if pos != nil {
@@ -497,6 +514,7 @@ func (c *converter) mapping(n *yaml.Node, depth int) (any, *Pos, error) {
 	}
 	var lines map[string]int // first line of each explicit key, for duplicate errors
 	var merges []*yaml.Node
+	release := c.releasing(n)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		kn, vn := n.Content[i], n.Content[i+1]
 		if kn.Kind == yaml.ScalarNode && kn.ShortTag() == "!!merge" {
@@ -524,6 +542,9 @@ func (c *converter) mapping(n *yaml.Node, depth int) (any, *Pos, error) {
 		v, p, err := c.node(vn, depth+1)
 		if err != nil {
 			return nil, nil, err
+		}
+		if release {
+			n.Content[i], n.Content[i+1] = nil, nil
 		}
 		m[key] = v
 		if pos != nil {

@@ -10,12 +10,14 @@ import (
 // count anything in it. countNodes reads the text first, line by line,
 // keeping nothing but a stack of block indentations, and gives an upper
 // bound of the nodes that tree will hold, aliases counted once, as written
-// (the converter counts their expansions as it resolves them). The loader
+// (the converter counts their expansions as it resolves them), and map
+// keys not counted, as in the tree's count (the library's tree holds at
+// most one key node a value). The loader
 // refuses a document over its node budget before the library sees it, so
 // what a document costs to parse is bounded by the budget, and so by the
 // bytes of the input.
 //
-// The bound is close for the block style (each key, value and list item
+// The bound is close for the block style (each value and list item
 // counts once, each block map and list once, a key with nothing after it
 // on its line once more) and looser in flow collections, where every comma
 // colon and closing bracket counts one more node, for the empty entries
@@ -294,6 +296,7 @@ func (s *nodeScanner) maybeKey(ln []byte, start, end int) int {
 		i++
 	}
 	if i < len(ln) && ln[i] == ':' && sepAt(ln, i+1) {
+		s.n-- // keys are not counted, as in the tree's count
 		s.collection(start, scanMap)
 		i++
 		if restEmpty(ln, i) {
