@@ -378,7 +378,16 @@ func (s *Server) callBackend(ctx context.Context, p *plugin, req Request) ([]byt
 	}
 	defer p.limit.release()
 	start := time.Now()
-	sets, err := p.cfg.Backend.GetParams(ctx, req)
+	var (
+		body []byte
+		sets []map[string]any
+		err  error
+	)
+	if r, ok := p.cfg.Backend.(responder); ok {
+		body, err = r.Respond(ctx, req)
+	} else {
+		sets, err = p.cfg.Backend.GetParams(ctx, req)
+	}
 	p.backendTime.Observe(time.Since(start).Seconds())
 	if err != nil {
 		p.backendErr.Inc()
@@ -387,10 +396,11 @@ func (s *Server) callBackend(ctx context.Context, p *plugin, req Request) ([]byt
 		}
 		return nil, err
 	}
-	body, err := EncodeResponse(sets)
-	if err != nil {
-		p.backendErr.Inc()
-		return nil, fmt.Errorf("%w: encoding the parameter sets: %w", ErrBadOutput, err)
+	if body == nil {
+		if body, err = EncodeResponse(sets); err != nil {
+			p.backendErr.Inc()
+			return nil, fmt.Errorf("%w: encoding the parameter sets: %w", ErrBadOutput, err)
+		}
 	}
 	p.backendOK.Inc()
 	return body, nil
