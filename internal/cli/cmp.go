@@ -172,7 +172,10 @@ With --metrics-listen ADDR, Prometheus metrics are served on ADDR/metrics,
 with /healthz and /readyz (see docs/cmp.md).
 
 On SIGTERM the server stops accepting requests, lets in-flight requests finish
-(up to --shutdown-grace) and removes its socket.`,
+(up to --shutdown-grace), then cancels those still running: each command's
+process group gets SIGTERM, then SIGKILL 5 s later (a command that ignores
+SIGTERM and its children included). It waits for them to stop (up to 15 s
+more), removes the workspaces and the repository cache, and removes its socket.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if metrics != "" {
@@ -200,6 +203,11 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 				return err
 			}
 			store.SetDiskBudget(diskBytes)
+			defer func() {
+				if err := store.Close(); err != nil {
+					log.Warn("cleaning up", "err", err)
+				}
+			}()
 			if cp, ok := p.(*cmpserver.CommandPlugin); ok {
 				p = cp.Hiding(store.Root())
 			}

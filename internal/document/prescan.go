@@ -381,5 +381,5 @@ func CheckNodes(data []byte, source string, max int) error {
 
 func tooManyNodes(source string, line, max int) *LoadError {
 	return &LoadError{Source: source, Line: line, Err: ErrTooLarge,
-		Msg: fmt.Sprintf("the document holds more than %d values by line %d (maps, lists and values as written, counted before parsing); split it, or raise the limit", max, line)}
+		Msg: fmt.Sprintf("the document holds more than %d values (maps, lists and values as written, counted before parsing, up to this line); split it, or raise the limit", max)}
 }

@@ -185,7 +185,7 @@ func (c chartCache) add(digest [32]byte, size int64, ch *chart.Chart) {
 // checkValuesNodes counts the nodes of a values document on its text
 // (document.CheckNodes), against max (Limits.MaxValuesNodes).
 func checkValuesNodes(data []byte, max int) error {
-	if err := document.CheckNodes(data, "the document", max); err != nil {
+	if err := document.CheckNodes(data, "values", max); err != nil {
 		return fmt.Errorf("%w; the plugin server's limit is --helm-max-values-nodes", err)
 	}
 	return nil

@@ -139,6 +139,20 @@ func (s *Store) SetDiskBudget(max int64) {
 // flight.
 func (s *Store) DiskInUse() int64 { return s.disk.inUse() }
 
+// Close removes what the Store holds on disk: the cache, the extractions
+// in progress and the workspaces, also those of requests that did not
+// close theirs (a server that stops gives up on them). The Store must not
+// be used after it.
+func (s *Store) Close() error {
+	var first error
+	for _, d := range []string{s.work, s.tmp, s.cache} {
+		if err := removeAll(d); err != nil && first == nil {
+			first = fmt.Errorf("removing the repository cache: %w", err)
+		}
+	}
+	return first
+}
+
 // Root returns the directory holding the Store's cache and workspaces
 // (absolute): what a command given a workspace must not reach beyond it.
 func (s *Store) Root() string { return s.root }
