@@ -405,6 +405,7 @@ type converter struct {
 	lineOff    int // lines of the file before the data
 	alias      int // depth of alias resolution: > 0 inside an alias's copy
 	anchored   int // depth of anchored nodes: > 0 inside one, which aliases may copy again
+	aliasUse   *yaml.Node // the outermost alias being resolved
 	aliasNodes int
 	aliasBytes int64
 }
@@ -425,6 +426,9 @@ func (c *converter) aliased(n *yaml.Node, text int) error {
 	}
 	c.aliasNodes++
 	c.aliasBytes += int64(text)
+	if c.aliasUse != nil {
+		n = c.aliasUse // the error is the alias's, not the anchor's
+	}
 	if c.lim.MaxAliasNodes > 0 && c.aliasNodes > c.lim.MaxAliasNodes {
 		return c.errorf(n, ErrTooLarge, "YAML aliases and merge keys (<<) expand to more than %d values; write the values out, or use fewer aliases of large anchors", c.lim.MaxAliasNodes)
 	}
@@ -470,9 +474,15 @@ func (c *converter) node(n *yaml.Node, depth int) (any, *Pos, error) {
 		if n.Alias == nil {
 			return nil, nil, c.errorf(n, ErrSyntax, "unknown alias %q", n.Value)
 		}
+		if c.alias == 0 {
+			c.aliasUse = n
+		}
 		c.alias++
 		v, p, err := c.node(n.Alias, depth+1)
 		c.alias--
+		if c.alias == 0 {
+			c.aliasUse = nil
+		}
 		if p != nil {
 			p = &Pos{Line: c.line(n), Column: n.Column, Keys: p.Keys, Items: p.Items}
 		}
