@@ -402,9 +402,9 @@ type converter struct {
 	lim        Limits
 	positions  bool
 	nodes      int
-	lineOff    int // lines of the file before the data
-	alias      int // depth of alias resolution: > 0 inside an alias's copy
-	anchored   int // depth of anchored nodes: > 0 inside one, which aliases may copy again
+	lineOff    int        // lines of the file before the data
+	alias      int        // depth of alias resolution: > 0 inside an alias's copy
+	anchored   int        // depth of anchored nodes: > 0 inside one, which aliases may copy again
 	aliasUse   *yaml.Node // the outermost alias being resolved
 	aliasNodes int
 	aliasBytes int64
