@@ -137,10 +137,12 @@ metadata: {name: cat}
 spec:
   generate: {command: [cat], args: [manifests.yaml]}
 `,
-		"chart/Chart.yaml":  "apiVersion: v2\nname: big\nversion: 0.1.0\n",
-		"chart/values.yaml": values.String(),
-		"bomb.yaml":         aliasBomb,
-		"base.yaml":         "a: 1\n",
+		"chart/Chart.yaml":      "apiVersion: v2\nname: big\nversion: 0.1.0\n",
+		"chart/values.yaml":     values.String(),
+		"bomb.yaml":             aliasBomb,
+		"bombchart/Chart.yaml":  "apiVersion: v2\nname: bomb\nversion: 0.1.0\n",
+		"bombchart/values.yaml": aliasBomb,
+		"base.yaml":             "a: 1\n",
 		"layers/app.yaml": `apiVersion: application.giantswarm.io/v1alpha1
 kind: App
 metadata: {name: web, namespace: apps}
@@ -166,6 +168,8 @@ spec:
 			"more than 4194304 values"},
 		{"chart values.yaml of small values", []string{"cmp", "parameters", "chart", "--builtin", "helm"},
 			"more than 1048576 values"},
+		{"chart values.yaml holding an alias bomb", []string{"cmp", "parameters", "bombchart", "--builtin", "helm"},
+			"YAML aliases and merge keys (<<) expand to more than"},
 		{"values merge of an alias bomb", []string{"values", "merge", "base.yaml", "bomb.yaml"},
 			"YAML aliases and merge keys (<<) expand to more than"},
 		{"values flatten of an alias bomb", []string{"values", "flatten", "bomb.yaml"},

@@ -306,3 +306,18 @@ func TestNodesCountedBeforeParsing(t *testing.T) {
 		t.Errorf("CheckNodes() within the budget = %v", err)
 	}
 }
+
+// TestCheckNodesAliases: for a text another library parses, CheckNodes
+// holds what its aliases add to the alias budget.
+func TestCheckNodesAliases(t *testing.T) {
+	bomb := "a: &a " + strings.Repeat("x", 1000) + "\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b]\n" +
+		"d: &d [*c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, *e]\n"
+	err := document.CheckNodes([]byte(bomb), "values.yaml", 0)
+	if !errors.Is(err, document.ErrTooLarge) || !strings.Contains(err.Error(), "YAML aliases and merge keys (<<) expand to more than") {
+		t.Errorf("CheckNodes(alias bomb) = %v, want the alias budget", err)
+	}
+	// What only this package refuses is left to the other library.
+	if err := document.CheckNodes([]byte("a: &a 1\na: *a\n"), "values.yaml", 0); err != nil {
+		t.Errorf("CheckNodes(duplicate key) = %v, want nil", err)
+	}
+}

@@ -2,6 +2,7 @@ package document
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 )
 
@@ -38,7 +39,8 @@ type scanColl struct {
 
 // nodeScanner counts the nodes of a YAML text; see countNodes.
 type nodeScanner struct {
-	n     int
+	n       int
+	aliases int // aliases seen (an upper bound too)
 	stack []scanColl // open block collections, innermost last
 	flow  int        // depth of flow collections
 	quote byte       // the quote of a quoted scalar continued on the next line, or 0
@@ -54,6 +56,10 @@ type nodeScanner struct {
 // it did.
 func countNodes(data []byte, max int) (n, line int, over bool) {
 	var s nodeScanner
+	return s.count(data, max)
+}
+
+func (s *nodeScanner) count(data []byte, max int) (n, line int, over bool) {
 	for line = 1; len(data) > 0; line++ {
 		i, size := lineBreak(data)
 		s.line(data[:i])
@@ -256,6 +262,7 @@ func (s *nodeScanner) tokens(ln []byte, pos int) {
 			pos = s.maybeKey(ln, pos, end)
 		case c == '*':
 			s.n++
+			s.aliases++
 			pos = s.maybeKey(ln, pos, propertyEnd(ln, pos))
 		default:
 			// A plain scalar: to ": ", " #" or the end of the line.
@@ -337,6 +344,7 @@ func (s *nodeScanner) flowToken(ln []byte, pos int) int {
 	}
 	if c == '*' {
 		s.n++
+		s.aliases++
 	}
 	end := pos + 1
 	for ; end < len(ln); end++ {
@@ -366,6 +374,13 @@ func (s *nodeScanner) flowToken(ln []byte, pos int) int {
 // of DefaultLimits; negative: no limit) is a *LoadError wrapping
 // ErrTooLarge that names source and the line where the count passed max.
 // The count is an upper bound (see Limits), aliases counted once.
+//
+// When the text uses aliases, CheckNodes also resolves them as a Loader
+// would, to hold what they add to the budgets of DefaultLimits
+// (MaxAliasNodes, MaxAliasBytes, and max nodes in all): the other library
+// resolves them its own way, unbounded in bytes. Only those errors are
+// returned; what this package's reading would refuse otherwise (a
+// duplicate key) is the other library's to judge.
 func CheckNodes(data []byte, source string, max int) error {
 	if max == 0 {
 		max = DefaultLimits().MaxNodes
@@ -373,8 +388,15 @@ func CheckNodes(data []byte, source string, max int) error {
 	if max < 0 {
 		return nil
 	}
-	if _, line, over := countNodes(data, max); over {
+	var s nodeScanner
+	if _, line, over := s.count(data, max); over {
 		return tooManyNodes(source, line, max)
+	}
+	if s.aliases > 0 {
+		_, err := Loader{Limits: Limits{MaxNodes: max}}.ParseDocuments(data, source)
+		if errors.Is(err, ErrTooLarge) {
+			return err
+		}
 	}
 	return nil
 }

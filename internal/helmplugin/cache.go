@@ -5,6 +5,7 @@ import (
 	"container/list"
 	"crypto/sha256"
 	"fmt"
+	"strings"
 	"sync"
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
@@ -185,8 +186,10 @@ func (c chartCache) add(digest [32]byte, size int64, ch *chart.Chart) {
 // checkValuesNodes counts the nodes of a values document on its text
 // (document.CheckNodes), against max (Limits.MaxValuesNodes).
 func checkValuesNodes(data []byte, max int) error {
-	if err := document.CheckNodes(data, "values", max); err != nil {
+	err := document.CheckNodes(data, "values", max)
+	if err != nil && !strings.Contains(err.Error(), "YAML aliases") {
+		// The count of values, not the alias budget, which has no flag.
 		return fmt.Errorf("%w; the plugin server's limit is --helm-max-values-nodes", err)
 	}
-	return nil
+	return err
 }
