@@ -40,10 +40,10 @@ type scanColl struct {
 // nodeScanner counts the nodes of a YAML text; see countNodes.
 type nodeScanner struct {
 	n       int
-	aliases int // aliases seen (an upper bound too)
-	stack []scanColl // open block collections, innermost last
-	flow  int        // depth of flow collections
-	quote byte       // the quote of a quoted scalar continued on the next line, or 0
+	aliases int        // aliases seen (an upper bound too)
+	stack   []scanColl // open block collections, innermost last
+	flow    int        // depth of flow collections
+	quote   byte       // the quote of a quoted scalar continued on the next line, or 0
 	// A block scalar (| or >) whose content lines are being skipped:
 	// those more indented than parent, at or past the indentation of its
 	// first line (indent, -1 until that line is seen).
