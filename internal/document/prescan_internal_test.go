@@ -60,6 +60,14 @@ var prescanCases = []struct {
 	{"alias", "a: &x [1, 2]\nb: *x\n", 8},
 	{"anchor on map", "a: &x\n  b: 1\nc:\n  <<: *x\n", 7},
 	{"tag only", "a: !!null\n", 2},
+	// Found by FuzzCountNodes, each once below the library's count.
+	{"flow map entry without value", "{0}", 3},
+	{"tagged empty key", "#0000\n! :", 4},
+	{"explicit key alone", "?", 3},
+	{"empty document", "---", 1},
+	{"anchor before a colon", "&0:", 4},
+	{"lone CR breaks the line", "#\r0", 1},
+	{"NEL breaks the line", "# x\u0085[1, 2, 3]", 7},
 	{"directive", "%YAML 1.2\n---\na: 1\n", 3},
 }
 
