@@ -52,6 +52,9 @@ type pluginFlags struct {
 	deps      helmDepFlags
 	fastYAML  bool
 	metrics   *cmpserver.Metrics // cmp serve --metrics-listen: record the commands
+	// maxManifestValues bounds a generate command's output (cmp serve
+	// --max-manifest-values); 0 is the default.
+	maxManifestValues int
 }
 
 // helmFlags tune the built-in Helm plugin as a long-running sidecar.
@@ -65,6 +68,7 @@ type helmFlags struct {
 	renderTimeout time.Duration
 	inProcess     bool
 	serve         bool
+	maxValuesNodes     int
 }
 
 // bindHelm adds the sidecar's Helm tuning flags (cmp serve only).
@@ -140,6 +144,7 @@ func (h helmFlags) options() helmplugin.Options {
 		MaxConcurrent:      max(h.maxConcurrent, 0),
 		ChartCacheBytes:    h.chartCacheBytes,
 		DocumentCacheBytes: h.documentCacheBytes,
+		Limits:             helmplugin.Limits{MaxValuesNodes: max(h.maxValuesNodes, 0)},
 	}
 }
 
@@ -202,7 +207,7 @@ func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
 		return nil, fmt.Errorf("%w: a plugin.yaml's commands run confined to their request's workspace with Landlock; "+
 			"use a kernel with Landlock, or pass --insecure-no-sandbox to run them unconfined", err)
 	}
-	opts := cmpserver.CommandOptions{Timeout: f.timeout, Env: os.Environ(), Logger: log, NoSandbox: f.noSandbox}
+	opts := cmpserver.CommandOptions{Timeout: f.timeout, Env: os.Environ(), Logger: log, NoSandbox: f.noSandbox, MaxManifestNodes: f.maxManifestValues}
 	if f.metrics != nil {
 		opts.Observe = f.metrics.ObserveCommand
 	}
@@ -217,6 +222,8 @@ func newCmpServeCmd(g *globals) *cobra.Command {
 		cacheBytes int64
 		grace      time.Duration
 		metrics    string
+		repoLimits tarball.Limits
+		diskBytes  int64
 	)
 	cmd := &cobra.Command{
 		Use:   "serve --config PLUGIN.yaml|--builtin helm [--socket-dir DIR] [--metrics-listen ADDR]",
@@ -234,7 +241,10 @@ With --metrics-listen ADDR, Prometheus metrics are served on ADDR/metrics,
 with /healthz and /readyz (see docs/cmp.md).
 
 On SIGTERM the server stops accepting requests, lets in-flight requests finish
-(up to --shutdown-grace) and removes its socket.`,
+(up to --shutdown-grace), then cancels those still running: each command's
+process group gets SIGTERM, then SIGKILL 5 s later (a command that ignores
+SIGTERM and its children included). It waits for them to stop (up to 15 s
+more), removes the workspaces and the repository cache, and removes its socket.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if metrics != "" {
@@ -261,13 +271,19 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 			if err != nil {
 				return err
 			}
+			store.SetDiskBudget(diskBytes)
+			defer func() {
+				if err := store.Close(); err != nil {
+					log.Warn("cleaning up", "err", err)
+				}
+			}()
 			if cp, ok := p.(*cmpserver.CommandPlugin); ok {
 				p = cp.Hiding(store.Root())
 			}
 			if c, ok := p.(io.Closer); ok {
 				defer c.Close() // the Helm plugin's render workers
 			}
-			srv := &cmpserver.Server{Plugin: p, Store: store, ShutdownGrace: grace, Logger: log, Metrics: flags.metrics}
+			srv := &cmpserver.Server{Plugin: p, Store: store, Limits: repoLimits, ShutdownGrace: grace, Logger: log, Metrics: flags.metrics}
 			if metrics == "" {
 				return srv.Serve(cmd.Context(), filepath.Join(socketDir, p.Info().SocketName()))
 			}
@@ -282,6 +298,15 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 	fs.Int64Var(&cacheBytes, "cache-bytes", tarball.DefaultCacheBytes, "size of the repository cache (0: the default; negative: keep no repository between requests, though concurrent identical requests still share one extraction)")
 	fs.DurationVar(&grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.StringVar(&metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address (host:port, or unix:PATH); off when empty")
+	d := tarball.DefaultLimits()
+	fs.Int64Var(&repoLimits.MaxCompressed, "max-repo-compressed-bytes", d.MaxCompressed, "largest repository tarball a request may stream, compressed (0: the default)")
+	fs.Int64Var(&repoLimits.MaxBytes, "max-repo-bytes", d.MaxBytes, "largest content of an unpacked repository (0: the default)")
+	fs.IntVar(&repoLimits.MaxFiles, "max-repo-files", d.MaxFiles, "most files, directories and links in a repository (0: the default)")
+	fs.IntVar(&repoLimits.MaxPathLen, "max-repo-path-length", d.MaxPathLen, "longest path of a repository entry or link target, in bytes (0: the default)")
+	fs.Int64Var(&diskBytes, "max-disk-bytes", tarball.DefaultDiskBudget, "repository bytes on disk that requests in flight may hold at once, besides the cache: extractions and private copies; "+
+		"a request over it waits for others to finish, or fails when its deadline comes first (0: the default; negative: no budget)")
+	fs.IntVar(&flags.maxManifestValues, "max-manifest-values", cmpserver.DefaultMaxManifestNodes, "with --config: most maps, lists and values in a generate command's output, YAML aliases counted each time they are used, counted before parsing; reading costs some 350 bytes of memory a value (0: the default)")
+	fs.IntVar(&flags.helm.maxValuesNodes, "helm-max-values-nodes", helmplugin.DefaultLimits().MaxValuesNodes, "with --builtin helm: most maps, lists and values in one values document (values.yaml, a values file, the inline values), counted before parsing (0: the default)")
 	return cmd
 }
 

@@ -18,6 +18,8 @@ type helmDepFlags struct {
 	allowUnlisted    bool
 	timeout          time.Duration
 	cacheBytes       int64
+	maxArchiveBytes  int64
+	maxIndexBytes    int64
 }
 
 func (f *helmDepFlags) bind(fs *pflag.FlagSet) {
@@ -26,6 +28,8 @@ func (f *helmDepFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.repositoryCache, "helm-repository-cache", helmplugin.DefaultRepositoryCache(), "with --builtin helm: directory of the repositories' index files ($HELM_REPOSITORY_CACHE); must be writable")
 	fs.BoolVar(&f.allowUnlisted, "helm-allow-unlisted-repositories", false, "with --builtin helm: let charts fetch dependencies from repositories the Helm configuration does not name (off: a chart cannot make strata reach any URL it likes)")
 	fs.DurationVar(&f.timeout, "helm-dependency-timeout", 2*time.Minute, "with --builtin helm: bound on each network request fetching a dependency")
+	fs.Int64Var(&f.maxArchiveBytes, "helm-dependency-max-archive-bytes", 32<<20, "with --builtin helm: largest dependency chart archive fetched (0: the default)")
+	fs.Int64Var(&f.maxIndexBytes, "helm-dependency-max-index-bytes", 128<<20, "with --builtin helm: largest repository index.yaml or registry manifest fetched (0: the default)")
 	fs.Int64Var(&f.cacheBytes, "helm-dependency-cache-bytes", 256<<20, "with --builtin helm: size of the dependency charts kept in memory by repository, name, version and digest (0 keeps none)")
 }
 
@@ -37,6 +41,8 @@ func (f *helmDepFlags) options() helmplugin.DependencyOptions {
 		AllowUnlistedRepositories: f.allowUnlisted,
 		Timeout:                   f.timeout,
 		CacheBytes:                f.cacheBytes,
+		MaxArchiveBytes:           max(f.maxArchiveBytes, 0),
+		MaxIndexBytes:             max(f.maxIndexBytes, 0),
 	}
 	if o.CacheBytes <= 0 {
 		o.CacheBytes = -1

@@ -31,6 +31,10 @@ type CommandOptions struct {
 	// MaxOutput bounds what each command may print to stdout; 0 is
 	// hookexec.DefaultMaxStdout.
 	MaxOutput int64
+	// MaxManifestNodes bounds the maps, lists and values of a generate
+	// command's output (see ParseManifestsLimited); 0 is
+	// DefaultMaxManifestNodes.
+	MaxManifestNodes int
 	// Env is the sidecar's own environment (os.Environ()), the base of
 	// every command's environment. Nil is an empty one.
 	Env []string
@@ -72,6 +76,10 @@ type CommandOptions struct {
 //   - TMPDIR and HOME, both the request's private temporary directory
 //     (params.Request.TempDir) when it has one: a command's caches and
 //     temporary files go with the request, not to the next one.
+//
+// A command's Argv[0] is looked up in the PATH of CommandOptions.Env (the
+// sidecar's own; this process's when it has none), as Argo CD's sidecar
+// does, never in a PATH the request sets.
 //
 // Unless CommandOptions.NoSandbox is set, every command is confined to
 // its request's directories with Landlock: see CommandOptions.
@@ -228,7 +236,7 @@ func (p *CommandPlugin) Generate(ctx context.Context, req *params.Request) ([]st
 	if err != nil {
 		return nil, err
 	}
-	return ParseManifests(res.Stdout, "stdout of "+shortCommand(p.cfg.Generate.Argv()))
+	return ParseManifestsLimited(res.Stdout, "stdout of "+shortCommand(p.cfg.Generate.Argv()), p.opts.MaxManifestNodes)
 }
 
 // run runs one of the plugin's commands in the application's directory.
@@ -237,6 +245,7 @@ func (p *CommandPlugin) run(ctx context.Context, step string, c Command, req *pa
 		Argv:      c.Argv(),
 		Dir:       req.AppPath,
 		Env:       p.Environ(req),
+		LookupEnv: append([]string{}, p.opts.Env...), // never nil: the request's PATH must not choose the binary
 		Timeout:   p.opts.Timeout,
 		Grace:     p.opts.Grace,
 		MaxStdout: p.opts.MaxOutput,

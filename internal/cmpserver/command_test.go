@@ -512,3 +512,29 @@ func TestCommandPluginConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestCommandPluginRequestPath: a PATH in the request's environment does
+// not choose the binary; the sidecar's own PATH does, as in Argo CD.
+func TestCommandPluginRequestPath(t *testing.T) {
+	req := newApp(t, nil)
+	evil := filepath.Join(req.RepoRoot, "bin")
+	if err := os.MkdirAll(evil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\necho '{apiVersion: v1, kind: Secret, metadata: {name: from-the-request}}'\n"
+	if err := os.WriteFile(filepath.Join(evil, "cat"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(req.AppPath, "m.yaml"), []byte("{apiVersion: v1, kind: ConfigMap}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := newCommandPlugin(t, "  generate:\n    command: [cat]\n    args: [m.yaml]\n", cmpserver.CommandOptions{NoSandbox: true}, nil)
+	req.Env = append(req.Env, "PATH="+evil)
+	got, err := p.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Generate() error: %v", err)
+	}
+	if diff := cmp.Diff([]string{`{"apiVersion":"v1","kind":"ConfigMap"}`}, got); diff != "" {
+		t.Errorf("Generate() with PATH=%s in the request differs (-want +got):\n%s", evil, diff)
+	}
+}

@@ -25,9 +25,10 @@ const (
 	MaxManifestBytes = 96 << 20
 	// MaxListNesting bounds how deep Lists inside Lists are unpacked.
 	MaxListNesting = 8
-	// maxOutputNodes bounds the maps, lists and values of all documents
-	// together, YAML aliases counted each time they are used.
-	maxOutputNodes = 4 << 20
+	// DefaultMaxManifestNodes bounds the maps, lists and values of all
+	// documents together, YAML aliases counted each time they are used
+	// (cmp serve --max-manifest-values).
+	DefaultMaxManifestNodes = 4 << 20
 	// maxQuoted is how much of an output an error quotes.
 	maxQuoted = 200
 )
@@ -56,24 +57,64 @@ var ErrInvalidManifest = errors.New("invalid manifest")
 // counted from 1 among the non-empty documents), or output past the limits
 // (wrapping document.ErrTooLarge).
 func ParseManifests(out []byte, source string) ([]string, error) {
-	p := &manifestParser{source: source, out: out}
-	docs, err := manifest.Parse(out, source, manifest.Limits{MaxDocuments: MaxManifests, MaxNodes: maxOutputNodes})
-	if err != nil {
-		return nil, p.fail(err)
+	return ParseManifestsLimited(out, source, 0)
+}
+
+// ParseManifestsLimited is ParseManifests with a budget of maxNodes maps,
+// lists and values in all documents together (0: the default,
+// DefaultMaxManifestNodes). Each document is turned into JSON as soon as
+// it is read, and dropped: a stream costs the memory of its largest
+// document, some 300 bytes a value, and of the JSON. Positions are
+// recorded only to place an error about a manifest, on a second reading.
+func ParseManifestsLimited(out []byte, source string, maxNodes int) ([]string, error) {
+	if maxNodes <= 0 {
+		maxNodes = DefaultMaxManifestNodes
 	}
-	for _, d := range docs {
+	manifests, err := parseManifests(out, source, maxNodes, false)
+	if errors.Is(err, ErrInvalidManifest) {
+		// Read again with positions, for the line of the error.
+		if _, perr := parseManifests(out, source, maxNodes, true); perr != nil {
+			err = perr
+		}
+	}
+	return manifests, err
+}
+
+func parseManifests(out []byte, source string, maxNodes int, positions bool) ([]string, error) {
+	p := &manifestParser{source: source, out: out, maxNodes: maxNodes}
+	lim := manifest.Limits{MaxDocuments: MaxManifests, MaxNodes: maxNodes}
+	var addErr error // an error about a manifest, as it is
+	err := manifest.Each(out, source, lim, positions, func(d manifest.Document) error {
 		loc := location{doc: d.Index, pos: d.Pos, start: d.Line}
+		if !positions {
+			loc.pos = nil
+		}
 		if list, ok := d.Value.([]any); ok {
 			for i, item := range list {
-				if err := p.add(item, loc.item("", i), 0); err != nil {
-					return nil, err
+				if addErr = p.add(item, loc.item("", i), 0); addErr != nil {
+					return addErr
 				}
 			}
-			continue
+			return nil
 		}
-		if err := p.add(d.Value, loc, 0); err != nil {
-			return nil, err
+		addErr = p.add(d.Value, loc, 0)
+		return addErr
+	})
+	switch {
+	case err == nil:
+	case addErr != nil:
+		return nil, addErr
+	case errors.Is(err, document.ErrTooLarge):
+		var le *document.LoadError
+		if errors.As(err, &le) && strings.Contains(le.Msg, "values") {
+			// The budget of values, not the size or the documents.
+			e := *le
+			e.Msg += "; the plugin server's limit is --max-manifest-values"
+			return nil, &e
 		}
+		return nil, err
+	default:
+		return nil, p.fail(err)
 	}
 	return p.result(), nil
 }
@@ -107,6 +148,7 @@ type manifestParser struct {
 	manifests []string
 	bytes     int // total length of manifests
 	nodes     int // nodes counted
+	maxNodes  int
 }
 
 // location is where a manifest is: its document and the path to it.
@@ -227,7 +269,7 @@ func (p *manifestParser) measure(m map[string]any, loc location) error {
 	walk = func(v any, pos *document.Pos) error {
 		p.nodes++
 		size += 2
-		if p.nodes > maxOutputNodes || p.bytes+size > MaxManifestBytes {
+		if p.nodes > p.maxNodes || p.bytes+size > MaxManifestBytes {
 			return p.tooBig(loc.line(nil))
 		}
 		switch v := v.(type) {
@@ -269,8 +311,8 @@ func (p *manifestParser) tooMany(line int) error {
 
 func (p *manifestParser) tooBig(line int) error {
 	return &document.LoadError{Source: p.source, Line: line, Err: document.ErrTooLarge,
-		Msg: fmt.Sprintf("the manifests are larger than %d bytes (or hold more than %d values) as JSON; split the application, or check for YAML aliases that repeat large values",
-			MaxManifestBytes, maxOutputNodes)}
+		Msg: fmt.Sprintf("the manifests are larger than %d bytes (or hold more than %d values) as JSON; split the application, or check for YAML aliases that repeat large values (the plugin server's limit of values is --max-manifest-values)",
+			MaxManifestBytes, p.maxNodes)}
 }
 
 // quoteStart quotes the first bytes of out, escaping what is not printable.

@@ -43,7 +43,12 @@ type Server struct {
 	Limits tarball.Limits
 	// ShutdownGrace is how long in-flight requests may take to finish once
 	// the context of Serve is done; then they are cancelled. Default 30s.
-	ShutdownGrace  time.Duration
+	ShutdownGrace time.Duration
+	// StopWait is how long, after ShutdownGrace, the cancelled requests
+	// have to stop their commands (SIGTERM to each command's process
+	// group, SIGKILL after the command's grace) and remove their
+	// workspaces before Serve returns; 0 is DefaultStopWait.
+	StopWait       time.Duration
 	MaxMessageSize int
 	Logger         *slog.Logger
 	// Metrics, when set, count the requests and say whether the server
@@ -73,7 +78,9 @@ func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
 	if size <= 0 {
 		size = DefaultMaxMessageSize
 	}
-	gs := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(size), grpc.MaxSendMsgSize(size), grpc.ForceServerCodecV2(newCodec())}, s.Metrics.serverOptions()...)...)
+	var running inflight
+	gs := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(size), grpc.MaxSendMsgSize(size), grpc.ForceServerCodecV2(newCodec()),
+		grpc.ChainUnaryInterceptor(running.unary), grpc.ChainStreamInterceptor(running.stream)}, s.Metrics.serverOptions()...)...)
 	svc := &service{s: s, removing: make(chan struct{}, maxBackgroundRemovals)}
 	defer svc.removals.Wait()
 	pluginpb.RegisterConfigManagementPluginServiceServer(gs, svc)
@@ -107,6 +114,19 @@ func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
 	s.Metrics.setReady(ctx.Err() == nil)
 	err := gs.Serve(lis)
 	<-done
+	// Stop cancelled the requests still running, but does not wait for
+	// their handlers: wait for them to stop their commands' process
+	// groups and remove their workspaces, so that nothing outlives the
+	// server.
+	wait := s.StopWait
+	if wait <= 0 {
+		wait = DefaultStopWait
+	}
+	waitCtx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if n := running.wait(waitCtx); n > 0 {
+		log.Warn("requests still running after the shutdown", "count", n, "waited", wait.String())
+	}
 	if err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 		return err
 	}

@@ -209,3 +209,39 @@ func EncodeJSONValue(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
+
+// SizeExceeds reports whether v, written as YAML or JSON, takes more than
+// max bytes, counting only what every encoding writes (the keys, the
+// strings and numbers, a byte between values): a lower bound, computed
+// without building anything and stopped as soon as it passes max. A
+// caller with a budget for the output checks it before encoding a tree
+// that may have come from aliases, as encoding costs many times the
+// output.
+func SizeExceeds(v any, max int64) bool {
+	n := int64(0)
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		n++
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				n += int64(len(k)) + 1
+				if n > max || walk(e) {
+					return true
+				}
+			}
+		case []any:
+			for _, e := range v {
+				if walk(e) {
+					return true
+				}
+			}
+		case string:
+			n += int64(len(v))
+		case json.Number:
+			n += int64(len(v))
+		}
+		return n > max
+	}
+	return walk(v)
+}

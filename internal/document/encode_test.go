@@ -55,3 +55,20 @@ func mustParse(t testing.TB, s string) map[string]any {
 	}
 	return m
 }
+
+func TestSizeExceeds(t *testing.T) {
+	tree := map[string]any{"abc": []any{"12345", int64(7), map[string]any{"k": nil}}}
+	var b bytes.Buffer
+	if err := document.Encode(&b, tree, document.JSON); err != nil {
+		t.Fatal(err)
+	}
+	compact := int64(len(`{"abc":["12345",7,{"k":null}]}`))
+	for _, tc := range []struct {
+		max  int64
+		want bool
+	}{{0, true}, {5, true}, {10, true}, {compact, false}, {int64(b.Len()), false}, {1 << 20, false}} {
+		if got := document.SizeExceeds(tree, tc.max); got != tc.want {
+			t.Errorf("SizeExceeds(%v, %d) = %t, want %t", tree, tc.max, got, tc.want)
+		}
+	}
+}

@@ -50,16 +50,29 @@ func (e *LoadError) Error() string {
 
 func (e *LoadError) Unwrap() error { return e.Err }
 
-// Limits bound what a document may cost to load.
+// Limits bound what a document may cost to load. A zero field takes the
+// default of DefaultLimits.
+//
+// MaxNodes is checked twice: on the text, before the YAML library builds
+// anything (an upper bound of the maps, lists and values written, see
+// countNodes), and on the tree, aliases counted each time they are used.
+// Parsing a document therefore costs memory in proportion to its nodes,
+// at most MaxNodes, whatever the text. MaxAliasNodes and MaxAliasBytes
+// bound what resolving aliases and merge keys (<<) adds to the tree: the
+// nodes, and the bytes of the keys and scalars, copied from the anchors
+// each time an alias is used. A negative MaxAliasNodes or MaxAliasBytes
+// means no limit of its own (MaxNodes still holds).
 type Limits struct {
-	MaxBytes int64 // size of the document
-	MaxDepth int   // nesting of maps and lists
-	MaxNodes int   // nodes after alias expansion (guards against "billion laughs")
+	MaxBytes      int64 // size of the document
+	MaxDepth      int   // nesting of maps and lists
+	MaxNodes      int   // nodes, aliases counted each time they are used (guards against "billion laughs")
+	MaxAliasNodes int   // nodes added by resolving aliases
+	MaxAliasBytes int64 // bytes of keys and scalars added by resolving aliases
 }
 
 // DefaultLimits returns the limits used when a Loader sets none.
 func DefaultLimits() Limits {
-	return Limits{MaxBytes: 64 << 20, MaxDepth: 512, MaxNodes: 4 << 20}
+	return Limits{MaxBytes: 64 << 20, MaxDepth: 512, MaxNodes: 4 << 20, MaxAliasNodes: 1 << 20, MaxAliasBytes: 16 << 20}
 }
 
 // Pos is where a node of a tree was written: the line and column of its map
@@ -267,6 +280,11 @@ func (l Loader) parseStream(data []byte, source string) ([]parsedDoc, error) {
 		}
 		return []parsedDoc{{v: v, pos: pos}}, nil
 	}
+	// Count before the YAML library builds its tree of the whole
+	// document: a text of small values costs it far more than the tree.
+	if _, line, over := countNodes(data, lim.MaxNodes); over {
+		return nil, tooManyNodes(source, line+c.lineOff, lim.MaxNodes)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []parsedDoc
 	for {
@@ -306,6 +324,12 @@ func (l Loader) limits() Limits {
 	}
 	if l.Limits.MaxNodes > 0 {
 		d.MaxNodes = l.Limits.MaxNodes
+	}
+	if l.Limits.MaxAliasNodes != 0 {
+		d.MaxAliasNodes = l.Limits.MaxAliasNodes
+	}
+	if l.Limits.MaxAliasBytes != 0 {
+		d.MaxAliasBytes = l.Limits.MaxAliasBytes
 	}
 	return d
 }
@@ -373,12 +397,45 @@ func invalidUTF8At(data []byte) (line, col int) {
 }
 
 type converter struct {
-	jsonOnly  bool
-	source    string
-	lim       Limits
-	positions bool
-	nodes     int
-	lineOff   int // lines of the file before the data
+	jsonOnly   bool
+	source     string
+	lim        Limits
+	positions  bool
+	nodes      int
+	lineOff    int        // lines of the file before the data
+	alias      int        // depth of alias resolution: > 0 inside an alias's copy
+	anchored   int        // depth of anchored nodes: > 0 inside one, which aliases may copy again
+	aliasUse   *yaml.Node // the outermost alias being resolved
+	aliasNodes int
+	aliasBytes int64
+}
+
+// releasing reports whether the children of n may be dropped from the
+// library's tree once converted, so that the garbage collector takes them
+// while the rest converts: not inside an anchored node (an alias may
+// convert it again), nor inside a copy made for an alias.
+func (c *converter) releasing(n *yaml.Node) bool {
+	return c.anchored == 0 && c.alias == 0 && n.Anchor == ""
+}
+
+// aliased counts a node copied by resolving an alias, with the bytes of
+// its text.
+func (c *converter) aliased(n *yaml.Node, text int) error {
+	if c.alias == 0 {
+		return nil
+	}
+	c.aliasNodes++
+	c.aliasBytes += int64(text)
+	if c.aliasUse != nil {
+		n = c.aliasUse // the error is the alias's, not the anchor's
+	}
+	if c.lim.MaxAliasNodes > 0 && c.aliasNodes > c.lim.MaxAliasNodes {
+		return c.errorf(n, ErrTooLarge, "YAML aliases and merge keys (<<) expand to more than %d values; write the values out, or use fewer aliases of large anchors", c.lim.MaxAliasNodes)
+	}
+	if c.lim.MaxAliasBytes > 0 && c.aliasBytes > c.lim.MaxAliasBytes {
+		return c.errorf(n, ErrTooLarge, "YAML aliases and merge keys (<<) expand to more than %d bytes of keys and values; write the values out, or use fewer aliases of large anchors", c.lim.MaxAliasBytes)
+	}
+	return nil
 }
 
 // line returns the line of n in the file.
@@ -403,12 +460,29 @@ func (c *converter) node(n *yaml.Node, depth int) (any, *Pos, error) {
 	if depth > c.lim.MaxDepth {
 		return nil, nil, c.errorf(n, ErrTooDeep, "maps and lists are nested more than %d levels deep", c.lim.MaxDepth)
 	}
+	if n.Kind != yaml.AliasNode {
+		if err := c.aliased(n, len(n.Value)); err != nil {
+			return nil, nil, err
+		}
+	}
+	if n.Anchor != "" {
+		c.anchored++
+		defer func() { c.anchored-- }()
+	}
 	switch n.Kind {
 	case yaml.AliasNode:
 		if n.Alias == nil {
 			return nil, nil, c.errorf(n, ErrSyntax, "unknown alias %q", n.Value)
 		}
+		if c.alias == 0 {
+			c.aliasUse = n
+		}
+		c.alias++
 		v, p, err := c.node(n.Alias, depth+1)
+		c.alias--
+		if c.alias == 0 {
+			c.aliasUse = nil
+		}
 		if p != nil {
 			p = &Pos{Line: c.line(n), Column: n.Column, Keys: p.Keys, Items: p.Items}
 		}
@@ -418,10 +492,14 @@ func (c *converter) node(n *yaml.Node, depth int) (any, *Pos, error) {
 	case yaml.SequenceNode:
 		list := make([]any, 0, len(n.Content))
 		pos := c.pos(n)
-		for _, item := range n.Content {
+		release := c.releasing(n)
+		for i, item := range n.Content {
 			v, p, err := c.node(item, depth+1)
 			if err != nil {
 				return nil, nil, err
+			}
+			if release {
+				n.Content[i] = nil
 			}
 			list = append(list, v)
 			if pos != nil {
@@ -446,6 +524,7 @@ func (c *converter) mapping(n *yaml.Node, depth int) (any, *Pos, error) {
 	}
 	var lines map[string]int // first line of each explicit key, for duplicate errors
 	var merges []*yaml.Node
+	release := c.releasing(n)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		kn, vn := n.Content[i], n.Content[i+1]
 		if kn.Kind == yaml.ScalarNode && kn.ShortTag() == "!!merge" {
@@ -454,6 +533,9 @@ func (c *converter) mapping(n *yaml.Node, depth int) (any, *Pos, error) {
 		}
 		key, err := c.key(kn)
 		if err != nil {
+			return nil, nil, err
+		}
+		if err := c.aliased(kn, len(key)); err != nil {
 			return nil, nil, err
 		}
 		if _, dup := m[key]; dup {
@@ -470,6 +552,9 @@ func (c *converter) mapping(n *yaml.Node, depth int) (any, *Pos, error) {
 		v, p, err := c.node(vn, depth+1)
 		if err != nil {
 			return nil, nil, err
+		}
+		if release {
+			n.Content[i], n.Content[i+1] = nil, nil
 		}
 		m[key] = v
 		if pos != nil {

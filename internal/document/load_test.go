@@ -259,3 +259,65 @@ func TestParseFirstLine(t *testing.T) {
 		}
 	}
 }
+
+// TestAliasBudget: what aliases and merge keys add is bounded, nodes and
+// bytes, and the error names the alias that passed the budget.
+func TestAliasBudget(t *testing.T) {
+	text := "a: &a [x, y, z]\nb: *a\nc: *a\nd: {<<: {k: *a}}\n"
+	long := "a: &a " + strings.Repeat("x", 100) + "\nb: [*a, *a, *a]\n"
+	tests := []struct {
+		name, text string
+		lim        document.Limits
+		want       string // "" for no error
+	}{
+		{"within", text, document.Limits{MaxAliasNodes: 12}, ""},
+		{"nodes", text, document.Limits{MaxAliasNodes: 8}, "t.yaml:4:13: YAML aliases and merge keys (<<) expand to more than 8 values"},
+		{"bytes", long, document.Limits{MaxAliasBytes: 250}, "t.yaml:2:13: YAML aliases and merge keys (<<) expand to more than 250 bytes"},
+		{"no limit of its own", long, document.Limits{MaxAliasBytes: -1, MaxAliasNodes: -1}, ""},
+		{"written out: no budget", "a: [x, y, z]\nb: [x, y, z]\n", document.Limits{MaxAliasNodes: 1, MaxAliasBytes: 1}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := document.Loader{Limits: tc.lim}.Parse([]byte(tc.text), "t.yaml")
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Parse() = %v, want no error", err)
+			case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, document.ErrTooLarge)):
+				t.Fatalf("Parse() = %v, want ErrTooLarge starting %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestNodesCountedBeforeParsing: a text over the node budget is refused
+// with the line where the count passed it, before the YAML library reads
+// it.
+func TestNodesCountedBeforeParsing(t *testing.T) {
+	text := "xs:\n" + strings.Repeat("- 1\n", 100)
+	_, _, err := document.Loader{Limits: document.Limits{MaxNodes: 50}}.Parse([]byte(text), "t.yaml")
+	want := "t.yaml:49: the document holds more than 50 values"
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, document.ErrTooLarge) {
+		t.Fatalf("Parse() = %v, want ErrTooLarge starting %q", err, want)
+	}
+	if err := document.CheckNodes([]byte(text), "t.yaml", 50); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("CheckNodes() = %v, want %q", err, want)
+	}
+	if err := document.CheckNodes([]byte(text), "t.yaml", 200); err != nil {
+		t.Errorf("CheckNodes() within the budget = %v", err)
+	}
+}
+
+// TestCheckNodesAliases: for a text another library parses, CheckNodes
+// holds what its aliases add to the alias budget.
+func TestCheckNodesAliases(t *testing.T) {
+	bomb := "a: &a " + strings.Repeat("x", 1000) + "\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b]\n" +
+		"d: &d [*c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, *e]\n"
+	err := document.CheckNodes([]byte(bomb), "values.yaml", 0)
+	if !errors.Is(err, document.ErrTooLarge) || !strings.Contains(err.Error(), "YAML aliases and merge keys (<<) expand to more than") {
+		t.Errorf("CheckNodes(alias bomb) = %v, want the alias budget", err)
+	}
+	// What only this package refuses is left to the other library.
+	if err := document.CheckNodes([]byte("a: &a 1\na: *a\n"), "values.yaml", 0); err != nil {
+		t.Errorf("CheckNodes(duplicate key) = %v, want nil", err)
+	}
+}

@@ -68,11 +68,46 @@ func (b *CommandBackend) environ() []string {
 	return append(env, b.Env...)
 }
 
+// A responder is a Backend that answers with the response body itself,
+// without building its parameter sets (see EncodeOutput).
+type responder interface {
+	Respond(ctx context.Context, req Request) ([]byte, error)
+}
+
+var _ responder = (*CommandBackend)(nil)
+
 // GetParams runs the command once.
 func (b *CommandBackend) GetParams(ctx context.Context, req Request) ([]map[string]any, error) {
+	out, cmd, err := b.run(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	sets, err := ParseOutput(out)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cmd, err)
+	}
+	return sets, nil
+}
+
+// Respond runs the command once and returns the response body holding the
+// parameter sets it printed (EncodeOutput): what the server answers.
+func (b *CommandBackend) Respond(ctx context.Context, req Request) ([]byte, error) {
+	out, cmd, err := b.run(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := EncodeOutput(out)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cmd, err)
+	}
+	return body, nil
+}
+
+// run runs the command once and returns its stdout.
+func (b *CommandBackend) run(ctx context.Context, req Request) ([]byte, *hookexec.Command, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return nil, fmt.Errorf("encoding the request for the command: %w", err)
+		return nil, nil, fmt.Errorf("encoding the request for the command: %w", err)
 	}
 	cmd := &hookexec.Command{
 		Argv:      b.Argv,
@@ -84,14 +119,80 @@ func (b *CommandBackend) GetParams(ctx context.Context, req Request) ([]map[stri
 		MaxStderr: 64 << 10,
 	}
 	res, err := cmd.Run(ctx)
-	if err != nil {
-		return nil, err
+	if errors.Is(err, hookexec.ErrOutputTooLarge) {
+		// Output that is not parameter sets, as far as the server can
+		// tell: answered 502, as bad output is.
+		return nil, cmd, fmt.Errorf("%w: %w", ErrBadOutput, err)
 	}
-	sets, err := ParseOutput(res.Stdout)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cmd, err)
+		return nil, cmd, err
 	}
-	return sets, nil
+	return res.Stdout, cmd, nil
+}
+
+// EncodeOutput checks what a command printed, as ParseOutput does, and
+// returns the response body (EncodeResponse's shape) holding its parameter
+// sets as they were written, compacted, without decoding them into maps:
+// what it costs is a few copies of the output, not a tree of it (some
+// forty times its size). Keys keep their order and numbers their text;
+// the ApplicationSet controller decodes the same values from it. On an
+// error it returns ParseOutput's.
+func EncodeOutput(out []byte) ([]byte, error) {
+	text := bytes.TrimSpace(out)
+	sets, ok := rawSets(text)
+	if !ok {
+		// Not parameter sets: ParseOutput says why.
+		if _, err := ParseOutput(out); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: the output is not a JSON list of objects", ErrBadOutput)
+	}
+	var b bytes.Buffer
+	b.Grow(len(sets) + 32)
+	b.WriteString(`{"output":{"parameters":`)
+	if err := json.Compact(&b, sets); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadOutput, err)
+	}
+	b.WriteString("}}\n")
+	return b.Bytes(), nil
+}
+
+// rawSets returns the list of parameter sets in a command's output, as
+// written: the output itself, or its output.parameters; ok is false when
+// it is not a JSON list of objects.
+func rawSets(text []byte) (sets json.RawMessage, ok bool) {
+	if len(text) == 0 || !json.Valid(text) {
+		return nil, false
+	}
+	sets = text
+	if text[0] == '{' {
+		// Maps, as ParseOutput reads them: of a key written twice, the
+		// last wins.
+		var top, output map[string]json.RawMessage
+		if err := json.Unmarshal(text, &top); err != nil || top["output"] == nil {
+			return nil, false
+		}
+		if err := json.Unmarshal(top["output"], &output); err != nil {
+			return nil, false
+		}
+		sets = bytes.TrimSpace(output["parameters"])
+	}
+	if len(sets) == 0 || sets[0] != '[' {
+		return nil, false
+	}
+	// Each element must be an object: read the list token by token, one
+	// element at a time, skipping what is inside the objects.
+	dec := json.NewDecoder(bytes.NewReader(sets))
+	if _, err := dec.Token(); err != nil { // [
+		return nil, false
+	}
+	for dec.More() {
+		var elem json.RawMessage
+		if err := dec.Decode(&elem); err != nil || len(elem) == 0 || elem[0] != '{' {
+			return nil, false
+		}
+	}
+	return sets, true
 }
 
 // ParseOutput reads what a command printed: a JSON list of objects, or

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/strata-dev/strata/internal/generator"
 )
@@ -100,6 +101,39 @@ func FuzzParseOutput(f *testing.F) {
 		}
 		if sets == nil {
 			t.Fatalf("ParseOutput(%q) = nil sets without error", out)
+		}
+	})
+}
+
+// FuzzEncodeOutput: EncodeOutput accepts what ParseOutput accepts, and
+// its body reads back as the sets ParseOutput built.
+func FuzzEncodeOutput(f *testing.F) {
+	for _, s := range []string{
+		`[{"a":"b"}]`, `{"output":{"parameters":[{"a":"b"}]}}`, `[]`, ``, `null`, `not json`,
+		`[{"a":"b"}, 3]`, `{"a":"b"}`, `{"output":{"parameters":null}}`, "[{}]\n[{}]",
+		`{"output":{"parameters":[{}]},"output":{}}`, `[{"a":1,"a":2.50,"b":12345678901234567890}]`,
+		`{"output":{"parameters":[{}],"parameters":3}}`, "[{\"\xff\": \"\u2028<>&\"}]", ` [ { } ] `,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, out []byte) {
+		want, wantErr := generator.ParseOutput(out)
+		body, err := generator.EncodeOutput(out)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("EncodeOutput(%q) error = %v; ParseOutput's = %v", out, err, wantErr)
+		}
+		if err != nil {
+			if !errors.Is(err, generator.ErrBadOutput) {
+				t.Fatalf("EncodeOutput(%q) = %v, not an ErrBadOutput", out, err)
+			}
+			return
+		}
+		got, err := generator.DecodeResponse(body)
+		if err != nil {
+			t.Fatalf("DecodeResponse(%s) of EncodeOutput(%q): %v", body, out, err)
+		}
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("EncodeOutput(%q) = %s, reads back differently from ParseOutput's sets (-want +got):\n%s", out, body, diff)
 		}
 	})
 }

@@ -44,6 +44,7 @@ type Server struct {
 	ready      atomic.Bool
 	baseCtx    context.Context // of backend calls that outlive one request
 	cancelBase context.CancelFunc
+	calls      running // backend calls
 }
 
 // A watchedSource is a file-backed source that Reload checks.
@@ -365,6 +366,8 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 // callBackend calls the backend under the plugin's limits and encodes its
 // answer.
 func (s *Server) callBackend(ctx context.Context, p *plugin, req Request) ([]byte, error) {
+	s.calls.add()
+	defer s.calls.done()
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
 	defer cancel()
 	if err := p.limit.acquire(ctx, p.queued.Add); err != nil {
@@ -378,7 +381,16 @@ func (s *Server) callBackend(ctx context.Context, p *plugin, req Request) ([]byt
 	}
 	defer p.limit.release()
 	start := time.Now()
-	sets, err := p.cfg.Backend.GetParams(ctx, req)
+	var (
+		body []byte
+		sets []map[string]any
+		err  error
+	)
+	if r, ok := p.cfg.Backend.(responder); ok {
+		body, err = r.Respond(ctx, req)
+	} else {
+		sets, err = p.cfg.Backend.GetParams(ctx, req)
+	}
 	p.backendTime.Observe(time.Since(start).Seconds())
 	if err != nil {
 		p.backendErr.Inc()
@@ -387,10 +399,11 @@ func (s *Server) callBackend(ctx context.Context, p *plugin, req Request) ([]byt
 		}
 		return nil, err
 	}
-	body, err := EncodeResponse(sets)
-	if err != nil {
-		p.backendErr.Inc()
-		return nil, fmt.Errorf("%w: encoding the parameter sets: %w", ErrBadOutput, err)
+	if body == nil {
+		if body, err = EncodeResponse(sets); err != nil {
+			p.backendErr.Inc()
+			return nil, fmt.Errorf("%w: encoding the parameter sets: %w", ErrBadOutput, err)
+		}
 	}
 	p.backendOK.Inc()
 	return body, nil
@@ -480,10 +493,17 @@ func listen(addr string) (net.Listener, error) {
 	return lis, nil
 }
 
+// StopWait is how long Serve waits, once ShutdownGrace is over and the
+// requests still running are cancelled, for their backend commands to be
+// stopped: SIGTERM to the command's process group, then SIGKILL after its
+// grace (5 s).
+const StopWait = 15 * time.Second
+
 // Serve serves the plugins on lis and, when mlis is not nil, the metrics,
 // /healthz and /readyz on mlis, until ctx is done. Then /readyz fails for
 // ShutdownDelay while requests are still served, the listeners close, and
-// in-flight requests get ShutdownGrace to finish before they are cancelled.
+// in-flight requests get ShutdownGrace to finish before they are cancelled;
+// Serve returns once their commands are gone (see StopWait).
 func (s *Server) Serve(ctx context.Context, lis, mlis net.Listener) error {
 	defer s.cancelBase()
 	cfg := s.cfg
@@ -586,6 +606,14 @@ func (s *Server) Serve(ctx context.Context, lis, mlis net.Listener) error {
 			hs.Close()
 		}
 	}
+	// Close cancelled the requests still running, but does not wait for
+	// their handlers: wait for the backend calls to stop their commands'
+	// process groups (SIGTERM, then SIGKILL after the command's grace),
+	// so that nothing outlives the server.
+	s.cancelBase()
+	if n := s.calls.wait(StopWait); n > 0 {
+		s.log.Warn("backend calls still running after the shutdown", "count", n, "waited", StopWait.String())
+	}
 	wg.Wait()
 	<-reloadDone
 	if serveErr != nil {
@@ -600,4 +628,48 @@ type slogPrinter struct{ log *slog.Logger }
 
 func (p slogPrinter) Println(v ...any) {
 	p.log.Warn(strings.TrimSpace(fmt.Sprintln(v...)))
+}
+
+// running counts the backend calls in progress.
+type running struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0; nil while n is 0
+}
+
+func (r *running) add() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.n == 0 {
+		r.idle = make(chan struct{})
+	}
+	r.n++
+}
+
+func (r *running) done() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n--
+	if r.n == 0 {
+		close(r.idle)
+		r.idle = nil
+	}
+}
+
+// wait waits until no call runs, at most d, and returns how many still do.
+func (r *running) wait(d time.Duration) int {
+	r.mu.Lock()
+	idle := r.idle
+	r.mu.Unlock()
+	if idle != nil {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-idle:
+		case <-t.C:
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n
 }

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"container/list"
 	"crypto/sha256"
+	"fmt"
+	"strings"
 	"sync"
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // A lru keeps values by a SHA-256, bounded by entries and by the bytes
@@ -128,10 +132,17 @@ type valuesCache struct {
 	// reference reads every document with Helm's own loader.LoadValues
 	// (Options.ReferenceYAML).
 	reference bool
+	// maxNodes bounds the nodes of a document (Limits.MaxValuesNodes).
+	maxNodes int
 }
 
 // load reads a values document, by the fast path unless reference.
 func (c valuesCache) load(data []byte) (map[string]any, error) {
+	// The YAML libraries build a tree of a whole document before
+	// anything can count it: count first.
+	if err := checkValuesNodes(data, c.maxNodes); err != nil {
+		return nil, err
+	}
 	if c.reference {
 		return loader.LoadValues(bytes.NewReader(data))
 	}
@@ -177,4 +188,15 @@ func (c chartCache) add(digest [32]byte, size int64, ch *chart.Chart) {
 	if c.lru != nil {
 		c.lru.add(digest, size, cloneChart(ch))
 	}
+}
+
+// checkValuesNodes counts the nodes of a values document on its text
+// (document.CheckNodes), against max (Limits.MaxValuesNodes).
+func checkValuesNodes(data []byte, max int) error {
+	err := document.CheckNodes(data, "values", max)
+	if err != nil && !strings.Contains(err.Error(), "YAML aliases") {
+		// The count of values, not the alias budget, which has no flag.
+		return fmt.Errorf("%w; the plugin server's limit is --helm-max-values-nodes", err)
+	}
+	return err
 }

@@ -345,6 +345,9 @@ func (j *job) userValues(chartValues map[string]any) (*valueSet, error) {
 		if err := j.count(int64(len(s.values))); err != nil {
 			return nil, &paramError{name: ParamValues, err: err}
 		}
+		if err := checkValuesNodes([]byte(s.values), j.lim.MaxValuesNodes); err != nil {
+			return nil, &paramError{name: ParamValues, err: err}
+		}
 		m, err := loadValues([]byte(s.values))
 		if err != nil {
 			return nil, &paramError{name: ParamValues, msg: "failed to parse the values as YAML", err: err}

@@ -539,7 +539,7 @@ func (r *depResolver) resolveOCI(src depSource, name, version string) (resolutio
 // whether the size limit cut it.
 func (r *depResolver) netError(b *budget, err error, what string) error {
 	if b.exceeded() {
-		return &DependencyError{Err: fmt.Errorf("%s is larger than the limit of %d bytes", what, b.limit.Load()), Hint: "the operator may raise the limit"}
+		return &DependencyError{Err: fmt.Errorf("%s is larger than the limit of %d bytes", what, b.limit.Load()), Hint: "the operator may raise the limit: cmp serve --helm-dependency-max-index-bytes for an index or a registry's manifest, --helm-dependency-max-archive-bytes for a chart archive"}
 	}
 	return &DependencyError{Err: err, Hint: "check that the repository is reachable from the sidecar and its credentials in the Helm configuration"}
 }

@@ -47,6 +47,11 @@ type Limits struct {
 	// MaxAnnouncedValues bounds the entries of the helm-parameters
 	// announcement; past it the first ones in key order are announced.
 	MaxAnnouncedValues int
+	// MaxValuesNodes bounds the maps, lists and values of one values
+	// document (the chart's values.yaml, a values file, the inline
+	// values), counted on its text before it is parsed
+	// (document.CheckNodes): parsing costs some 300 bytes a value.
+	MaxValuesNodes int
 }
 
 // DefaultLimits returns the limits a zero Limits field takes.
@@ -63,6 +68,7 @@ func DefaultLimits() Limits {
 		MaxManifests:        100_000,
 		MaxManifestBytes:    96 << 20,
 		MaxAnnouncedValues:  params.MaxItems,
+		MaxValuesNodes:      1 << 20,
 	}
 }
 
@@ -89,6 +95,7 @@ func (l Limits) withDefaults() Limits {
 	set(&l.MaxManifests, d.MaxManifests)
 	set(&l.MaxManifestBytes, d.MaxManifestBytes)
 	set(&l.MaxAnnouncedValues, d.MaxAnnouncedValues)
+	set(&l.MaxValuesNodes, d.MaxValuesNodes)
 	return l
 }
 
@@ -193,7 +200,7 @@ func New(opts Options) *Plugin {
 	}
 	lim := opts.Limits.withDefaults()
 	p := &Plugin{opts: opts, lim: lim, log: log.With("plugin", Name), sem: make(chan struct{}, n),
-		values: valuesCache{lru: newLRU[map[string]any](orDefault(opts.CacheEntries, 256), lim.MaxTotalValuesBytes), reference: opts.ReferenceYAML},
+		values: valuesCache{lru: newLRU[map[string]any](orDefault(opts.CacheEntries, 256), lim.MaxTotalValuesBytes), reference: opts.ReferenceYAML, maxNodes: lim.MaxValuesNodes},
 		flat:   newLRU[map[string]string](orDefault(opts.CacheEntries, 256), lim.MaxTotalValuesBytes),
 		charts: chartCache{newLRU[*chart.Chart](orDefault(opts.ChartCacheEntries, 64), chartBytes)},
 		docs:   docCache{lru: newLRU[parsed](1<<20, docBytes), reference: opts.ReferenceYAML},

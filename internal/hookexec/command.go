@@ -31,9 +31,10 @@ const pipeDrain = 2 * time.Second
 // at once if its Stdin is nil.
 type Command struct {
 	// Argv is the command and its arguments; it is never given to a shell.
-	// An Argv[0] without a slash is looked up in the PATH of Env, or in
-	// this process's PATH when Env has none; only absolute PATH entries
-	// are searched. An Argv[0] with a slash is a path, relative to Dir.
+	// An Argv[0] without a slash is looked up in the PATH of Env (of
+	// LookupEnv when set), or in this process's PATH when it has none;
+	// only absolute PATH entries are searched. An Argv[0] with a slash is
+	// a path, relative to Dir.
 	Argv []string
 	// Dir is the working directory; "" is this process's.
 	Dir string
@@ -41,6 +42,13 @@ type Command struct {
 	// several entries for one key wins. Nil means an empty environment:
 	// nothing is inherited from this process.
 	Env []string
+	// LookupEnv, when not nil, is the environment whose PATH Argv[0] is
+	// looked up in instead of Env's (this process's PATH when it has
+	// none). A server running commands for requests passes its own
+	// environment, as Argo CD's plugin sidecar resolves commands with its
+	// own PATH: a PATH a request puts into Env then reaches the command's
+	// environment, but cannot choose the binary that starts.
+	LookupEnv []string
 	// Stdin is the command's standard input; nil reads from /dev/null.
 	// Run does not wait for a Read that blocks after the command exits.
 	// Not a terminal: the command runs in a process group of its own, in
@@ -278,6 +286,9 @@ func (c *Command) lookPath(env []string) (string, error) {
 	}
 
 	pathList, from := "", "Command.Env"
+	if c.LookupEnv != nil {
+		env, from = c.LookupEnv, "Command.LookupEnv"
+	}
 	found := false
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
@@ -285,7 +296,7 @@ func (c *Command) lookPath(env []string) (string, error) {
 		}
 	}
 	if !found {
-		pathList, from = os.Getenv("PATH"), "this process's environment, as Command.Env has none"
+		pathList, from = os.Getenv("PATH"), "this process's environment, as "+from+" has none"
 	}
 	skipped := false
 	for _, dir := range filepath.SplitList(pathList) {

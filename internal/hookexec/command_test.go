@@ -820,3 +820,24 @@ func BenchmarkRun(b *testing.B) {
 		}
 	})
 }
+
+// TestLookupEnv: with LookupEnv, Argv[0] is looked up in its PATH, not in
+// Env's, which the command still gets.
+func TestLookupEnv(t *testing.T) {
+	dir := t.TempDir()
+	mustWriteExecutable(t, filepath.Join(dir, "tool"), "#!/bin/sh\necho \"impostor $PATH\"\n")
+	sys := t.TempDir()
+	mustWriteExecutable(t, filepath.Join(sys, "tool"), "#!/bin/sh\necho \"real $PATH\"\n")
+	c := &hookexec.Command{Argv: []string{"tool"}, Env: []string{"PATH=" + dir}, LookupEnv: []string{"PATH=" + sys}}
+	res, err := run(t, t.Context(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "real " + dir + "\n"; string(res.Stdout) != want {
+		t.Errorf("Run(%s) printed %q, want %q", c, res.Stdout, want)
+	}
+	c.LookupEnv = []string{"PATH=/nowhere"}
+	if _, err := run(t, t.Context(), c); !errors.Is(err, hookexec.ErrNotFound) || !strings.Contains(err.Error(), "(from Command.LookupEnv)") {
+		t.Errorf("Run(%s) with tool outside LookupEnv's PATH = %v, want ErrNotFound naming Command.LookupEnv", c, err)
+	}
+}

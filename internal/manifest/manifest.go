@@ -61,24 +61,53 @@ type Piece struct {
 // JSON error is the one returned. Duplicate keys are errors; numbers stay
 // exact (see package document).
 func Parse(stream []byte, source string, lim Limits) ([]Document, error) {
+	var docs []Document
+	err := Each(stream, source, lim, true, func(d Document) error {
+		docs = append(docs, d)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return docs, nil
+}
+
+// Each reads the documents of a stream as Parse does, handing each to fn
+// as soon as it is parsed, and keeps none: a stream of many documents
+// costs the memory of its largest, not of all of them. Without positions,
+// each Document's Pos holds the document's own line only, and parsing is
+// cheaper. An error of fn stops the reading and is returned as it is.
+func Each(stream []byte, source string, lim Limits, positions bool, fn func(Document) error) error {
 	lim = lim.withDefaults()
 	if int64(len(stream)) > lim.MaxBytes {
-		return nil, &document.LoadError{Source: source, Err: document.ErrTooLarge,
+		return &document.LoadError{Source: source, Err: document.ErrTooLarge,
 			Msg: fmt.Sprintf("the stream is larger than the limit of %d bytes", lim.MaxBytes)}
 	}
 	text := bytes.TrimLeft(bytes.TrimPrefix(stream, []byte("\ufeff")), " \t\r\n")
 	if len(text) > 0 && (text[0] == '{' || text[0] == '[') {
 		pieces, jsonErr := SplitJSON(stream, source, lim)
 		if jsonErr == nil {
-			return parsePieces(pieces, source, lim, true)
+			return eachPiece(pieces, source, lim, true, positions, fn)
 		}
-		docs, err := parseYAML(stream, source, lim)
-		if err != nil && IsSyntax(err) {
-			return nil, jsonErr
+		pieces, err := Split(stream, source, lim)
+		if err == nil {
+			// Checked before fn sees anything: a stream that is not YAML
+			// either gives the JSON error.
+			err = eachPiece(pieces, source, lim, false, positions, func(Document) error { return nil })
 		}
-		return docs, err
+		if err != nil {
+			if IsSyntax(err) {
+				return jsonErr
+			}
+			return err
+		}
+		return eachPiece(pieces, source, lim, false, positions, fn)
 	}
-	return parseYAML(stream, source, lim)
+	pieces, err := Split(stream, source, lim)
+	if err != nil {
+		return err
+	}
+	return eachPiece(pieces, source, lim, false, positions, fn)
 }
 
 // IsSyntax reports whether err says that a stream is not YAML or JSON.
@@ -86,49 +115,44 @@ func IsSyntax(err error) bool {
 	return errors.Is(err, document.ErrSyntax) || errors.Is(err, document.ErrInvalidUTF8)
 }
 
-func parseYAML(stream []byte, source string, lim Limits) ([]Document, error) {
-	pieces, err := Split(stream, source, lim)
-	if err != nil {
-		return nil, err
-	}
-	return parsePieces(pieces, source, lim, false)
-}
-
-// parsePieces parses each piece, sharing the node budget.
-func parsePieces(pieces []Piece, source string, lim Limits, jsonOnly bool) ([]Document, error) {
-	var docs []Document
-	nodes := 0
+// eachPiece parses each piece, sharing the node budget, and hands each
+// non-empty document to fn.
+func eachPiece(pieces []Piece, source string, lim Limits, jsonOnly, positions bool, fn func(Document) error) error {
+	nodes, index := 0, 0
 	for _, p := range pieces {
 		if nodes >= lim.MaxNodes {
-			return nil, tooManyNodes(source, p.Line, lim)
+			return tooManyNodes(source, p.Line, lim)
 		}
-		loader := document.Loader{Positions: true, JSON: jsonOnly, FirstLine: p.Line,
+		loader := document.Loader{Positions: positions, JSON: jsonOnly, FirstLine: p.Line,
 			Limits: document.Limits{MaxBytes: lim.MaxBytes, MaxDepth: lim.MaxDepth, MaxNodes: lim.MaxNodes - nodes}}
 		tree, pos, err := loader.ParseAny(p.Data, source)
 		if err != nil {
 			var le *document.LoadError
 			if !errors.As(err, &le) {
-				return nil, err
+				return err
 			}
 			if errors.Is(err, document.ErrTooLarge) {
-				// Not the size (Parse checked the stream): the node
+				// Not the size (Each checked the stream): the node
 				// budget, which this document's loader got what was left of.
-				return nil, tooManyNodes(source, max(le.Line, p.Line), lim)
+				return tooManyNodes(source, max(le.Line, p.Line), lim)
 			}
 			if le.Line == 0 {
 				placed := *le
 				placed.Line = p.Line
-				return nil, &placed
+				return &placed
 			}
-			return nil, err
+			return err
 		}
 		if tree == nil {
 			continue
 		}
 		nodes += count(tree)
-		docs = append(docs, Document{Index: len(docs) + 1, Line: p.Line, Value: tree, Pos: pos})
+		index++
+		if err := fn(Document{Index: index, Line: p.Line, Value: tree, Pos: pos}); err != nil {
+			return err
+		}
 	}
-	return docs, nil
+	return nil
 }
 
 // count counts the nodes of a tree, as the loader does.

@@ -32,6 +32,7 @@ type Workspace struct {
 	repo    string
 	tmp     string
 	release func() // ends the use of a cached tree, when ReadOnly
+	removed func() // gives the copy's bytes back to the disk budget
 	once    sync.Once
 	err     error
 }
@@ -55,6 +56,9 @@ func (w *Workspace) Close() error {
 		}
 		if err := removeAll(w.dir); err != nil {
 			w.err = fmt.Errorf("removing the repository workspace: %w", err)
+		}
+		if w.removed != nil {
+			w.removed()
 		}
 	})
 	return w.err

@@ -47,4 +47,4 @@ func (e *EntryError) Unwrap() error { return e.Err }
 
 // limitHint ends every limit error: what the user can do about it.
 const limitHint = "; exclude files from the tarball with the repo-server's " +
-	"reposerver.plugin.tar.exclusions setting, or raise the plugin server's limit"
+	"reposerver.plugin.tar.exclusions setting, or raise that limit of the plugin server"

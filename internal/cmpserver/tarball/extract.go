@@ -115,7 +115,7 @@ func Extract(ctx context.Context, r io.Reader, dir string, opts Options) error {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return fmt.Errorf("creating the repository directory: %w", err)
 	}
-	if _, err := extract(ctx, r, dir, opts.PreserveFileMode, false, opts.Limits.orDefault()); err != nil {
+	if _, err := extract(ctx, r, dir, opts.PreserveFileMode, false, opts.Limits.orDefault(), nil); err != nil {
 		_ = removeAll(dir)
 		return err
 	}
@@ -172,9 +172,12 @@ type ref struct {
 // With sealed, what extract writes has no write permission: files and
 // directories get the modes of the tree less the write bits (the tree
 // keeps the modes a copy gets). The Store seals what it caches.
-func extract(ctx context.Context, r io.Reader, dir string, preserve, sealed bool, lim Limits) (*tree, error) {
+//
+// disk, when not nil, takes the bytes of content as they are written.
+func extract(ctx context.Context, r io.Reader, dir string, preserve, sealed bool, lim Limits, disk *reservation) (*tree, error) {
 	src := &source{ctx: ctx, r: r, max: lim.MaxCompressed}
 	x := &extractor{
+		disk:     disk,
 		src:      src,
 		root:     dir,
 		preserve: preserve,
@@ -236,7 +239,7 @@ func (s *source) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
 	s.n += int64(n)
 	if s.n > s.max {
-		s.err = fmt.Errorf("%w: the repository tarball is more than %d bytes compressed (Limits.MaxCompressed)%s",
+		s.err = fmt.Errorf("%w: the repository tarball is more than %d bytes compressed (cmp serve --max-repo-compressed-bytes)%s",
 			ErrLimit, s.max, limitHint)
 		return n, s.err
 	}
@@ -276,13 +279,14 @@ func (e *expansion) Read(p []byte) (int, error) {
 	e.n += int64(n)
 	if e.n > e.max {
 		e.err = fmt.Errorf("%w: the repository tarball expands to more than %d bytes "+
-			"(Limits.MaxBytes of content, and tar headers for Limits.MaxFiles entries)%s", ErrLimit, e.max, limitHint)
+			"(cmp serve --max-repo-bytes of content, and tar headers for --max-repo-files entries)%s", ErrLimit, e.max, limitHint)
 		return n, e.err
 	}
 	return n, err
 }
 
 type extractor struct {
+	disk     *reservation
 	src      *source
 	tarSrc   *expansion
 	root     string
@@ -327,7 +331,7 @@ func (x *extractor) entry(hdr *tar.Header, tr *tar.Reader) error {
 		return entryErr(hdr.Name, ErrUnsafePath, "names the repository root but is not a directory")
 	}
 	if len(name) > x.lim.MaxPathLen {
-		return entryErr(hdr.Name, ErrLimit, "path is longer than %d bytes (Limits.MaxPathLen)", x.lim.MaxPathLen)
+		return entryErr(hdr.Name, ErrLimit, "path is longer than %d bytes (cmp serve --max-repo-path-length)", x.lim.MaxPathLen)
 	}
 	if longestElem(name) > maxNameLen {
 		return entryErr(hdr.Name, ErrLimit, "path has an element longer than %d bytes", maxNameLen)
@@ -405,7 +409,7 @@ func (x *extractor) add(raw, name string) error {
 
 func (x *extractor) count(raw string) error {
 	if x.t.count() >= x.lim.MaxFiles {
-		return entryErr(raw, ErrLimit, "the repository has more than %d files (Limits.MaxFiles, counting directories and links)%s",
+		return entryErr(raw, ErrLimit, "the repository has more than %d files (cmp serve --max-repo-files, counting directories and links)%s",
 			x.lim.MaxFiles, limitHint)
 	}
 	return nil
@@ -465,8 +469,11 @@ func (x *extractor) dir(hdr *tar.Header, name string) error {
 // addBytes counts n more bytes of content against MaxBytes.
 func (x *extractor) addBytes(raw string, n int64) error {
 	if n > x.lim.MaxBytes-x.t.bytes {
-		return entryErr(raw, ErrLimit, "takes the repository past %d bytes of content (Limits.MaxBytes)%s",
+		return entryErr(raw, ErrLimit, "takes the repository past %d bytes of content (cmp serve --max-repo-bytes)%s",
 			x.lim.MaxBytes, limitHint)
+	}
+	if err := x.disk.take(n); err != nil {
+		return &EntryError{Name: raw, Reason: err.Error(), Err: ErrLimit}
 	}
 	x.t.bytes += n
 	return nil
@@ -545,7 +552,7 @@ func (x *extractor) symlink(hdr *tar.Header, name string) error {
 	case target == "":
 		return entryErr(hdr.Name, ErrUnsafePath, "is a symlink with an empty target")
 	case len(target) > x.lim.MaxPathLen:
-		return entryErr(hdr.Name, ErrLimit, "is a symlink whose target is longer than %d bytes (Limits.MaxPathLen)", x.lim.MaxPathLen)
+		return entryErr(hdr.Name, ErrLimit, "is a symlink whose target is longer than %d bytes (cmp serve --max-repo-path-length)", x.lim.MaxPathLen)
 	case strings.IndexByte(target, 0) >= 0:
 		return entryErr(hdr.Name, ErrUnsafePath, "is a symlink whose target contains a NUL byte")
 	case target[0] == '/':

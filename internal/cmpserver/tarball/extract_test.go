@@ -220,7 +220,7 @@ func hostileCases(tb testing.TB) []hostileCase {
 			name:    "long path",
 			entries: []ent{reg(strings.Repeat("a/", 50)+"b", "x")},
 			want:    tarball.ErrLimit,
-			msg:     `tar entry "` + strings.Repeat("a/", 50) + `b": path is longer than 100 bytes (Limits.MaxPathLen)`,
+			msg:     `tar entry "` + strings.Repeat("a/", 50) + `b": path is longer than 100 bytes (cmp serve --max-repo-path-length)`,
 		},
 		{
 			name:    "long symlink target",
@@ -232,7 +232,7 @@ func hostileCases(tb testing.TB) []hostileCase {
 			entries: []ent{reg("a", randomish(4096))},
 			lim:     &tarball.Limits{MaxCompressed: 1000},
 			want:    tarball.ErrLimit,
-			msg:     "limit exceeded: the repository tarball is more than 1000 bytes compressed (Limits.MaxCompressed)" + hint,
+			msg:     "limit exceeded: the repository tarball is more than 1000 bytes compressed (cmp serve --max-repo-compressed-bytes)" + hint,
 		},
 		{
 			name: "header bomb",
@@ -271,7 +271,7 @@ func hostileCases(tb testing.TB) []hostileCase {
 	return cases
 }
 
-const hint = "; exclude files from the tarball with the repo-server's reposerver.plugin.tar.exclusions setting, or raise the plugin server's limit"
+const hint = "; exclude files from the tarball with the repo-server's reposerver.plugin.tar.exclusions setting, or raise that limit of the plugin server"
 
 // randomish returns n bytes that gzip cannot shrink, the same every time.
 func randomish(n int) string {

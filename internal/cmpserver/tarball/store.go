@@ -26,6 +26,7 @@ type Store struct {
 	work  string // workspaces
 
 	maxBytes int64
+	disk     *diskBudget // nil: no budget
 
 	mu      sync.Mutex
 	entries map[string]*entry  // by checksum
@@ -115,6 +116,43 @@ func NewStore(root string, maxBytes int64) (*Store, error) {
 	return s, nil
 }
 
+// SetDiskBudget bounds the repository bytes on disk that requests hold at
+// once, besides the cache: trees being extracted and the private copies of
+// Workspaces until they are closed. A request whose copy does not fit
+// waits for others to close theirs, until its context is done; an
+// extraction that does not fit fails, as does a copy larger than the
+// whole budget (errors matching ErrLimit, naming cmp serve's
+// --max-disk-bytes). 0 means DefaultDiskBudget, a negative max no
+// budget. Call it before the Store is used.
+func (s *Store) SetDiskBudget(max int64) {
+	switch {
+	case max == 0:
+		s.disk = newDiskBudget(DefaultDiskBudget)
+	case max < 0:
+		s.disk = nil
+	default:
+		s.disk = newDiskBudget(max)
+	}
+}
+
+// DiskInUse returns the bytes the disk budget has given to requests in
+// flight.
+func (s *Store) DiskInUse() int64 { return s.disk.inUse() }
+
+// Close removes what the Store holds on disk: the cache, the extractions
+// in progress and the workspaces, also those of requests that did not
+// close theirs (a server that stops gives up on them). The Store must not
+// be used after it.
+func (s *Store) Close() error {
+	var first error
+	for _, d := range []string{s.work, s.tmp, s.cache} {
+		if err := removeAll(d); err != nil && first == nil {
+			first = fmt.Errorf("removing the repository cache: %w", err)
+		}
+	}
+	return first
+}
+
 // Root returns the directory holding the Store's cache and workspaces
 // (absolute): what a command given a workspace must not reach beyond it.
 func (s *Store) Root() string { return s.root }
@@ -150,7 +188,7 @@ func (s *Store) Receive(ctx context.Context, r io.Reader, size int64, checksum s
 		return nil, fmt.Errorf("the repository stream's size %d is negative", size)
 	}
 	if size > lim.MaxCompressed {
-		return nil, fmt.Errorf("%w: the repository tarball is %d bytes compressed, more than %d (Limits.MaxCompressed)%s",
+		return nil, fmt.Errorf("%w: the repository tarball is %d bytes compressed, more than %d (cmp serve --max-repo-compressed-bytes)%s",
 			ErrLimit, size, lim.MaxCompressed, limitHint)
 	}
 	in := &stream{ctx: ctx, r: r, size: size, want: want, h: sha256.New()}
@@ -177,7 +215,7 @@ func (s *Store) Receive(ctx context.Context, r io.Reader, size int64, checksum s
 	s.mu.Unlock()
 
 	e, err := s.fill(key, f, func(dir string) (*tree, error) {
-		return extractStream(ctx, in, dir, lim)
+		return s.extractStream(ctx, in, dir, lim)
 	})
 	if err != nil {
 		return nil, err
@@ -187,8 +225,10 @@ func (s *Store) Receive(ctx context.Context, r io.Reader, size int64, checksum s
 
 // extractStream extracts in into dir, then makes sure in was what its
 // metadata said: only then may the tree be published.
-func extractStream(ctx context.Context, in *stream, dir string, lim Limits) (*tree, error) {
-	t, err := extract(ctx, in, dir, true, true, lim)
+func (s *Store) extractStream(ctx context.Context, in *stream, dir string, lim Limits) (*tree, error) {
+	res := &reservation{ctx: ctx, b: s.disk}
+	defer res.release()
+	t, err := extract(ctx, in, dir, true, true, lim, res)
 	if err == nil {
 		err = in.finish()
 	} else if in.err == nil && errors.Is(err, ErrFormat) {
@@ -243,7 +283,9 @@ func (s *Store) follow(ctx context.Context, key string, f *flight, in *stream, o
 				return nil, err
 			}
 			defer r.Close()
-			return extract(ctx, r, dir, true, true, lim)
+			res := &reservation{ctx: ctx, b: s.disk}
+			defer res.release()
+			return extract(ctx, r, dir, true, true, lim, res)
 		})
 		if err != nil {
 			return nil, err
@@ -405,11 +447,16 @@ func (s *Store) workspace(ctx context.Context, e *entry, opts Options, lim Limit
 		return &Workspace{repo: e.dir, release: func() { s.release(e) }}, nil
 	}
 	defer s.release(e)
+	if err := s.disk.wait(ctx, e.tree.bytes, "the request's copy of the repository"); err != nil {
+		return nil, err
+	}
 	dir, err := os.MkdirTemp(s.work, "ws-")
 	if err != nil {
+		s.disk.give(e.tree.bytes)
 		return nil, fmt.Errorf("creating the repository workspace: %w", err)
 	}
-	ws := &Workspace{dir: dir, repo: filepath.Join(dir, "repo"), tmp: filepath.Join(dir, "tmp")}
+	n := e.tree.bytes
+	ws := &Workspace{dir: dir, repo: filepath.Join(dir, "repo"), tmp: filepath.Join(dir, "tmp"), removed: func() { s.disk.give(n) }}
 	err = os.Mkdir(ws.tmp, 0o700)
 	if err == nil {
 		err = os.Mkdir(ws.repo, 0o700)
@@ -419,6 +466,7 @@ func (s *Store) workspace(ctx context.Context, e *entry, opts Options, lim Limit
 	}
 	if err != nil {
 		_ = removeAll(dir)
+		s.disk.give(n)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -432,13 +480,13 @@ func (s *Store) workspace(ctx context.Context, e *entry, opts Options, lim Limit
 func within(t *tree, lim Limits) error {
 	switch {
 	case t.count() > lim.MaxFiles:
-		return fmt.Errorf("%w: the repository has %d files, more than %d (Limits.MaxFiles, counting directories and links)%s",
+		return fmt.Errorf("%w: the repository has %d files, more than %d (cmp serve --max-repo-files, counting directories and links)%s",
 			ErrLimit, t.count(), lim.MaxFiles, limitHint)
 	case t.bytes > lim.MaxBytes:
-		return fmt.Errorf("%w: the repository has %d bytes of content, more than %d (Limits.MaxBytes)%s",
+		return fmt.Errorf("%w: the repository has %d bytes of content, more than %d (cmp serve --max-repo-bytes)%s",
 			ErrLimit, t.bytes, lim.MaxBytes, limitHint)
 	case t.longest > lim.MaxPathLen:
-		return fmt.Errorf("%w: the repository has a path of %d bytes, longer than %d (Limits.MaxPathLen)",
+		return fmt.Errorf("%w: the repository has a path of %d bytes, longer than %d (cmp serve --max-repo-path-length)",
 			ErrLimit, t.longest, lim.MaxPathLen)
 	}
 	return nil

@@ -282,6 +282,12 @@ func encodeValues(v map[string]any, what string) ([]byte, error) {
 	if v == nil {
 		v = map[string]any{}
 	}
+	if document.SizeExceeds(v, maxOutputBytes) {
+		// Known before encoding, which would cost many times the text.
+		return nil, &outputError{reason: ReasonMergeFailed, err: fmt.Errorf(
+			"the merged %s is more than %d bytes of YAML, more than a ConfigMap or Secret can hold: move values out of the layers",
+			what, maxOutputBytes)}
+	}
 	var b bytes.Buffer
 	if err := document.Encode(&b, v, document.YAML); err != nil {
 		return nil, &outputError{reason: ReasonMergeFailed, err: fmt.Errorf("encoding the %s: %w", what, err)}

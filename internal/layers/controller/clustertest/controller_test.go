@@ -239,6 +239,37 @@ func TestFailures(t *testing.T) {
 		}
 	})
 
+	t.Run("alias bomb in a user ConfigMap", func(t *testing.T) {
+		// 500 bytes whose aliases expand to 1.2 million values and 240 MB of
+		// strings (issue 16): its App fails, the others are served.
+		bomb := `a: &a "` + strings.Repeat("x", 200) + `"
+b: &b [*a, *a, *a, *a, *a, *a, *a, *a]
+c: &c [*b, *b, *b, *b, *b, *b, *b, *b]
+d: &d [*c, *c, *c, *c, *c, *c, *c, *c]
+e: &e [*d, *d, *d, *d, *d, *d, *d, *d]
+f: &f {<<: {x0: *e, x1: *e}, x2: *e, x3: *e, x4: *e, x5: *e, x6: *e, x7: *e}
+g: &g [*f, *f, *f, *f, *f, *f, *f, *f]
+h: [*g, *g, *g, *g]
+`
+		e.create(configMap(ns, "bomb", bomb))
+		bad := app(ns, "bombed", "giantswarm")
+		bad.Spec.UserConfig.ConfigMap = v1alpha1.ObjectRef{Name: "bomb", Namespace: ns}
+		e.create(bad)
+		_, c := e.waitReady("bombed", metav1.ConditionFalse, controller.ReasonConfigMapMergeFailed)
+		if !strings.Contains(c.Message, "ConfigMap failures/bomb") || !strings.Contains(c.Message, "YAML aliases and merge keys (<<) expand to more than") {
+			t.Errorf("Ready message %q: want the ConfigMap and the alias budget", c.Message)
+		}
+		e.waitEvent("bombed", corev1.EventTypeWarning, controller.ReasonConfigMapMergeFailed, "YAML aliases")
+		if cm, sec := e.output("bombed"); cm != nil || sec != nil {
+			t.Errorf("outputs written for an App whose layer is refused")
+		}
+		// The controller goes on serving the other Apps.
+		good := app(ns, "beside-the-bomb", "giantswarm")
+		e.create(good)
+		e.waitReady("beside-the-bomb", metav1.ConditionTrue, controller.ReasonValuesMerged)
+		e.waitValues("beside-the-bomb", "a: 1\n", "{}")
+	})
+
 	t.Run("output name taken", func(t *testing.T) {
 		squatter := configMap(ns, "taken-chart-values", "mine: true\n")
 		e.create(squatter)
