@@ -64,11 +64,11 @@ type helmFlags struct {
 	maxConcurrent      int
 	// The render budgets (cmp serve only): a render runs in a worker
 	// process unless inProcess.
-	renderMemory  int64
-	renderTimeout time.Duration
-	inProcess     bool
-	serve         bool
-	maxValuesNodes     int
+	renderMemory   int64
+	renderTimeout  time.Duration
+	inProcess      bool
+	serve          bool
+	maxValuesNodes int
 }
 
 // bindHelm adds the sidecar's Helm tuning flags (cmp serve only).
