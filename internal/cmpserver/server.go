@@ -124,7 +124,7 @@ func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
 	}
 	waitCtx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	if n := running.wait(waitCtx); n > 0 {
+	if n := running.Wait(waitCtx); n > 0 {
 		log.Warn("requests still running after the shutdown", "count", n, "waited", wait.String())
 	}
 	if err != nil && !errors.Is(err, grpc.ErrServerStopped) {

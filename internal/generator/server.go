@@ -44,7 +44,7 @@ type Server struct {
 	ready      atomic.Bool
 	baseCtx    context.Context // of backend calls that outlive one request
 	cancelBase context.CancelFunc
-	calls      running // backend calls
+	calls      hookexec.Running // backend calls
 }
 
 // A watchedSource is a file-backed source that Reload checks.
@@ -366,8 +366,8 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 // callBackend calls the backend under the plugin's limits and encodes its
 // answer.
 func (s *Server) callBackend(ctx context.Context, p *plugin, req Request) ([]byte, error) {
-	s.calls.add()
-	defer s.calls.done()
+	s.calls.Add()
+	defer s.calls.Done()
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
 	defer cancel()
 	if err := p.limit.acquire(ctx, p.queued.Add); err != nil {
@@ -611,7 +611,9 @@ func (s *Server) Serve(ctx context.Context, lis, mlis net.Listener) error {
 	// process groups (SIGTERM, then SIGKILL after the command's grace),
 	// so that nothing outlives the server.
 	s.cancelBase()
-	if n := s.calls.wait(StopWait); n > 0 {
+	waitCtx, cancelWait := context.WithTimeout(context.Background(), StopWait)
+	defer cancelWait()
+	if n := s.calls.Wait(waitCtx); n > 0 {
 		s.log.Warn("backend calls still running after the shutdown", "count", n, "waited", StopWait.String())
 	}
 	wg.Wait()
@@ -628,48 +630,4 @@ type slogPrinter struct{ log *slog.Logger }
 
 func (p slogPrinter) Println(v ...any) {
 	p.log.Warn(strings.TrimSpace(fmt.Sprintln(v...)))
-}
-
-// running counts the backend calls in progress.
-type running struct {
-	mu   sync.Mutex
-	n    int
-	idle chan struct{} // closed when n drops to 0; nil while n is 0
-}
-
-func (r *running) add() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.n == 0 {
-		r.idle = make(chan struct{})
-	}
-	r.n++
-}
-
-func (r *running) done() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.n--
-	if r.n == 0 {
-		close(r.idle)
-		r.idle = nil
-	}
-}
-
-// wait waits until no call runs, at most d, and returns how many still do.
-func (r *running) wait(d time.Duration) int {
-	r.mu.Lock()
-	idle := r.idle
-	r.mu.Unlock()
-	if idle != nil {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-idle:
-		case <-t.C:
-		}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.n
 }
