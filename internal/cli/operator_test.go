@@ -196,7 +196,7 @@ func TestOperatorExample(t *testing.T) {
 	}
 	rec := httptest.NewRecorder()
 	e.HTTPHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	if want := `exporter_reports_total{hook="hooks/report.sh",source="report.sh"} 1`; !strings.Contains(rec.Body.String(), want) {
+	if want := `exporter_reports_total{hook="hooks/report.sh",module="metrics-exporter",source="report.sh"} 1`; !strings.Contains(rec.Body.String(), want) {
 		t.Errorf("/metrics lacks %s", want)
 	}
 	values := func() string {
