@@ -79,6 +79,16 @@ type Result struct {
 	Stderr   []byte        // the last MaxStderr bytes at most
 	ExitCode int           // -1 when the process was killed by a signal
 	Duration time.Duration // from start until Run had collected everything
+	Usage    Usage         // what the process used; zero when it never ran
+}
+
+// Usage is the resources a command's process used, as wait4 reports them:
+// the process itself and the descendants it waited for.
+type Usage struct {
+	UserTime, SystemTime time.Duration
+	// MaxRSS is the peak resident set in bytes; 0 where the platform does
+	// not report it.
+	MaxRSS int64
 }
 
 // String returns the command the way errors show it.
@@ -163,6 +173,7 @@ func (c *Command) Run(ctx context.Context) (*Result, error) {
 	state := cmd.ProcessState
 	if state != nil {
 		res.ExitCode = state.ExitCode()
+		res.Usage = Usage{UserTime: state.UserTime(), SystemTime: state.SystemTime(), MaxRSS: maxRSS(state)}
 	}
 	tail := string(res.Stderr)
 	if stderrCut {

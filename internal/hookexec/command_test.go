@@ -841,3 +841,20 @@ func TestLookupEnv(t *testing.T) {
 		t.Errorf("Run(%s) with tool outside LookupEnv's PATH = %v, want ErrNotFound naming Command.LookupEnv", c, err)
 	}
 }
+
+// TestUsage checks that a run reports the process's resources: a command
+// that touches 64 MiB has a peak resident set of at least that, and burns
+// some CPU time.
+func TestUsage(t *testing.T) {
+	c := &hookexec.Command{Argv: []string{"/bin/sh", "-c", `s=$(head -c 67108864 /dev/zero | tr '\0' x); echo ${#s}`}, Env: []string{"PATH=/usr/bin:/bin"}}
+	res, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Usage.MaxRSS < 64<<20 {
+		t.Errorf("Usage.MaxRSS = %d, want at least 64 MiB for a shell holding a 64 MiB string (stdout %q)", res.Usage.MaxRSS, res.Stdout)
+	}
+	if res.Usage.UserTime+res.Usage.SystemTime <= 0 {
+		t.Errorf("Usage = %+v, want some CPU time", res.Usage)
+	}
+}

@@ -47,3 +47,12 @@ func waitExited(pid int) error {
 		}
 	}
 }
+
+// maxRSS is the peak resident set of a finished process in bytes (Linux
+// reports ru_maxrss in KiB).
+func maxRSS(state *os.ProcessState) int64 {
+	if ru, ok := state.SysUsage().(*syscall.Rusage); ok {
+		return ru.Maxrss * 1024
+	}
+	return 0
+}

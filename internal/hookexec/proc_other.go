@@ -5,6 +5,7 @@ package hookexec
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
 	"syscall"
@@ -19,3 +20,6 @@ func setProcessGroup(*exec.Cmd) error {
 func signalGroup(int, syscall.Signal) {}
 
 func waitExited(int) error { return errors.ErrUnsupported }
+
+// maxRSS is not reported on this platform.
+func maxRSS(*os.ProcessState) int64 { return 0 }

@@ -103,7 +103,9 @@ func TestHTTP(t *testing.T) {
 			t.Errorf("GET %s = %d %s\nwant 200 with %s", path, resp.StatusCode, body, want)
 		}
 	}
-	for _, name := range []string{"live_ticks", "tasks_queue_length", "convergence_total", "binding_count", "global_hook_run_seconds", "module_run_seconds", "module_enabled", "global_values_size_bytes"} {
+	for _, name := range []string{"live_ticks", "tasks_queue_length", "convergence_total", "binding_count", "global_hook_run_seconds", "module_run_seconds", "module_enabled", "global_values_size_bytes",
+		"global_hook_run_sys_cpu_seconds", "global_hook_run_user_cpu_seconds", "global_hook_run_max_rss_bytes",
+		"module_hook_run_sys_cpu_seconds", "module_hook_run_user_cpu_seconds", "module_hook_run_max_rss_bytes"} {
 		resp, err := srv.Client().Get(srv.URL + "/metrics")
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/strata-dev/strata/internal/hookexec"
 	"github.com/strata-dev/strata/internal/operator/config"
 	"github.com/strata-dev/strata/internal/operator/hook"
 	"github.com/strata-dev/strata/internal/operator/store"
@@ -68,7 +69,11 @@ func (e *Engine) runHook(ctx context.Context, he *hookEntry, b hook.BindingType,
 	start := time.Now()
 	out, err := e.runner.Run(ctx, he.h, hook.Input{Version: he.cfg.Version, Contexts: filled, Values: vjson, ConfigValues: cjson})
 	took := time.Since(start)
-	e.observeHook(he, binding, activation, queueName, took, err)
+	var usage *hookexec.Usage
+	if out != nil {
+		usage = &out.Usage
+	}
+	e.observeHook(he, binding, activation, queueName, took, usage, err)
 	if err != nil {
 		return ch, err
 	}
@@ -139,12 +144,18 @@ func (e *Engine) runHook(ctx context.Context, he *hookEntry, b hook.BindingType,
 	return ch, nil
 }
 
-// observeHook updates the hook run metrics.
-func (e *Engine) observeHook(he *hookEntry, binding, activation, queueName string, took time.Duration, err error) {
+// observeHook updates the hook run metrics; usage is nil when the run
+// failed (its process's usage is not reported then).
+func (e *Engine) observeHook(he *hookEntry, binding, activation, queueName string, took time.Duration, usage *hookexec.Usage, err error) {
 	allow := allowFailure(he.cfg, binding)
 	if he.module == "" {
 		l := []string{he.h.Name, binding, activation, queueName}
 		e.m.globalHookSeconds.WithLabelValues(l...).Observe(took.Seconds())
+		if usage != nil {
+			e.m.globalHookSysCPU.WithLabelValues(l...).Observe(usage.SystemTime.Seconds())
+			e.m.globalHookUserCPU.WithLabelValues(l...).Observe(usage.UserTime.Seconds())
+			e.m.globalHookMaxRSS.WithLabelValues(l...).Set(float64(usage.MaxRSS))
+		}
 		switch {
 		case err == nil:
 			e.m.globalHookSuccesses.WithLabelValues(l...).Inc()
@@ -157,6 +168,11 @@ func (e *Engine) observeHook(he *hookEntry, binding, activation, queueName strin
 	}
 	l := []string{he.module, he.h.Name, binding, activation, queueName}
 	e.m.moduleHookSeconds.WithLabelValues(l...).Observe(took.Seconds())
+	if usage != nil {
+		e.m.moduleHookSysCPU.WithLabelValues(l...).Observe(usage.SystemTime.Seconds())
+		e.m.moduleHookUserCPU.WithLabelValues(l...).Observe(usage.UserTime.Seconds())
+		e.m.moduleHookMaxRSS.WithLabelValues(l...).Set(float64(usage.MaxRSS))
+	}
 	switch {
 	case err == nil:
 		e.m.moduleHookSuccesses.WithLabelValues(l...).Inc()

@@ -15,11 +15,17 @@ type metrics struct {
 	globalHookErrors    *prometheus.CounterVec
 	globalHookAllowed   *prometheus.CounterVec
 	globalHookSuccesses *prometheus.CounterVec
+	globalHookSysCPU    *prometheus.HistogramVec
+	globalHookUserCPU   *prometheus.HistogramVec
+	globalHookMaxRSS    *prometheus.GaugeVec
 
 	moduleHookSeconds   *prometheus.HistogramVec
 	moduleHookErrors    *prometheus.CounterVec
 	moduleHookAllowed   *prometheus.CounterVec
 	moduleHookSuccesses *prometheus.CounterVec
+	moduleHookSysCPU    *prometheus.HistogramVec
+	moduleHookUserCPU   *prometheus.HistogramVec
+	moduleHookMaxRSS    *prometheus.GaugeVec
 
 	discoverErrors  prometheus.Counter
 	moduleRunErrors *prometheus.CounterVec
@@ -70,10 +76,16 @@ func newMetrics(prefix string, reg prometheus.Registerer) *metrics {
 		globalHookErrors:    counter("global_hook_run_errors_total", "Failed global hook runs without allowFailure.", hookLabels...),
 		globalHookAllowed:   counter("global_hook_run_allowed_errors_total", "Failed global hook runs forgiven by allowFailure.", hookLabels...),
 		globalHookSuccesses: counter("global_hook_run_success_total", "Successful global hook runs.", hookLabels...),
+		globalHookSysCPU:    hist("global_hook_run_sys_cpu_seconds", "System CPU time of a global hook run.", hookLabels...),
+		globalHookUserCPU:   hist("global_hook_run_user_cpu_seconds", "User CPU time of a global hook run.", hookLabels...),
+		globalHookMaxRSS:    gauge("global_hook_run_max_rss_bytes", "Peak resident memory of the last global hook run.", hookLabels...),
 		moduleHookSeconds:   hist("module_hook_run_seconds", "Module hook run time.", moduleHookLabels...),
 		moduleHookErrors:    counter("module_hook_run_errors_total", "Failed module hook runs without allowFailure.", moduleHookLabels...),
 		moduleHookAllowed:   counter("module_hook_run_allowed_errors_total", "Failed module hook runs forgiven by allowFailure.", moduleHookLabels...),
 		moduleHookSuccesses: counter("module_hook_run_success_total", "Successful module hook runs.", moduleHookLabels...),
+		moduleHookSysCPU:    hist("module_hook_run_sys_cpu_seconds", "System CPU time of a module hook run.", moduleHookLabels...),
+		moduleHookUserCPU:   hist("module_hook_run_user_cpu_seconds", "User CPU time of a module hook run.", moduleHookLabels...),
+		moduleHookMaxRSS:    gauge("module_hook_run_max_rss_bytes", "Peak resident memory of the last module hook run.", moduleHookLabels...),
 		discoverErrors:      counter("module_discover_errors_total", "Failed module discoveries.").WithLabelValues(),
 		moduleRunErrors:     counter("module_run_errors_total", "Failed module runs.", "module"),
 		moduleDelErrors:     counter("module_delete_errors_total", "Failed module deletions.", "module"),

@@ -93,6 +93,8 @@ type Output struct {
 	Stdout, Stderr []byte
 	// Duration is how long the hook ran.
 	Duration time.Duration
+	// Usage is the CPU time and peak memory of the hook's process.
+	Usage hookexec.Usage
 }
 
 // Config runs `hook --config` and parses what it prints (ParseConfig).

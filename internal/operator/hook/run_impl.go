@@ -157,7 +157,7 @@ func (r *Runner) run(ctx context.Context, h *Hook, in Input) (*Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s failed: %w", h, err)
 	}
-	out := &Output{Stdout: res.Stdout, Stderr: res.Stderr, Duration: res.Duration}
+	out := &Output{Stdout: res.Stdout, Stderr: res.Stderr, Duration: res.Duration, Usage: res.Usage}
 	max := orDefault(r.MaxOutputBytes, DefaultMaxOutputBytes)
 	read := func(name, role string) ([]byte, string, error) {
 		source := role

@@ -110,7 +110,10 @@ echo to-stderr >&2
 		Stdout:            []byte("to-stdout\n"),
 		Stderr:            []byte("to-stderr\n"),
 	}
-	res.Duration = 0
+	if res.Usage.MaxRSS <= 0 {
+		t.Errorf("Run().Usage = %+v, want the hook's peak memory", res.Usage)
+	}
+	res.Duration, res.Usage = 0, hookexec.Usage{}
 	if d := cmp.Diff(want, res); d != "" {
 		t.Errorf("Run (-want +got):\n%s", d)
 	}
