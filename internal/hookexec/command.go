@@ -86,8 +86,12 @@ type Result struct {
 // the process itself and the descendants it waited for.
 type Usage struct {
 	UserTime, SystemTime time.Duration
-	// MaxRSS is the peak resident set in bytes; 0 where the platform does
-	// not report it.
+	// MaxRSS is the peak resident set in bytes, as wait4 reports it; 0
+	// where the platform does not report it. Linux keeps, across exec, the
+	// peak of the address space a child starts in, and Go starts children
+	// with vfork in the caller's own address space: the figure is the
+	// larger of this process's resident set when it started the command
+	// and the command's own peak.
 	MaxRSS int64
 }
 
