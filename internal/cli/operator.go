@@ -140,6 +140,7 @@ and the debug API on DEBUG_UNIX_SOCKET. Stops on SIGINT or SIGTERM.`,
 	fs.StringVar(&s.DebugUnixSocket, "debug-unix-socket", s.DebugUnixSocket, "debug API socket; empty disables it ($DEBUG_UNIX_SOCKET)")
 	fs.StringVar(&s.LogType, "log-type", s.LogType, "log format: text, json or color ($LOG_TYPE)")
 	fs.BoolVar(&s.LogNoTime, "log-no-time", s.LogNoTime, "no timestamps in logs ($LOG_NO_TIME)")
+	fs.BoolVar(&s.NoQueueActionMetrics, "no-queue-action-metrics", s.NoQueueActionMetrics, "do not export tasks_queue_action_duration_seconds ($QUEUE_ACTIONS_METRICS=no)")
 	return cmd
 }
 

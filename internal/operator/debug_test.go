@@ -105,7 +105,8 @@ func TestHTTP(t *testing.T) {
 	}
 	for _, name := range []string{"live_ticks", "tasks_queue_length", "convergence_total", "binding_count", "global_hook_run_seconds", "module_run_seconds", "module_enabled", "global_values_size_bytes",
 		"global_hook_run_sys_cpu_seconds", "global_hook_run_user_cpu_seconds", "global_hook_run_max_rss_bytes",
-		"module_hook_run_sys_cpu_seconds", "module_hook_run_user_cpu_seconds", "module_hook_run_max_rss_bytes"} {
+		"module_hook_run_sys_cpu_seconds", "module_hook_run_user_cpu_seconds", "module_hook_run_max_rss_bytes",
+		"tasks_queue_action_duration_seconds_count{queue_action=\"GetFirst\",queue_name=\"main\"}"} {
 		resp, err := srv.Client().Get(srv.URL + "/metrics")
 		if err != nil {
 			t.Fatal(err)
@@ -131,11 +132,20 @@ func TestSnapshotMetrics(t *testing.T) {
 		`addon_operator_kube_snapshot_objects{binding="cms",hook="hooks/watch.sh",module="a",queue="main"} 1`,
 		`addon_operator_kube_snapshot_objects{binding="nodes",hook="nodes.sh",module="",queue="main"} 0`,
 		`addon_operator_kube_snapshot_objects{binding="cms-snapshot-only",hook="nodes.sh",module="",queue="main"} 1`,
+		`addon_operator_kube_jq_filter_duration_seconds_count{binding="cms",hook="hooks/watch.sh",kind="ConfigMap",module="a",queue="main"}`,
 	} {
 		if !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+	// A change of the objects is timed per binding that watches its kind.
+	writeFile(t, filepath.Join(h.dir, "objects", "extra.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n  namespace: default\n  labels: {watch: \"yes\"}\n"))
+	want := `addon_operator_kube_event_duration_seconds_count{binding="cms",hook="hooks/watch.sh",kind="ConfigMap",module="a",queue="main"}`
+	eventually.True(t, "/metrics with "+want, func() (bool, string) {
+		rec := httptest.NewRecorder()
+		h.eng.HTTPHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		return strings.Contains(rec.Body.String(), want), "not there yet"
+	})
 }
 
 // TestAllowFailureMetric: a failing schedule with allowFailure counts in

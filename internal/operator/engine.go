@@ -128,13 +128,19 @@ func New(s Settings, log *slog.Logger) (*Engine, error) {
 	if retryMax <= 0 {
 		retryMax = max(queue.DefaultBackoffMax, retry)
 	}
-	e.queues = queue.New(e.handle, queue.Options{
+	e.reg = prometheus.NewRegistry()
+	e.m = newMetrics(s.MetricsPrefix, e.reg)
+	qopts := queue.Options{
 		Backoff: queue.Exponential(retry, retryMax),
 		Merge:   mergeHookRuns,
 		OnDone:  e.taskDone,
-	})
-	e.reg = prometheus.NewRegistry()
-	e.m = newMetrics(s.MetricsPrefix, e.reg)
+	}
+	if !s.NoQueueActionMetrics {
+		qopts.OnAction = func(name, action string, took time.Duration) {
+			e.m.queueActionSecs.WithLabelValues(name, action).Observe(took.Seconds())
+		}
+	}
+	e.queues = queue.New(e.handle, qopts)
 	e.hookMets = hookmetrics.NewCollector(hookmetrics.Limits{})
 	e.reg.MustRegister(e.hookMets, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e.ticker = &schedule.Ticker{}
@@ -329,7 +335,7 @@ func (e *Engine) configure(ctx context.Context, hooks []*hook.Hook, moduleName s
 				return
 			}
 			he := &hookEntry{h: h, cfg: cfg, module: moduleName, limiter: newLimiter(cfg.Settings)}
-			he.kube = kubebind.NewSet(cfg, e.objects)
+			he.kube = e.kubeSet(he)
 			out[i] = he
 		}()
 	}
@@ -465,4 +471,30 @@ func (e *Engine) observeSnapshots() {
 			e.m.snapshotBytes.WithLabelValues(l...).Set(float64(size))
 		}
 	}
+}
+
+// kubeSet returns new monitors of he's kubernetes bindings, timed into the
+// engine's metrics.
+func (e *Engine) kubeSet(he *hookEntry) *kubebind.Set {
+	return kubebind.NewSet(he.cfg, e.objects).WithTimings(kubeTimings{m: e.m, he: he})
+}
+
+// kubeTimings puts a hook's monitors' timings into the metrics.
+type kubeTimings struct {
+	m  *metrics
+	he *hookEntry
+}
+
+var _ kubebind.Timings = kubeTimings{}
+
+func (t kubeTimings) labels(b *hook.KubernetesBinding) []string {
+	return []string{t.he.module, t.he.h.Name, b.Name, b.Queue, b.Kind}
+}
+
+func (t kubeTimings) Filter(b *hook.KubernetesBinding, d time.Duration) {
+	t.m.kubeJqSeconds.WithLabelValues(t.labels(b)...).Observe(d.Seconds())
+}
+
+func (t kubeTimings) Event(b *hook.KubernetesBinding, d time.Duration) {
+	t.m.kubeEventSecs.WithLabelValues(t.labels(b)...).Observe(d.Seconds())
 }

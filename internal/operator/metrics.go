@@ -47,10 +47,16 @@ type metrics struct {
 
 	snapshotObjects *prometheus.GaugeVec
 	snapshotBytes   *prometheus.GaugeVec
+	kubeJqSeconds   *prometheus.HistogramVec
+	kubeEventSecs   *prometheus.HistogramVec
+	queueActionSecs *prometheus.HistogramVec
 }
 
 var hookLabels = []string{"hook", "binding", "activation", "queue"}
 var moduleHookLabels = []string{"module", "hook", "binding", "activation", "queue"}
+
+// kubeLabels label the kubernetes binding metrics, as addon-operator's.
+var kubeLabels = []string{"module", "hook", "binding", "queue", "kind"}
 
 func newMetrics(prefix string, reg prometheus.Registerer) *metrics {
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
@@ -60,6 +66,13 @@ func newMetrics(prefix string, reg prometheus.Registerer) *metrics {
 	}
 	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
 		v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: prefix + name, Help: help}, labels)
+		reg.MustRegister(v)
+		return v
+	}
+	// fineHist is for work measured in micro- to milliseconds.
+	fineHist := func(name, help string, labels ...string) *prometheus.HistogramVec {
+		v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: prefix + name, Help: help,
+			Buckets: []float64{1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10}}, labels)
 		reg.MustRegister(v)
 		return v
 	}
@@ -102,6 +115,9 @@ func newMetrics(prefix string, reg prometheus.Registerer) *metrics {
 		moduleEnabled:       gauge("module_enabled", "1 when the module is enabled, 0 when not.", "module"),
 		snapshotObjects:     gauge("kube_snapshot_objects", "Objects in a kubernetes binding's snapshot; global hooks have an empty module.", "module", "hook", "binding", "queue"),
 		snapshotBytes:       gauge("kube_snapshot_bytes", "JSON size of a kubernetes binding's snapshot (objects and filter results).", "module", "hook", "binding", "queue"),
+		kubeJqSeconds:       fineHist("kube_jq_filter_duration_seconds", "Time of one jqFilter run on one object.", kubeLabels...),
+		kubeEventSecs:       fineHist("kube_event_duration_seconds", "Time to handle one object change of a kubernetes binding.", kubeLabels...),
+		queueActionSecs:     fineHist("tasks_queue_action_duration_seconds", "Time of one low-level action on a task queue (QUEUE_ACTIONS_METRICS=no turns it off).", "queue_name", "queue_action"),
 	}
 	return m
 }

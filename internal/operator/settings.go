@@ -45,6 +45,9 @@ type Settings struct {
 	LogType   string
 	LogLevel  string
 	LogNoTime bool
+	// NoQueueActionMetrics turns off tasks_queue_action_duration_seconds
+	// (QUEUE_ACTIONS_METRICS=no, as addon-operator).
+	NoQueueActionMetrics bool
 	// KubeConfig and KubeContext select a cluster; with neither (and not
 	// in a pod) every backend is local.
 	KubeConfig  string
@@ -163,6 +166,10 @@ var envVars = []envVar{
 	{[]string{"LOG_TYPE"}, str(func(s *Settings) *string { return &s.LogType })},
 	{[]string{"LOG_LEVEL"}, str(func(s *Settings) *string { return &s.LogLevel })},
 	{[]string{"LOG_NO_TIME"}, boolean(func(s *Settings) *bool { return &s.LogNoTime })},
+	{[]string{"QUEUE_ACTIONS_METRICS"}, func(s *Settings, v string) error {
+		s.NoQueueActionMetrics = strings.EqualFold(strings.TrimSpace(v), "no")
+		return nil
+	}},
 	{[]string{"KUBE_CONFIG"}, str(func(s *Settings) *string { return &s.KubeConfig })},
 	{[]string{"KUBE_CONTEXT"}, str(func(s *Settings) *string { return &s.KubeContext })},
 }

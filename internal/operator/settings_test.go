@@ -38,6 +38,8 @@ func TestSettingsFromEnv(t *testing.T) {
 			s.ModulesDir, s.GlobalHooksDir, s.UnnumberedModuleOrder = "/new", "/new", 9
 		}, ""},
 		{"in a pod", map[string]string{"KUBERNETES_SERVICE_HOST": "10.0.0.1"}, func(s *operator.Settings) { s.InCluster = true }, ""},
+		{"queue action metrics off", map[string]string{"QUEUE_ACTIONS_METRICS": "no"}, func(s *operator.Settings) { s.NoQueueActionMetrics = true }, ""},
+		{"queue action metrics on", map[string]string{"QUEUE_ACTIONS_METRICS": "yes"}, func(*operator.Settings) {}, ""},
 		{"bad number", map[string]string{"UNNUMBERED_MODULE_ORDER": "ten"}, nil, "environment variable UNNUMBERED_MODULE_ORDER: \"ten\" is not an integer"},
 		{"bad bool", map[string]string{"LOG_NO_TIME": "maybe"}, nil, "environment variable LOG_NO_TIME: \"maybe\" is not true or false"},
 	}

@@ -715,7 +715,7 @@ func (e *Engine) stopModuleLocked(ms *modState) {
 			e.ticker.Remove(id)
 		}
 		he.sched, he.started, he.syncs = nil, false, nil
-		he.kube = kubebind.NewSet(he.cfg, e.objects)
+		he.kube = e.kubeSet(he)
 	}
 	if ms.stopMon != nil {
 		ms.stopMon()

@@ -24,6 +24,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync/atomic"
+	"time"
 
 	"github.com/strata-dev/strata/internal/operator/hook"
 )
@@ -75,10 +76,24 @@ type Event struct {
 
 // A Monitor serves one kubernetes binding.
 type Monitor struct {
+	// Timings, when set before Start, is told how long the monitor's work
+	// took (for metrics).
+	Timings Timings
+
 	binding *hook.KubernetesBinding
 	source  ObjectSource
 	state   *monitorState
 	started atomic.Bool
+}
+
+// Timings receives how long a monitor's work took. Its methods are called
+// from the source's goroutines and must not block.
+type Timings interface {
+	// Filter is one jqFilter run on one object of binding b.
+	Filter(b *hook.KubernetesBinding, d time.Duration)
+	// Event is the handling of one change the source reported (selection,
+	// filter, snapshot update, events made) by binding b's monitor.
+	Event(b *hook.KubernetesBinding, d time.Duration)
 }
 
 // NewMonitor returns a monitor of binding b over src. Start it.
@@ -124,6 +139,15 @@ func NewSet(cfg *hook.Config, src ObjectSource) *Set {
 	s := &Set{config: cfg}
 	for _, b := range cfg.Kubernetes {
 		s.monitors = append(s.monitors, NewMonitor(b, src))
+	}
+	return s
+}
+
+// WithTimings sets the Timings of every monitor of s (before Start) and
+// returns s.
+func (s *Set) WithTimings(t Timings) *Set {
+	for _, m := range s.monitors {
+		m.Timings = t
 	}
 	return s
 }

@@ -106,10 +106,14 @@ func (m *Monitor) start(ctx context.Context, emit func(Event)) (hook.BindingCont
 		}
 	}
 	objs, err := m.source.Watch(ctx, b.APIVersion, b.Kind, func(c Change) {
+		start := time.Now()
 		st.mu.Lock()
 		var evs []Event
 		m.changeLocked(c, func(e Event) { evs = append(evs, e) })
 		st.mu.Unlock()
+		if m.Timings != nil {
+			m.Timings.Event(b, time.Since(start))
+		}
 		send(emit, evs)
 	})
 	if err != nil {
@@ -313,7 +317,11 @@ func (m *Monitor) entryOf(o *Object) (*entry, error) {
 		e.sum = sha256.Sum256(o.JSON)
 		return e, nil
 	}
+	start := time.Now()
 	res, err := applyFilter(code, o.JSON, filterTimeout)
+	if m.Timings != nil {
+		m.Timings.Filter(b, time.Since(start))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("binding %s: jqFilter %q on %s %s: %w", b.Name, b.JqFilter, o.Kind, o.ID(), err)
 	}

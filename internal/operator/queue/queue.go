@@ -92,6 +92,13 @@ type Options struct {
 	// handler's error (nil on success), allowed is true when it was
 	// forgiven by AllowFailure.
 	OnDone func(t *Task, err error, allowed bool, took time.Duration)
+	// OnAction, when set, is told how long each action on a queue took:
+	// "AddLast" (a task appended or compacted into one queued), "AddFirst"
+	// (follow-up tasks put at the head), "GetFirst" (the head taken to
+	// run) and "RemoveFirst" (a finished head removed), the names
+	// addon-operator's tasks_queue_action_duration_seconds uses. Called
+	// without the Set's lock held.
+	OnAction func(queue, action string, took time.Duration)
 	// MaxQueues bounds the number of queues; 0 means DefaultMaxQueues,
 	// negative no bound.
 	MaxQueues int
@@ -178,6 +185,15 @@ func (s *Set) notifyLocked() {
 // Add appends tasks to the tails of their queues, compacting where their
 // keys allow (see the package doc).
 func (s *Set) Add(tasks ...*Task) error {
+	if s.opts.OnAction != nil && len(tasks) > 0 {
+		start := time.Now()
+		defer func() {
+			took := time.Since(start)
+			for _, t := range tasks {
+				s.opts.OnAction(t.Queue, "AddLast", took/time.Duration(len(tasks)))
+			}
+		}()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, t := range tasks {
@@ -249,6 +265,7 @@ func (s *Set) start(q *queue) {
 
 func (s *Set) work(ctx context.Context, q *queue) {
 	for {
+		taken := time.Now()
 		s.mu.Lock()
 		var t *Task
 		if len(q.tasks) > 0 {
@@ -257,6 +274,9 @@ func (s *Set) work(ctx context.Context, q *queue) {
 			s.notifyLocked()
 		}
 		s.mu.Unlock()
+		if t != nil {
+			s.action(q.name, "GetFirst", taken)
+		}
 		if t == nil {
 			select {
 			case <-ctx.Done():
@@ -280,21 +300,28 @@ func (s *Set) work(ctx context.Context, q *queue) {
 		if s.opts.OnDone != nil {
 			s.opts.OnDone(t, err, allowed, took)
 		}
+		removed := time.Now()
 		s.mu.Lock()
 		t.running = false
 		if err == nil || allowed {
 			q.tasks = q.tasks[1:]
+			var added time.Time
 			if err == nil && len(next) > 0 {
+				added = time.Now()
 				for _, n := range next {
 					n.Queue = q.name
 					s.nextID++
 					n.id = s.nextID
-					n.enqueued = time.Now()
+					n.enqueued = added
 				}
 				q.tasks = slices.Insert(q.tasks, 0, next...)
 			}
 			s.notifyLocked()
 			s.mu.Unlock()
+			s.action(q.name, "RemoveFirst", removed)
+			if !added.IsZero() {
+				s.action(q.name, "AddFirst", added)
+			}
 			continue
 		}
 		t.attempts++
@@ -310,6 +337,13 @@ func (s *Set) work(ctx context.Context, q *queue) {
 			return
 		case <-timer.C:
 		}
+	}
+}
+
+// action reports an action on queue name that began at start.
+func (s *Set) action(name, action string, start time.Time) {
+	if s.opts.OnAction != nil {
+		s.opts.OnAction(name, action, time.Since(start))
 	}
 }
 

@@ -302,3 +302,41 @@ func TestPanicIsAFailure(t *testing.T) {
 		t.Errorf("errors %q, want one panic turned into a failure, then a successful retry", errs)
 	}
 }
+
+// TestOnAction checks that every low-level action on a queue is reported
+// under addon-operator's action names.
+func TestOnAction(t *testing.T) {
+	var mu sync.Mutex
+	counts := map[string]int{}
+	r := &recorder{next: map[string][]*queue.Task{"a": {{Description: "a1"}, {Description: "a2"}}}}
+	s := queue.New(r.handle, queue.Options{OnAction: func(q, action string, took time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		if took < 0 {
+			t.Errorf("OnAction(%s, %s) took %v", q, action, took)
+		}
+		counts[q+" "+action]++
+	}})
+	if err := s.Add(&queue.Task{Description: "a"}, &queue.Task{Description: "b", Queue: "other"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	if err := s.WaitIdle(wctx); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-done // every worker has returned: its reports are in
+	want := map[string]int{
+		"main AddLast": 1, "main GetFirst": 3, "main RemoveFirst": 3, "main AddFirst": 1,
+		"other AddLast": 1, "other GetFirst": 1, "other RemoveFirst": 1,
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("actions = %v, want %v", counts, want)
+	}
+}
