@@ -60,7 +60,7 @@ func bindSettings(fs *pflag.FlagSet, s *operator.Settings, envErr *error) {
 	fs.StringVar(&s.KubeConfig, "kube-config", s.KubeConfig, "kubeconfig of a cluster ($KUBE_CONFIG); none means local backends")
 	fs.StringVar(&s.KubeContext, "kube-context", s.KubeContext, "kubeconfig context ($KUBE_CONTEXT)")
 	fs.BoolVar(&s.Local, "local", s.Local, "use the local backends even when a cluster is configured")
-	fs.StringVar(&s.ConfigFile, "config", s.ConfigFile, "local config store: a YAML file shaped like the ConfigMap's data (global, <moduleKey>, <moduleKey>Enabled)")
+	fs.StringVar(&s.ConfigFile, "config", s.ConfigFile, "local config store: a YAML file shaped like the ConfigMap's data (global, <moduleKey>, <moduleKey>Enabled), or the ConfigMap manifest itself")
 	fs.StringVar(&s.ObjectsDir, "objects", s.ObjectsDir, "local objects: a directory of Kubernetes YAML files kubernetes bindings watch")
 	fs.StringVar(&s.StateDir, "state-dir", s.StateDir, "local release store directory (default <tmp-dir>/releases)")
 	fs.DurationVar(&s.Retry, "retry", s.Retry, "first delay before a failed task runs again, doubling up to --retry-max (default 5s)")

@@ -327,3 +327,36 @@ func TestFilePatchThroughLink(t *testing.T) {
 		t.Errorf("target after Patch: %s", data)
 	}
 }
+
+// TestFilePatchConfigMap checks that a hook's config patch lands under the
+// data of addon-operator's ConfigMap manifest, the rest of it kept.
+func TestFilePatchConfigMap(t *testing.T) {
+	for _, tc := range []struct{ name, orig, want string }{
+		{"data", "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: addon-operator # keep\ndata:\n  global: \"\"\n  foo: |\n    x: 1\n",
+			"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: addon-operator # keep\ndata:\n  global: \"\"\n  foo: |\n    x: 1\n    \"y\": new\n"},
+		{"no data", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: addon-operator\n",
+			"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: addon-operator\ndata:\n  foo: |\n    \"y\": new\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "cm.yaml")
+			if err := os.WriteFile(path, []byte(tc.orig), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f := config.NewFile(path)
+			if _, err := f.Patch(context.Background(), jsonPatch(t, map[string]any{"op": "add", "path": "/foo/y", "value": "new"}), nil); err != nil {
+				t.Fatal(err)
+			}
+			data, _ := os.ReadFile(path)
+			if string(data) != tc.want {
+				t.Errorf("file after Patch:\n%s\nwant:\n%s", data, tc.want)
+			}
+			c, err := f.Load(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Section("foo"); got["y"] != "new" {
+				t.Errorf("foo after Patch = %v, want y: new", got)
+			}
+		})
+	}
+}

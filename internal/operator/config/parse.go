@@ -36,9 +36,10 @@ func (l Limits) maxKeys() int {
 	return l.MaxKeys
 }
 
-// Parse reads a config document shaped like a ConfigMap's data. source
-// names it in errors, which are *document.LoadErrors with the line. An
-// empty document is an empty config.
+// Parse reads a config document shaped like a ConfigMap's data, or a whole
+// ConfigMap manifest (its data is the config). source names it in errors,
+// which are *document.LoadErrors with the line. An empty document is an
+// empty config.
 func Parse(data []byte, source string, lim Limits) (*Config, error) {
 	max := lim.maxBytes()
 	loader := document.Loader{Positions: true, Limits: document.Limits{MaxBytes: max}}
@@ -50,10 +51,22 @@ func Parse(data []byte, source string, lim Limits) (*Config, error) {
 		return nil, &document.LoadError{Source: source, Line: 1, Err: document.ErrTooLarge,
 			Msg: fmt.Sprintf("%d keys, more than the limit of %d", len(tree), lim.maxKeys())}
 	}
-	if _, isData := tree["data"]; isData && tree["kind"] == "ConfigMap" {
-		line, col := pos.Key("kind").At()
-		return nil, &document.LoadError{Source: source, Line: line, Column: col, Err: document.ErrSyntax,
-			Msg: "this is a whole ConfigMap; the config file holds only its data: move the keys under data: to the top level of the file"}
+	if isConfigMap(tree) {
+		// addon-operator's own ConfigMap manifest: its data is the config.
+		data, ok := tree["data"].(map[string]any)
+		if !ok && tree["data"] != nil {
+			line, col := pos.Key("data").At()
+			return nil, &document.LoadError{Source: source, Line: line, Column: col, Err: document.ErrSyntax,
+				Msg: fmt.Sprintf("data: a ConfigMap's data is a map of keys (global, <moduleKey>, <moduleKey>Enabled), not %s", document.Describe(tree["data"]))}
+		}
+		tree, pos = data, pos.Key("data")
+		if tree == nil {
+			tree, pos = map[string]any{}, &document.Pos{}
+		}
+		if len(tree) > lim.maxKeys() {
+			return nil, &document.LoadError{Source: source, Line: 1, Err: document.ErrTooLarge,
+				Msg: fmt.Sprintf("%d keys, more than the limit of %d", len(tree), lim.maxKeys())}
+		}
 	}
 	lines := splitLines(data)
 	c := Empty(source)
@@ -128,6 +141,13 @@ func Parse(data []byte, source string, lim Limits) (*Config, error) {
 	return c, nil
 }
 
+// isConfigMap reports whether a config document is a whole ConfigMap
+// manifest (apiVersion v1, kind ConfigMap) rather than its data. No module
+// is called "kind", so a data-shaped file cannot be taken for one.
+func isConfigMap(tree map[string]any) bool {
+	return tree["kind"] == "ConfigMap" && tree["apiVersion"] == "v1"
+}
+
 // validKey reports whether k is a camelCase module values key: it starts
 // with a lower-case letter and holds letters and digits only.
 func validKey(k string) bool {
@@ -190,6 +210,9 @@ func encodeTo(w io.Writer, orig []byte, c *Config) error {
 		}
 		if len(d.Content) == 1 && d.Content[0].Kind == yaml.MappingNode {
 			doc, root = &d, d.Content[0]
+			if data := configMapData(root); data != nil {
+				root = data // a ConfigMap manifest: the config is its data
+			}
 		}
 	}
 	if doc == nil {
@@ -246,6 +269,35 @@ func encodeTo(w io.Writer, orig []byte, c *Config) error {
 		return fmt.Errorf("encoding %s: %w", c.Source, err)
 	}
 	return enc.Close()
+}
+
+// configMapData returns the mapping node of a ConfigMap manifest's data,
+// made (empty) when the manifest has none, or nil when m is not a
+// ConfigMap manifest.
+func configMapData(m *yaml.Node) *yaml.Node {
+	field := func(k string) (*yaml.Node, int) {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == k {
+				return m.Content[i+1], i + 1
+			}
+		}
+		return nil, -1
+	}
+	kind, _ := field("kind")
+	apiVersion, _ := field("apiVersion")
+	if kind == nil || apiVersion == nil || kind.Value != "ConfigMap" || apiVersion.Value != "v1" {
+		return nil
+	}
+	data, i := field("data")
+	switch {
+	case data == nil:
+		data = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "data"}, data)
+	case data.Kind != yaml.MappingNode: // data: null or {}-less
+		data = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		m.Content[i] = data
+	}
+	return data
 }
 
 // nodeValue is a key's value in the original document, parsed.
