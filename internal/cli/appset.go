@@ -34,6 +34,9 @@ type appsetRenderFlags struct {
 	timeout       time.Duration
 	argocd        string
 	templateTime  time.Duration
+	templateSteps int64
+	valueBytes    int64
+	templateBytes int64
 }
 
 func newAppsetRenderCmd(g *globals) *cobra.Command {
@@ -79,6 +82,9 @@ with an error instead of hanging or exhausting memory.`,
 	fs.DurationVar(&f.timeout, "timeout", appset.DefaultTimeout, "give up rendering after this long, plugin calls included (0: the default; negative, e.g. -1s: no limit)")
 	fs.StringVar(&f.argocd, "argocd-version", "", fmt.Sprintf("render as the ApplicationSet controller of this Argo CD release, MAJOR.MINOR[.PATCH], %d.%d to %d.%d (default: %d.%d, the newest)", appset.Oldest.Major, appset.Oldest.Minor, appset.Latest.Major, appset.Latest.Minor, appset.Latest.Major, appset.Latest.Minor))
 	fs.DurationVar(&f.templateTime, "template-timeout", appset.DefaultTemplateTime, "time the templates of the file may run in all, plugin calls not included (0 or negative: the default)")
+	fs.Int64Var(&f.templateSteps, "template-max-steps", appset.DefaultLimits().MaxTemplateOps, "steps the templates of the file may take in all: range iterations, template and function calls (0 or negative: the default)")
+	fs.Int64Var(&f.valueBytes, "template-max-value-bytes", appset.DefaultLimits().MaxValueBytes, "bytes of one value a template function takes or returns (0 or negative: the default)")
+	fs.Int64Var(&f.templateBytes, "template-max-bytes", appset.DefaultLimits().MaxTemplateBytes, "bytes template functions of the file may return in all (0 or negative: the default)")
 	return cmd
 }
 
@@ -138,7 +144,7 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 				return &generator.Client{BaseURL: c.BaseURL, Token: c.Token, Timeout: c.Timeout}
 			}),
 			Version: version,
-			Limits:  appset.Limits{TemplateTime: f.templateTime},
+			Limits:  appset.Limits{TemplateTime: f.templateTime, MaxTemplateOps: f.templateSteps, MaxValueBytes: f.valueBytes, MaxTemplateBytes: f.templateBytes},
 		},
 		Timeout: f.timeout,
 		Logger:  log,

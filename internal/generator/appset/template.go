@@ -88,7 +88,7 @@ func newBudget(ctx context.Context, lim Limits) *budget {
 func (b *budget) step(n int64, force bool) error {
 	b.ops -= n
 	if b.ops < 0 {
-		return fmt.Errorf("%w: the templates took more than %d steps (range iterations, template and function calls); a loop that large is a mistake or an attack", ErrTooLarge, b.lim.MaxTemplateOps)
+		return fmt.Errorf("%w: the templates took more than %d steps (range iterations, template and function calls); a loop that large is a mistake or an attack (--template-max-steps)", ErrTooLarge, b.lim.MaxTemplateOps)
 	}
 	b.steps++
 	if force || b.steps%64 == 0 {
@@ -116,7 +116,7 @@ func (b *budget) checkTime() error {
 func (b *budget) produce(n int64) error {
 	b.bytes -= n
 	if b.bytes < 0 {
-		return fmt.Errorf("%w: the template functions returned more than %d bytes in all", ErrTooLarge, b.lim.MaxTemplateBytes)
+		return fmt.Errorf("%w: the template functions returned more than %d bytes in all (--template-max-bytes)", ErrTooLarge, b.lim.MaxTemplateBytes)
 	}
 	return nil
 }
@@ -373,7 +373,7 @@ func (e *engine) funcMap() template.FuncMap {
 	out[rangeFunc] = func(v any) (any, error) {
 		n := rangeCount(v)
 		if n > e.lim.MaxTemplateOps {
-			return nil, limit(fmt.Errorf("%w: range over %d items, beyond the limit of %d steps", ErrTooLarge, n, e.lim.MaxTemplateOps))
+			return nil, limit(fmt.Errorf("%w: range over %d items, beyond the limit of %d steps (--template-max-steps)", ErrTooLarge, n, e.lim.MaxTemplateOps))
 		}
 		return v, limit(e.b.step(n, true))
 	}
@@ -426,7 +426,7 @@ func (e *engine) bounded(name string, f any, pre func([]reflect.Value) error) an
 			in += n
 		}
 		if in > e.lim.MaxValueBytes {
-			panic(limit(fmt.Errorf("%w: %s: the arguments hold more than %d bytes", ErrTooLarge, name, e.lim.MaxValueBytes)))
+			panic(limit(fmt.Errorf("%w: %s: the arguments hold more than %d bytes (--template-max-value-bytes)", ErrTooLarge, name, e.lim.MaxValueBytes)))
 		}
 		if pre != nil {
 			if err := pre(args); err != nil {
@@ -532,7 +532,7 @@ func (e *engine) enter(name string, args int64) error {
 		return limit(err)
 	}
 	if args > e.lim.MaxValueBytes {
-		return limit(fmt.Errorf("%w: %s: the arguments hold more than %d bytes", ErrTooLarge, name, e.lim.MaxValueBytes))
+		return limit(fmt.Errorf("%w: %s: the arguments hold more than %d bytes (--template-max-value-bytes)", ErrTooLarge, name, e.lim.MaxValueBytes))
 	}
 	return nil
 }
@@ -541,7 +541,7 @@ func (e *engine) enter(name string, args int64) error {
 func (e *engine) leave(name, r string) (string, error) {
 	n := int64(len(r)) + 16
 	if n > e.lim.MaxValueBytes {
-		return "", limit(fmt.Errorf("%s: the result: %w: a value holds more than %d bytes", name, ErrTooLarge, e.lim.MaxValueBytes))
+		return "", limit(fmt.Errorf("%s: the result: %w: a value holds more than %d bytes (--template-max-value-bytes)", name, ErrTooLarge, e.lim.MaxValueBytes))
 	}
 	if err := e.b.produce(n); err != nil {
 		return "", limit(fmt.Errorf("%s: the result: %w", name, err))
@@ -582,7 +582,7 @@ func (e *engine) sizeOf(v reflect.Value) (int64, error) {
 	case reflect.String:
 		n := 16 + int64(v.Len())
 		if n > e.lim.MaxValueBytes {
-			return n, fmt.Errorf("%w: a value holds more than %d bytes", ErrTooLarge, e.lim.MaxValueBytes)
+			return n, fmt.Errorf("%w: a value holds more than %d bytes (--template-max-value-bytes)", ErrTooLarge, e.lim.MaxValueBytes)
 		}
 		return n, nil
 	}
@@ -741,7 +741,7 @@ func (e *engine) precheck(name string) func([]reflect.Value) error {
 				steps = math.MaxInt64
 			}
 			if steps > e.lim.MaxTemplateOps {
-				return fmt.Errorf("%w: %d items compared with %d would take more than the limit of %d steps", ErrTooLarge, n, m, e.lim.MaxTemplateOps)
+				return fmt.Errorf("%w: %d items compared with %d would take more than the limit of %d steps (--template-max-steps)", ErrTooLarge, n, m, e.lim.MaxTemplateOps)
 			}
 			return e.b.step(steps, true)
 		}
