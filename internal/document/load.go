@@ -116,6 +116,10 @@ type Loader struct {
 	Limits    Limits // zero fields take DefaultLimits
 	Positions bool   // record the line of every node
 	JSON      bool   // accept JSON only, not YAML
+	// YAML11 reads scalars as YAML 1.1 and map keys as JSON keys, the way
+	// kubectl and the argocd CLI read manifests (sigs.k8s.io/yaml): yes/no/
+	// on/off are booleans, 012 is octal, a key `yes` is "true" (yaml11.go).
+	YAML11 bool
 	// FirstLine is the line of its file that the data starts on, for a
 	// document cut from a longer stream: positions and errors count lines
 	// of the file. 0 means 1.
@@ -264,9 +268,9 @@ func (l Loader) parseStream(data []byte, source string) ([]parsedDoc, error) {
 			Msg: "invalid UTF-8: save the file as UTF-8"}
 	}
 	// One converter for the whole stream: the node budget is shared.
-	c := converter{source: source, lim: lim, positions: l.Positions, jsonOnly: l.JSON, lineOff: max(l.FirstLine-1, 0)}
+	c := converter{source: source, lim: lim, positions: l.Positions, jsonOnly: l.JSON, yaml11: l.YAML11, lineOff: max(l.FirstLine-1, 0)}
 	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a UTF-8 byte order mark
-	text := bytes.TrimSpace(data)
+	text := bytes.Trim(data, " \t\r\n") // YAML's and JSON's white space, not Unicode's: "\u2008" is a value
 	if len(text) == 0 {
 		return nil, nil
 	}
@@ -398,6 +402,7 @@ func invalidUTF8At(data []byte) (line, col int) {
 
 type converter struct {
 	jsonOnly   bool
+	yaml11     bool // YAML 1.1 scalars and JSON keys (Loader.YAML11)
 	source     string
 	lim        Limits
 	positions  bool
@@ -602,10 +607,16 @@ func (c *converter) key(kn *yaml.Node) (string, error) {
 	if kn.Kind != yaml.ScalarNode {
 		return "", c.errorf(kn, ErrSyntax, "a map key must be a plain value, not a %s", kindName(kn.Kind))
 	}
+	if c.yaml11 {
+		return c.key11(kn)
+	}
 	return kn.Value, nil
 }
 
 func (c *converter) scalar(n *yaml.Node) (any, error) {
+	if c.yaml11 {
+		return c.scalar11(n)
+	}
 	switch n.ShortTag() {
 	case "!!str", "!!timestamp", "!!binary":
 		return n.Value, nil
