@@ -270,7 +270,7 @@ func (l Loader) parseStream(data []byte, source string) ([]parsedDoc, error) {
 	// One converter for the whole stream: the node budget is shared.
 	c := converter{source: source, lim: lim, positions: l.Positions, jsonOnly: l.JSON, yaml11: l.YAML11, lineOff: max(l.FirstLine-1, 0)}
 	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a UTF-8 byte order mark
-	text := bytes.Trim(data, " \t\r\n") // YAML's and JSON's white space, not Unicode's: "\u2008" is a value
+	text := bytes.Trim(data, " \t\r\n")             // YAML's and JSON's white space, not Unicode's: "\u2008" is a value
 	if len(text) == 0 {
 		return nil, nil
 	}
