@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/strata-dev/strata/internal/operator/config"
+	"github.com/strata-dev/strata/internal/operator/hook"
 	"github.com/strata-dev/strata/internal/operator/kubebind"
 	"github.com/strata-dev/strata/internal/operator/module"
 	"github.com/strata-dev/strata/internal/operator/queue"
@@ -25,10 +26,28 @@ type backends struct {
 	config  config.Store
 	objects kubebind.ObjectSource
 	release releaseStore
+	patcher kubePatcher
 	cleanup []func()
 }
 
-// openBackends opens the local backends of s. oneShot (Render) works on a
+// A kubePatcher applies the operations a hook wrote to
+// $KUBERNETES_PATCH_PATH: on the API server with a cluster, nowhere with
+// the local backends (logged).
+type kubePatcher interface {
+	Apply(ctx context.Context, hookLabel string, ops []hook.KubeOperation) error
+}
+
+// localPatcher is the kubePatcher of the local backends: there is no
+// cluster to apply the operations to, so they are logged.
+type localPatcher struct{ log *slog.Logger }
+
+func (p localPatcher) Apply(_ context.Context, hookLabel string, ops []hook.KubeOperation) error {
+	p.log.Info("hook wrote kubernetes patch operations; the local backends do not apply them", "hook", hookLabel, "operations", len(ops))
+	return nil
+}
+
+// openBackends opens the backends of s: the cluster backends when a
+// cluster is configured (see openCluster), else the local ones. oneShot (Render) works on a
 // private copy of the config file, so that hooks' config patches never
 // reach the user's file.
 func openBackends(ctx context.Context, s Settings, log *slog.Logger, oneShot bool) (*backends, error) {
@@ -36,6 +55,14 @@ func openBackends(ctx context.Context, s Settings, log *slog.Logger, oneShot boo
 	if err := os.MkdirAll(s.TempDir, 0o700); err != nil {
 		return nil, fmt.Errorf("temporary directory %s: %w; set ADDON_OPERATOR_TMP_DIR (--tmp-dir) to a writable directory", s.TempDir, err)
 	}
+	if !s.UseLocal() && !oneShot {
+		if err := openCluster(ctx, s, log, b); err != nil {
+			b.close()
+			return nil, err
+		}
+		return b, nil
+	}
+	b.patcher = localPatcher{log: log}
 	cfgPath := s.ConfigFile
 	if oneShot && cfgPath != "" {
 		data, err := os.ReadFile(cfgPath)

@@ -138,7 +138,9 @@ func (e *Engine) runHook(ctx context.Context, he *hookEntry, b hook.BindingType,
 		}
 	}
 	if len(out.KubernetesPatch) > 0 {
-		e.log.Info("hook wrote kubernetes patch operations; the local backends do not apply them", "hook", he.label(), "operations", len(out.KubernetesPatch))
+		if err := e.back.patcher.Apply(ctx, he.label(), out.KubernetesPatch); err != nil {
+			return ch, fmt.Errorf("%s: $KUBERNETES_PATCH_PATH: %w", he.label(), err)
+		}
 	}
 	e.observeValues(key)
 	return ch, nil

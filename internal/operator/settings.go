@@ -229,9 +229,6 @@ func (s *Settings) Check() error {
 	if len(s.ModulesDirs()) == 0 && s.GlobalHooksDir == "" {
 		return fmt.Errorf("no modules and no global hooks: set MODULES_DIR (--modules-dir) or GLOBAL_HOOKS_DIR (--global-hooks-dir)")
 	}
-	if !s.UseLocal() {
-		return fmt.Errorf("a cluster is configured (kubeconfig %q, in cluster: %v), but the cluster backends are not part of this version: pass --local to run with the local config store, release store and objects directory", s.KubeConfig, s.InCluster)
-	}
 	if s.HelmHistoryMax < 0 {
 		return fmt.Errorf("HELM_HISTORY_MAX (--helm-history-max) %d: must be 0 (the default, 10) or more", s.HelmHistoryMax)
 	}

@@ -72,9 +72,9 @@ func TestSettingsCheck(t *testing.T) {
 		want string // substring of the error; "" for none
 	}{
 		{"local by default", func(*operator.Settings) {}, ""},
-		{"kubeconfig without --local", func(s *operator.Settings) { s.KubeConfig = "/k" }, "pass --local"},
+		{"kubeconfig", func(s *operator.Settings) { s.KubeConfig = "/k" }, ""},
 		{"kubeconfig with --local", func(s *operator.Settings) { s.KubeConfig, s.Local = "/k", true }, ""},
-		{"in a pod", func(s *operator.Settings) { s.InCluster = true }, "pass --local"},
+		{"in a pod", func(s *operator.Settings) { s.InCluster = true }, ""},
 		{"nothing to run", func(s *operator.Settings) { s.ModulesDir, s.GlobalHooksDir = "", "" }, "set MODULES_DIR"},
 		{"bad port", func(s *operator.Settings) { s.ListenPort = "http" }, "listen port \"http\""},
 	}
