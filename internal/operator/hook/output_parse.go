@@ -351,13 +351,17 @@ var kubeMembers = map[KubeOperationType][]string{
 	KubeJSONPatch:          {"kind", "name", "jsonPatch"},
 }
 
+// kubeOptional are the members an operation may have. shell-operator's
+// Go hooks marshal ignoreMissingObject and ignoreHookError into every
+// operation, so Create* and Delete* take them too (Delete* always ignore
+// a missing object; the flags change nothing there).
 var kubeOptional = map[KubeOperationType][]string{
-	KubeCreate:             {"subresource"},
-	KubeCreateOrUpdate:     {"subresource"},
-	KubeCreateIfNotExists:  {"subresource"},
-	KubeDelete:             {"apiVersion", "namespace", "subresource"},
-	KubeDeleteInBackground: {"apiVersion", "namespace", "subresource"},
-	KubeDeleteNonCascading: {"apiVersion", "namespace", "subresource"},
+	KubeCreate:             {"subresource", "ignoreMissingObject", "ignoreHookError"},
+	KubeCreateOrUpdate:     {"subresource", "ignoreMissingObject", "ignoreHookError"},
+	KubeCreateIfNotExists:  {"subresource", "ignoreMissingObject", "ignoreHookError"},
+	KubeDelete:             {"apiVersion", "namespace", "subresource", "ignoreMissingObject", "ignoreHookError"},
+	KubeDeleteInBackground: {"apiVersion", "namespace", "subresource", "ignoreMissingObject", "ignoreHookError"},
+	KubeDeleteNonCascading: {"apiVersion", "namespace", "subresource", "ignoreMissingObject", "ignoreHookError"},
 	KubeJQPatch:            {"apiVersion", "namespace", "subresource", "ignoreMissingObject", "ignoreHookError"},
 	KubeMergePatch:         {"apiVersion", "namespace", "subresource", "ignoreMissingObject", "ignoreHookError"},
 	KubeJSONPatch:          {"apiVersion", "namespace", "subresource", "ignoreMissingObject", "ignoreHookError"},

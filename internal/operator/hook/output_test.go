@@ -185,6 +185,13 @@ func TestParseKubernetesPatch(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("ParseKubernetesPatch (-want +got):\n%s", d)
 	}
+	// shell-operator's Go hooks marshal both flags into every operation.
+	sdk := `{"operation":"Delete","kind":"Pod","name":"a","ignoreMissingObject":false,"ignoreHookError":false}
+{"operation":"CreateIfNotExists","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}},"ignoreMissingObject":false,"ignoreHookError":false}
+`
+	if got, err := hook.ParseKubernetesPatch([]byte(sdk), "k"); err != nil || len(got) != 2 {
+		t.Errorf("ParseKubernetesPatch(module-sdk shape) = %+v, %v", got, err)
+	}
 	yaml := "operation: Delete\nkind: Pod\nname: a\n---\noperation: DeleteInBackground\nkind: Pod\nname: b\n"
 	got, err = hook.ParseKubernetesPatch([]byte(yaml), "k")
 	if err != nil || len(got) != 2 || got[1].Line != 5 || got[1].Operation != hook.KubeDeleteInBackground {
@@ -196,14 +203,15 @@ func TestParseKubernetesPatchErrors(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{`{"operation":"Apply","kind":"Pod","name":"a"}`, "k line 1: operation \"Apply\" is not one of Create, CreateOrUpdate, CreateIfNotExists, Delete, DeleteInBackground, DeleteNonCascading, JQPatch, MergePatch, JSONPatch"},
 		{`{"operation":"Delete","kind":"Pod"}`, "k line 1: Delete needs \"name\""},
-		{`{"operation":"Delete","kind":"Pod","name":"a","object":{}}`, "k line 1: Delete takes no \"object\"; it takes kind, name, apiVersion, namespace, subresource"},
+		{`{"operation":"Delete","kind":"Pod","name":"a","object":{}}`, "k line 1: Delete takes no \"object\"; it takes kind, name, apiVersion, namespace, subresource, ignoreMissingObject, ignoreHookError"},
+		{`{"operation":"Create","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}},"jqFilter":"."}`, "k line 1: Create takes no \"jqFilter\"; it takes object, subresource, ignoreMissingObject, ignoreHookError"},
 		{`{"operation":"Create","object":{"kind":"Pod"}}`, "k line 1: object has no apiVersion"},
 		{`{"operation":"Create","object":{"apiVersion":"v1","kind":"Pod"}}`, "k line 1: object has no metadata.name"},
 		{`{"operation":"Create","object":"{not yaml: ["}`, "k line 1:"},
 		{`{"operation":"JQPatch","kind":"Pod","name":"a","jqFilter":".["}`, "k line 1: jq program \".[\" does not parse: unexpected EOF"},
 		{`{"operation":"MergePatch","kind":"Pod","name":"a","mergePatch":{}}`, "k line 1: mergePatch must be a non-empty map, not a map"},
 		{`{"operation":"JSONPatch","kind":"Pod","name":"a","jsonPatch":[{"op":"nope","path":"/a"}]}`, "k line 1: op \"nope\" is not one of add, remove, replace, move, copy, test"},
-		{`{"operation":"Delete","kind":"Pod","name":"a","ignoreMissingObject":"yes"}`, "k line 1: Delete takes no \"ignoreMissingObject\"; it takes kind, name, apiVersion, namespace, subresource"},
+		{`{"operation":"Delete","kind":"Pod","name":"a","ignoreMissingObject":"yes"}`, "k line 1: \"ignoreMissingObject\" must be true or false, not \"yes\""},
 		{`{"operation":"JQPatch","kind":"Pod","name":"a","jqFilter":".","ignoreMissingObject":"yes"}`, "k line 1: \"ignoreMissingObject\" must be true or false, not \"yes\""},
 		{`[1,2]`, "k line 1: an operation is a map such as {\"operation\":\"Delete\",\"kind\":\"Pod\",\"name\":\"x\"}, not a list"},
 	}
