@@ -5,10 +5,16 @@ import (
 	"log/slog"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/strata-dev/strata/internal/operator/kubepatch"
 )
 
 // openKubePatcher opens the applier of hooks' $KUBERNETES_PATCH_PATH
 // operations on the API server.
 func openKubePatcher(ctx context.Context, s Settings, rc *rest.Config, log *slog.Logger) (kubePatcher, error) {
-	return nil, errNoCluster("kubernetes patches")
+	a, err := kubepatch.New(rc, log)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
 }
