@@ -175,18 +175,20 @@ func (s *ConfigMap) Patch(ctx context.Context, patch *values.JSONPatch, check fu
 		if err != nil || !Equal(back, next) {
 			return nil, fmt.Errorf("updating %s: the new data does not read back as the patched config (%v); the ConfigMap was left as it was", s.Source(), err)
 		}
+		// The watch waits while we write, so that it sees our version as
+		// ours when it comes.
+		s.mu.Lock()
 		written, err := s.write(ctx, cm, newData)
+		if err == nil && newerRV(rvOf(written), s.lastRV) {
+			s.last, s.lastData, s.lastRV = back, newData, rvOf(written)
+		}
+		s.mu.Unlock()
 		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
 			continue // edited (or created) meanwhile: apply the patch to that
 		}
 		if err != nil {
 			return nil, fmt.Errorf("updating %s: %w", s.Source(), err)
 		}
-		s.mu.Lock()
-		if newerRV(rvOf(written), s.lastRV) {
-			s.last, s.lastData, s.lastRV = back, newData, rvOf(written)
-		}
-		s.mu.Unlock()
 		return back, nil
 	}
 	return nil, fmt.Errorf("updating %s: the ConfigMap kept changing while the config patch was applied (%d conflicts); try again", s.Source(), retries)
