@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"strconv"
@@ -237,6 +238,16 @@ func (s *ConfigMap) Watch(ctx context.Context) (<-chan Event, error) {
 		},
 	}
 	inf := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
+	// The informer retries on its own; an error (RBAC, the API server
+	// away) is worth a line in the log, not a refused config.
+	err := inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, _ *cache.Reflector, err error) {
+		if ctx.Err() == nil && !errors.Is(err, io.EOF) {
+			s.log().Warn("watching the config store; retrying", "configmap", s.Namespace+"/"+s.Name, "error", err)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watching %s: %w", s.Source(), err)
+	}
 	out := make(chan Event, 1)
 	send := func(ev Event) {
 		select {
@@ -256,7 +267,7 @@ func (s *ConfigMap) Watch(ctx context.Context) (<-chan Event, error) {
 			send(ev)
 		}
 	}
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { on(obj, false) },
 		UpdateFunc: func(_, obj any) { on(obj, false) },
 		DeleteFunc: func(obj any) { on(obj, true) },
