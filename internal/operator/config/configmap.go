@@ -71,6 +71,7 @@ type ConfigMap struct {
 	lastData map[string]string // the data last seen (good or not)
 	lastRV   string            // the resourceVersion of lastData
 	reported string            // the resourceVersion last refused with an Event
+	feed     *feed             // the events of the running Watch
 }
 
 var _ Store = (*ConfigMap)(nil)
@@ -140,7 +141,9 @@ func (s *ConfigMap) Load(ctx context.Context) (*Config, error) {
 // Patch applies a config patch to the ConfigMap as it is on the API
 // server, checks the result and writes it with the resourceVersion read.
 // When the ConfigMap changed meanwhile (a conflict), the patch is applied
-// again to the new content, up to Retries times.
+// again to the new content, up to Retries times. An edit the patch was
+// applied to that the running Watch has not reported yet is reported by
+// Patch, with the config written.
 func (s *ConfigMap) Patch(ctx context.Context, patch *values.JSONPatch, check func(*Config) error) (*Config, error) {
 	retries := s.Retries
 	if retries <= 0 {
@@ -181,6 +184,15 @@ func (s *ConfigMap) Patch(ctx context.Context, patch *values.JSONPatch, check fu
 		s.mu.Lock()
 		written, err := s.write(ctx, cm, newData)
 		if err == nil && newerRV(rvOf(written), s.lastRV) {
+			// An edit the patch was applied to, which the watch has
+			// not reported, is reported now (with the config as
+			// written): its own version, older than ours, will be
+			// passed over.
+			if s.feed != nil && s.last != nil {
+				if ch := Diff(s.last, cur); !ch.Empty() {
+					s.feed.push(Event{Config: back, Change: ch})
+				}
+			}
 			s.last, s.lastData, s.lastRV = back, newData, rvOf(written)
 		}
 		s.mu.Unlock()
@@ -248,13 +260,10 @@ func (s *ConfigMap) Watch(ctx context.Context) (<-chan Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watching %s: %w", s.Source(), err)
 	}
-	out := make(chan Event, 1)
-	send := func(ev Event) {
-		select {
-		case out <- ev:
-		case <-ctx.Done():
-		}
-	}
+	f := &feed{wake: make(chan struct{}, 1)}
+	s.mu.Lock()
+	s.feed = f
+	s.mu.Unlock()
 	on := func(obj any, deleted bool) {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
@@ -264,7 +273,7 @@ func (s *ConfigMap) Watch(ctx context.Context) (<-chan Event, error) {
 			return
 		}
 		if ev, ok := s.observe(ctx, cm, deleted); ok {
-			send(ev)
+			f.push(ev)
 		}
 	}
 	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -280,11 +289,62 @@ func (s *ConfigMap) Watch(ctx context.Context) (<-chan Event, error) {
 		defer close(done)
 		inf.RunWithContext(ctx)
 	}()
+	out := make(chan Event, 1)
 	go func() {
-		<-done
-		close(out)
+		defer close(out)
+		defer func() { <-done }()
+		defer func() {
+			s.mu.Lock()
+			if s.feed == f {
+				s.feed = nil
+			}
+			s.mu.Unlock()
+		}()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-f.wake:
+			}
+			for ev, ok := f.pop(); ok; ev, ok = f.pop() {
+				select {
+				case out <- ev:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
 	}()
 	return out, nil
+}
+
+// A feed queues the events of a watch, in order, without blocking their
+// producers (the informer, Patch).
+type feed struct {
+	mu   sync.Mutex
+	q    []Event
+	wake chan struct{}
+}
+
+func (f *feed) push(ev Event) {
+	f.mu.Lock()
+	f.q = append(f.q, ev)
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (f *feed) pop() (Event, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.q) == 0 {
+		return Event{}, false
+	}
+	ev := f.q[0]
+	f.q = f.q[1:]
+	return ev, true
 }
 
 // observe takes a version of the ConfigMap the informer delivered and

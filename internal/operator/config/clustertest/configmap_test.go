@@ -229,6 +229,10 @@ func TestPatchKeepsConcurrentEdit(t *testing.T) {
 	if _, err := e.store.Load(e.ctx); err != nil {
 		t.Fatal(err)
 	}
+	ch, err := e.store.Watch(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var checks atomic.Int32
 	// The first check runs between the store's read and its write: an
 	// edit made there is what `kubectl edit` racing the hook does.
@@ -255,6 +259,18 @@ func TestPatchKeepsConcurrentEdit(t *testing.T) {
 	if got.Section("global")["a"] != int64(5) || got.Section("certManager")["y"] != int64(1) {
 		t.Errorf("Patch returned %v", got.Tree())
 	}
+	// The edit is reported once (by the watch, or by Patch when the watch
+	// had not seen it yet), so that the engine reacts to it; the patch is not.
+	ev := next(t, ch)
+	if d := cmp.Diff(config.Change{Global: true, Modules: []string{"certManager"}}, ev.Change); ev.Err != nil || d != "" {
+		t.Fatalf("the concurrent edit's event: change (-want +got):\n%s (err %v)", d, ev.Err)
+	}
+	e.edit(func(cm *corev1.ConfigMap) { cm.Data["certManager"] = "y: 2\n" })
+	ev = next(t, ch)
+	if d := cmp.Diff(config.Change{Modules: []string{"certManager"}}, ev.Change); ev.Err != nil || d != "" {
+		t.Fatalf("the next edit's event: change (-want +got):\n%s (err %v)", d, ev.Err)
+	}
+	want["certManager"] = "y: 2\n"
 	// A check that refuses stores nothing.
 	_, err = e.store.Patch(e.ctx, patch(t, `[{"op":"add","path":"/global/c","value":3}]`), func(*config.Config) error { return errors.New("schema says no") })
 	if err == nil || !strings.Contains(err.Error(), "schema says no") {
