@@ -444,7 +444,9 @@ func (a *Applier) jqPatch(ctx context.Context, api dynamic.ResourceInterface, s 
 		if err != nil {
 			return err
 		}
-		next, err := RunJQ(ctx, s.jq, cur)
+		next, err := call(ctx, a, func(ctx context.Context) (*unstructured.Unstructured, error) {
+			return RunJQ(ctx, s.jq, cur) // a program that runs forever ends with the timeout
+		})
 		if err != nil {
 			return fmt.Errorf("jqFilter: %w", err)
 		}

@@ -97,6 +97,14 @@ func TestRunJQ(t *testing.T) {
 			t.Errorf("RunJQ(%s) (-want +got):\n%s", tc.prog, d)
 		}
 	}
+	// A program that does not end stops with its context.
+	q, _ := gojq.Parse(`last(range(1e18))`)
+	code, _ := gojq.Compile(q)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := kubepatch.RunJQ(ctx, code, obj); !errors.Is(err, context.Canceled) {
+		t.Errorf("RunJQ with a cancelled context: %v", err)
+	}
 	if obj.Object["data"].(map[string]any)["y"] != nil {
 		t.Error("RunJQ changed its input")
 	}
