@@ -448,6 +448,10 @@ func newerRV(a, b string) bool {
 	return x > y
 }
 
+// maintenanceSuffix ends the keys of addon-operator's module maintenance
+// state, which strata refuses rather than ignores.
+const maintenanceSuffix = "MaintenanceState"
+
 // ParseData reads the data of a ConfigMap: each key a section (YAML
 // text), or a `<moduleKey>Enabled` flag ("true"/"false"). source names
 // the ConfigMap in errors, which name the key, and the line within the
@@ -467,6 +471,10 @@ func ParseData(data map[string]string, source string, lim Limits) (*Config, erro
 			Msg: fmt.Sprintf("the data holds %d bytes, more than the limit of %d", size, lim.maxBytes())}
 	}
 	for _, k := range sortedKeys(data) {
+		if strings.HasSuffix(k, maintenanceSuffix) && len(k) > len(maintenanceSuffix) {
+			return nil, &document.LoadError{Source: source, Err: document.ErrSyntax,
+				Msg: k + ": addon-operator's module maintenance state (<moduleKey>" + maintenanceSuffix + ") is not supported: strata reconciles every enabled module; remove the key"}
+		}
 		doc, err := yaml.Marshal(map[string]string{k: data[k]})
 		if err != nil {
 			return nil, fmt.Errorf("%s: key %s: %w", source, k, err)
