@@ -396,9 +396,13 @@ func (s *ConfigMap) recordEvent(ctx context.Context, cm *corev1.ConfigMap, cause
 	if len(msg) > 1024 {
 		msg = msg[:1021] + "..."
 	}
+	prefix := cm.Name
+	if len(prefix) > 200 { // an Event's name is at most 253 bytes too
+		prefix = prefix[:200]
+	}
 	ev := &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      cm.Name + "." + strconv.FormatInt(now.UnixNano(), 36),
+			Name:      prefix + "." + strconv.FormatInt(now.UnixNano(), 36),
 			Namespace: cm.Namespace,
 		},
 		InvolvedObject: corev1.ObjectReference{
