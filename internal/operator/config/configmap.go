@@ -398,7 +398,7 @@ func (s *ConfigMap) recordEvent(ctx context.Context, cm *corev1.ConfigMap, cause
 	}
 	prefix := cm.Name
 	if len(prefix) > 200 { // an Event's name is at most 253 bytes too
-		prefix = prefix[:200]
+		prefix = strings.TrimRight(prefix[:200], "-.")
 	}
 	ev := &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{
