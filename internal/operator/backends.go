@@ -114,6 +114,13 @@ func (b *backends) initValues(set *module.Set) error {
 		return err
 	}
 	b.values = vs
+	// A store that reports refused content itself (the ConfigMap records
+	// an Event) checks it against the schemas and modules as the engine does.
+	if c, ok := b.config.(interface {
+		SetCheck(func(*config.Config) error)
+	}); ok {
+		c.SetCheck(vs.ValidateConfig)
+	}
 	cfg, err := b.config.Load(context.Background())
 	if err != nil {
 		return fmt.Errorf("config store: %w", err)
