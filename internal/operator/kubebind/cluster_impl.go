@@ -537,7 +537,7 @@ func (w *sharedWatch) object(u *unstructured.Unstructured) (*Object, error) {
 	if u.GetKind() == "" {
 		u.SetKind(w.gvk.Kind)
 	}
-	data, err := u.MarshalJSON()
+	data, err := json.Marshal(u.Object)
 	if err != nil {
 		return nil, fmt.Errorf("watching %s: encoding %s: %w", w.key, u.GetName(), err)
 	}
