@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -383,7 +384,11 @@ func (w *sharedWatch) run(ctx context.Context) {
 		}
 		if err != nil {
 			w.failed(err)
-			s.report(fmt.Errorf("watching %s: %w (retrying in %s)", w.key, err, delay))
+			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+				err = nil // the watch fell behind: list again, as usual
+			} else {
+				s.report(fmt.Errorf("watching %s: %w (retrying in %s)", w.key, err, delay))
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -434,8 +439,7 @@ func (w *sharedWatch) upsert(obj any) error {
 	ev := hook.Added
 	if had {
 		if prev.rv == u.GetResourceVersion() {
-			w.items[id] = w.itemOf(o, u)
-			return nil
+			return nil // seen: the bindings hold prev's bytes
 		}
 		ev = hook.Modified
 	}
@@ -489,6 +493,13 @@ func (w *sharedWatch) Replace(list []any, _ string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	prev := w.items
+	for id, it := range next {
+		if old, ok := prev[id]; ok && old.rv == it.rv {
+			// Unchanged: keep the bytes the bindings hold, so that a
+			// relist does not double what is kept.
+			next[id] = old
+		}
+	}
 	w.items = next
 	if !w.synced {
 		w.synced = true
