@@ -3,6 +3,7 @@ package kubebind
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -108,4 +109,17 @@ type SourceStats struct {
 // Stats returns what the source holds now.
 func (s *ClusterSource) Stats() SourceStats {
 	return s.stats()
+}
+
+// Waiting lists the bindings whose kind the API server does not serve
+// (yet), as "binding: apiVersion kind", sorted.
+func (s *ClusterSource) Waiting() []string {
+	s.mu.Lock()
+	out := make([]string, 0, len(s.waiting))
+	for _, k := range s.waiting {
+		out = append(out, k)
+	}
+	s.mu.Unlock()
+	slices.Sort(out)
+	return out
 }

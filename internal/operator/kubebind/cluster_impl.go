@@ -936,17 +936,13 @@ func (bw *bindingWatch) track(c Change) {
 }
 
 func (s *ClusterSource) stats() SourceStats {
+	st := SourceStats{Waiting: s.Waiting()}
 	s.mu.Lock()
 	ws := make([]*sharedWatch, 0, len(s.watches))
 	for _, w := range s.watches {
 		ws = append(ws, w)
 	}
-	var st SourceStats
-	for _, k := range s.waiting {
-		st.Waiting = append(st.Waiting, k)
-	}
 	s.mu.Unlock()
-	slices.Sort(st.Waiting)
 	st.Watches = len(ws)
 	for _, w := range ws {
 		w.mu.Lock()
