@@ -16,8 +16,10 @@
 // The ObjectSource is the one backend interface: LocalSource reads
 // Kubernetes YAML files from a directory (`--objects DIR`) and watches it
 // with fsnotify, so that a file added, changed or removed becomes Added,
-// Modified and Deleted changes of the objects in it. Part 2's cluster
-// source plugs in beside it.
+// Modified and Deleted changes of the objects in it. ClusterSource watches
+// the API server; it is a BindingSource, which selects each binding's
+// objects itself (on the server), so that the monitor keeps only its
+// snapshot.
 package kubebind
 
 import (
