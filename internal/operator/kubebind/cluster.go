@@ -10,7 +10,6 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 
 	"github.com/strata-dev/strata/internal/operator/hook"
 )
@@ -22,7 +21,9 @@ import (
 // the same.
 //
 // apiVersion and kind are resolved through discovery (cached; the cache is
-// dropped on a miss). A kind the API server does not serve yet (a CRD a
+// dropped on a miss), as shell-operator resolves them: kind may be the
+// kind, the resource name or a short name, in any case; an empty apiVersion
+// is the preferred version of whichever group serves it. A kind the API server does not serve yet (a CRD a
 // module installs later) is not an error: the binding starts with no
 // objects, the source reports the miss to OnError and tries again with
 // backoff (RetryMin doubling up to RetryMax), and when the kind appears its
@@ -61,7 +62,6 @@ type ClusterSource struct {
 
 	dyn     dynamic.Interface
 	disc    discovery.CachedDiscoveryInterface
-	mapper  *restmapper.DeferredDiscoveryRESTMapper
 	mu      sync.Mutex
 	watches map[watchKey]*sharedWatch
 	nextOwn int

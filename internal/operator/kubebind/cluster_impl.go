@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -24,7 +24,6 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/strata-dev/strata/internal/operator/hook"
@@ -48,7 +47,6 @@ func newClusterSource(rc *rest.Config) (*ClusterSource, error) {
 	}
 	s.dyn = dyn
 	s.disc = memory.NewMemCacheClient(dc)
-	s.mapper = restmapper.NewDeferredDiscoveryRESTMapper(s.disc)
 	return s, nil
 }
 
@@ -92,43 +90,63 @@ type mapping struct {
 	namespaced bool
 }
 
-// resolve maps apiVersion and kind to a resource through discovery. On a
-// miss the discovery cache is dropped and the lookup tried once more; a
-// kind still not served is an error for which meta.IsNoMatchError holds.
+// errNotServed is the error of a kind the API server does not serve.
+var errNotServed = errors.New("not served by the API server")
+
+// resolve maps apiVersion and kind to a resource through discovery, as
+// shell-operator does: kind matches, in any case, a resource's kind, its
+// name (plural) or one of its short names; an empty apiVersion searches
+// the preferred version of every group. On a miss the discovery cache is
+// dropped and the lookup tried once more; a kind still not found is an
+// error wrapping errNotServed.
 func (s *ClusterSource) resolve(apiVersion, kind string) (mapping, error) {
 	m, err := s.lookup(apiVersion, kind)
-	if meta.IsNoMatchError(err) {
-		s.mapper.Reset()
+	if errors.Is(err, errNotServed) {
+		s.disc.Invalidate()
 		m, err = s.lookup(apiVersion, kind)
 	}
 	return m, err
 }
 
 func (s *ClusterSource) lookup(apiVersion, kind string) (mapping, error) {
-	var gk schema.GroupKind
-	var version string
+	var lists []*metav1.APIResourceList
 	if apiVersion == "" {
-		// The preferred version of kind, in whichever group serves it.
-		gvk, err := s.mapper.KindFor(schema.GroupVersionResource{Resource: strings.ToLower(kind)})
-		if err != nil {
+		var err error
+		lists, err = s.disc.ServerPreferredResources()
+		if err != nil && len(lists) == 0 {
 			return mapping{}, err
 		}
-		if gvk.Kind != kind {
-			return mapping{}, &meta.NoKindMatchError{GroupKind: schema.GroupKind{Kind: kind}}
-		}
-		gk, version = gvk.GroupKind(), gvk.Version
+		// Some groups failed (an aggregated API down): search the others.
 	} else {
 		gv, err := schema.ParseGroupVersion(apiVersion)
 		if err != nil {
 			return mapping{}, fmt.Errorf("apiVersion %q: %w; write group/version, or v1 for the core group", apiVersion, err)
 		}
-		gk, version = gv.WithKind(kind).GroupKind(), gv.Version
+		list, err := s.disc.ServerResourcesForGroupVersion(gv.String())
+		switch {
+		case apierrors.IsNotFound(err) || errors.Is(err, memory.ErrCacheNotFound):
+			return mapping{}, fmt.Errorf("%s: %w", kindName(apiVersion, kind), errNotServed)
+		case err != nil:
+			return mapping{}, err
+		}
+		lists = []*metav1.APIResourceList{list}
 	}
-	rm, err := s.mapper.RESTMapping(gk, version)
-	if err != nil {
-		return mapping{}, err
+	for _, list := range lists {
+		gv, err := schema.ParseGroupVersion(list.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range list.APIResources {
+			if len(r.Verbs) == 0 || strings.Contains(r.Name, "/") {
+				continue // not listable, or a subresource
+			}
+			if !strings.EqualFold(kind, r.Kind) && !strings.EqualFold(kind, r.Name) && !slices.ContainsFunc(r.ShortNames, func(n string) bool { return strings.EqualFold(kind, n) }) {
+				continue
+			}
+			return mapping{gvr: gv.WithResource(r.Name), gvk: gv.WithKind(r.Kind), namespaced: r.Namespaced}, nil
+		}
 	}
-	return mapping{gvr: rm.Resource, gvk: rm.GroupVersionKind, namespaced: rm.Scope.Name() == meta.RESTScopeNameNamespace}, nil
+	return mapping{}, fmt.Errorf("%s: %w", kindName(apiVersion, kind), errNotServed)
 }
 
 // selection is what a binding's selectors ask of the API server.
@@ -699,7 +717,7 @@ func (s *ClusterSource) watchBinding(ctx context.Context, b *hook.KubernetesBind
 	bw := &bindingWatch{src: s, b: b, fn: fn, sel: sel, q: changeQueue{wake: make(chan struct{}, 1)},
 		subs: map[string][]*subscription{}, held: map[string]map[string]struct{}{}}
 	m, err := s.resolve(b.APIVersion, b.Kind)
-	if meta.IsNoMatchError(err) {
+	if errors.Is(err, errNotServed) {
 		s.setWaiting(bw, true)
 		s.report(fmt.Errorf("binding %s: the API server serves no %s (yet; a CRD not installed?): the binding starts with no objects and tries again; the objects come as Added events when the kind appears", b.Name, kindName(b.APIVersion, b.Kind)))
 		go bw.loop(ctx, true)
@@ -858,7 +876,7 @@ func (bw *bindingWatch) waitKind(ctx context.Context) ([]*Object, bool) {
 		}
 		delay = min(2*delay, hi)
 		m, err := s.resolve(bw.b.APIVersion, bw.b.Kind)
-		if meta.IsNoMatchError(err) {
+		if errors.Is(err, errNotServed) {
 			s.logger().Debug("kubernetes binding still waits for its kind", "binding", bw.b.Name, "kind", kindName(bw.b.APIVersion, bw.b.Kind))
 			continue
 		}

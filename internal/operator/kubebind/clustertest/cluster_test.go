@@ -401,3 +401,24 @@ func TestKeepFullObjectsInMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestKindNames: as in shell-operator, kind may be the kind, the resource
+// name or a short name, in any case, with or without apiVersion.
+func TestKindNames(t *testing.T) {
+	e := setup(t)
+	ns := unique("kb-kind-")
+	e.namespace(ns, "")
+	e.apply(configMaps, cm(ns, "a", "", "1"))
+	for _, k := range []string{"apiVersion: v1\n  kind: ConfigMap", "kind: configmaps", "kind: cm", "apiVersion: v1\n  kind: configmap", "kind: CONFIGMAP"} {
+		t.Run(k, func(t *testing.T) {
+			e.t = t
+			_, sync := e.start(fmt.Sprintf("configVersion: v1\nkubernetes:\n- name: b\n  %s\n  jqFilter: %q\n  namespace: {nameSelector: {matchNames: [%s]}}\n", k, filter, ns))
+			if want := res(ns, "a", "1"); sync != want {
+				t.Errorf("Synchronization %s, want %s", sync, want)
+			}
+		})
+	}
+	if w := e.src.Waiting(); len(w) != 0 {
+		t.Errorf("Waiting() = %q", w)
+	}
+}
