@@ -226,3 +226,57 @@ func TestWatchStoreJoin(t *testing.T) {
 		t.Errorf("late subscriber got %d changes, want 1", n)
 	}
 }
+
+// staticSource is a BindingSource that hands out fixed objects and keeps
+// each binding's fn, to send changes by hand.
+type staticSource struct {
+	objs []*Object
+	fn   func(Change)
+}
+
+func (s *staticSource) Watch(context.Context, string, string, func(Change)) ([]*Object, error) {
+	panic("a monitor over a BindingSource must call WatchBinding")
+}
+
+func (s *staticSource) WatchBinding(_ context.Context, _ *hook.KubernetesBinding, fn func(Change)) ([]*Object, error) {
+	s.fn = fn
+	return s.objs, nil
+}
+
+// TestMonitorOverBindingSource: the monitor trusts the source's selection
+// and keeps no copy of the objects, only its snapshot (filter results,
+// with keepFullObjectsInMemory: false).
+func TestMonitorOverBindingSource(t *testing.T) {
+	cfg, err := hook.ParseConfig([]byte("configVersion: v1\nkubernetes:\n- kind: ConfigMap\n  keepFullObjectsInMemory: false\n  labelSelector: {matchLabels: {app: x}}\n  namespace: {labelSelector: {matchLabels: {team: a}}}\n  jqFilter: .data.v\n"), hook.Global, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := func(name, v string) *Object {
+		o, err := decodeObject(fmt.Appendf(nil, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"namespace":"ns"},"data":{"v":%q}}`, name, v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	src := &staticSource{objs: []*Object{obj("a", "1")}}
+	m := NewMonitor(cfg.Kubernetes[0], src)
+	var events []string
+	sync, err := m.Start(context.Background(), func(e Event) {
+		events = append(events, fmt.Sprintf("%s %s", e.Context.WatchEvent, e.Context.Objects[0].FilterResult))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sync.Objects) != 1 || string(sync.Objects[0].FilterResult) != `"1"` || sync.Objects[0].Object != nil {
+		t.Fatalf("Synchronization %+v: want a's filter result alone (no labels, no namespace labels needed)", sync.Objects)
+	}
+	src.fn(Change{Event: hook.Added, Object: obj("b", "2")})
+	src.fn(Change{Event: hook.Modified, Object: obj("b", "2")}) // the same filter result
+	src.fn(Change{Event: hook.Deleted, Object: identityObject(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, "ns", "a")})
+	if diff := cmp.Diff([]string{`Added "2"`, `Deleted "1"`}, events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if n := len(m.state.all); n != 0 {
+		t.Errorf("the monitor keeps %d objects besides its snapshot", n)
+	}
+}
