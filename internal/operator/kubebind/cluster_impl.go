@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/strata-dev/strata/internal/operator/hook"
 )
@@ -391,8 +393,12 @@ func (w *sharedWatch) run(ctx context.Context) {
 			return rc.Watch(ctx, opts)
 		},
 	}
+	// The reflector logs to the source's logger (its V levels become
+	// slog's debug levels), not to klog's stderr.
+	logger := logr.FromSlogHandler(s.logger().Handler())
+	ctx = klog.NewContext(ctx, logger)
 	r := cache.NewReflectorWithOptions(lw, &unstructured.Unstructured{}, w, cache.ReflectorOptions{
-		Name: "strata kubernetes binding " + w.key.String(), TypeDescription: w.gvk.String()})
+		Name: "strata kubernetes binding " + w.key.String(), TypeDescription: w.gvk.String(), Logger: &logger})
 	lo, hi := s.retryBounds()
 	delay := lo
 	for {
