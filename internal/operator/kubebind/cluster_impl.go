@@ -300,7 +300,6 @@ var _ cache.ReflectorStore = (*sharedWatch)(nil)
 type subscription struct {
 	w       *sharedWatch
 	bw      *bindingWatch
-	ns      string // the namespace the binding watches through it
 	closed  atomic.Bool
 	ready   chan struct{} // closed once initial is set
 	errc    chan error    // a failed first list
@@ -312,8 +311,8 @@ type subscription struct {
 // A watch that keeps objects (keep) is shared; one that does not is the
 // binding's own, unless share: then bindings that join it later get the
 // objects' identities alone (enough for namespaces).
-func (s *ClusterSource) subscribe(key watchKey, gvk schema.GroupVersionKind, keep, share bool, bw *bindingWatch, ns string) *subscription {
-	sub := &subscription{bw: bw, ns: ns, ready: make(chan struct{}), errc: make(chan error, 1)}
+func (s *ClusterSource) subscribe(key watchKey, gvk schema.GroupVersionKind, keep, share bool, bw *bindingWatch) *subscription {
+	sub := &subscription{bw: bw, ready: make(chan struct{}), errc: make(chan error, 1)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !keep && !share {
@@ -773,7 +772,7 @@ func (bw *bindingWatch) open(ctx context.Context, m mapping) ([]*Object, error) 
 		}
 		return out, nil
 	}
-	bw.nsSub = bw.src.subscribe(watchKey{gvr: namespacesResource, labels: bw.sel.nsLabels}, schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, false, true, bw, "")
+	bw.nsSub = bw.src.subscribe(watchKey{gvr: namespacesResource, labels: bw.sel.nsLabels}, schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, false, true, bw)
 	nss, err := bw.nsSub.wait(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("watching namespaces: %w", err)
@@ -802,7 +801,7 @@ func (bw *bindingWatch) openNamespace(ctx context.Context, ns string) ([]*Object
 	var out []*Object
 	for _, name := range names {
 		key := watchKey{gvr: bw.m.gvr, namespace: ns, labels: bw.sel.labels, fields: bw.sel.fieldsFor(name)}
-		sub := bw.src.subscribe(key, bw.m.gvk, bw.b.KeepFullObjectsInMemory, bw.b.KeepFullObjectsInMemory, bw, ns)
+		sub := bw.src.subscribe(key, bw.m.gvk, bw.b.KeepFullObjectsInMemory, bw.b.KeepFullObjectsInMemory, bw)
 		bw.subs[ns] = append(bw.subs[ns], sub)
 		objs, err := sub.wait(ctx)
 		if err != nil {
