@@ -148,6 +148,19 @@ func (e *env) apply(gvr schema.GroupVersionResource, manifest string) {
 	}
 }
 
+// applyB is apply for a benchmark.
+func (e *env) applyB(b *testing.B, gvr schema.GroupVersionResource, manifest string) {
+	b.Helper()
+	var u unstructured.Unstructured
+	if err := yaml.Unmarshal([]byte(manifest), &u.Object); err != nil {
+		b.Fatal(err)
+	}
+	_, err := e.c.Dynamic.Resource(gvr).Namespace(u.GetNamespace()).Apply(context.Background(), u.GetName(), &u, metav1.ApplyOptions{FieldManager: "test", Force: true})
+	if err != nil {
+		b.Fatalf("applying %s: %v", manifest, err)
+	}
+}
+
 func (e *env) delete(gvr schema.GroupVersionResource, ns, name string) {
 	e.t.Helper()
 	if err := e.c.Dynamic.Resource(gvr).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
