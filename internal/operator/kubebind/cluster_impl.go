@@ -426,6 +426,14 @@ func (w *sharedWatch) run(ctx context.Context) {
 	}
 }
 
+// has reports whether the watch knows the object with this ID.
+func (w *sharedWatch) has(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.items[id]
+	return ok
+}
+
 // failed tells the subscribers still waiting for their objects that the
 // list failed.
 func (w *sharedWatch) failed(err error) {
@@ -706,6 +714,8 @@ type bindingWatch struct {
 	// held are the names of the objects passed on per namespace, with
 	// sel.nsDynamic: when a namespace goes they become Deleted changes.
 	held map[string]map[string]struct{}
+	// nsRetry is the backoff of namespaces whose watches failed to open.
+	nsRetry map[string]time.Duration
 }
 
 func (s *ClusterSource) watchBinding(ctx context.Context, b *hook.KubernetesBinding, fn func(Change)) ([]*Object, error) {
@@ -720,7 +730,7 @@ func (s *ClusterSource) watchBinding(ctx context.Context, b *hook.KubernetesBind
 		return nil, nil
 	}
 	bw := &bindingWatch{src: s, b: b, fn: fn, sel: sel, q: changeQueue{wake: make(chan struct{}, 1)},
-		subs: map[string][]*subscription{}, held: map[string]map[string]struct{}{}}
+		subs: map[string][]*subscription{}, held: map[string]map[string]struct{}{}, nsRetry: map[string]time.Duration{}}
 	m, err := s.resolve(b.APIVersion, b.Kind)
 	if errors.Is(err, errNotServed) {
 		s.setWaiting(bw, true)
@@ -910,6 +920,7 @@ func (bw *bindingWatch) namespaceChanged(ctx context.Context, c Change) {
 	ns := c.Object.Name
 	if c.Event == hook.Deleted {
 		bw.closeNamespace(ns)
+		delete(bw.nsRetry, ns)
 		names := make([]string, 0, len(bw.held[ns]))
 		for n := range bw.held[ns] {
 			names = append(names, n)
@@ -927,15 +938,27 @@ func (bw *bindingWatch) namespaceChanged(ctx context.Context, c Change) {
 	if bw.sel.nsNames != nil && !slices.Contains(bw.sel.nsNames, ns) {
 		return
 	}
+	if !bw.nsSub.w.has(ns) {
+		return // gone since: a stale change, or a retry too late
+	}
 	objs, err := bw.openNamespace(ctx, ns)
 	if err != nil {
 		bw.closeNamespace(ns)
 		delete(bw.held, ns)
-		if ctx.Err() == nil {
-			bw.src.report(fmt.Errorf("binding %s: namespace %s: %w", bw.b.Name, ns, err))
+		if ctx.Err() != nil {
+			return
 		}
+		// Tried again later, with backoff, as long as the namespace is
+		// there.
+		lo, hi := bw.src.retryBounds()
+		delay := min(max(2*bw.nsRetry[ns], lo), hi)
+		bw.nsRetry[ns] = delay
+		bw.src.report(fmt.Errorf("binding %s: namespace %s: %w (retrying in %s)", bw.b.Name, ns, err, delay))
+		sub := bw.nsSub
+		time.AfterFunc(delay, func() { bw.q.push(queued{sub: sub, change: Change{Event: hook.Added, Object: c.Object}}) })
 		return
 	}
+	delete(bw.nsRetry, ns)
 	for _, o := range objs {
 		bw.fn(Change{Event: hook.Added, Object: o})
 	}
