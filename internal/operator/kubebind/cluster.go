@@ -54,7 +54,8 @@ type ClusterSource struct {
 	// OnError is told of kinds not found and of failed lists and watches
 	// (the source retries them); nil logs them to Logger.
 	OnError func(error)
-	// ListTimeout bounds each list and discovery request; 0 is one minute.
+	// ListTimeout bounds each list request; 0 is one minute. (Discovery
+	// requests have a client timeout of one minute.)
 	ListTimeout time.Duration
 	// RetryMin and RetryMax bound the backoff between tries of a kind not
 	// found and of a failed list; 0 is 1s and 30s.
