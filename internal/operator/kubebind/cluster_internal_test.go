@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/strata-dev/strata/internal/operator/hook"
@@ -279,4 +282,45 @@ func TestMonitorOverBindingSource(t *testing.T) {
 	if n := len(m.state.all); n != 0 {
 		t.Errorf("the monitor keeps %d objects besides its snapshot", n)
 	}
+}
+
+// FuzzSelection: the selectors sent to the API server select what the
+// binding asks, whatever the names and values (escaping).
+func FuzzSelection(f *testing.F) {
+	f.Add("app", "web", "status.phase", "Running", "a")
+	f.Add("example.com/key", "v-1", "spec.x", `a,b=c\d`, "name.with.dots")
+	f.Add("k", "", "f", "", "")
+	f.Fuzz(func(t *testing.T, key, value, field, fieldValue, name string) {
+		if !utf8.ValidString(field + fieldValue + name) {
+			return // names and values are JSON strings on the API server
+		}
+		b := &hook.KubernetesBinding{Name: "b",
+			LabelSelector: &hook.LabelSelector{MatchLabels: map[string]string{key: value}},
+			FieldSelector: []hook.FieldRequirement{{Field: field, Operator: "Equals", Value: fieldValue}}}
+		if name != "" {
+			b.NameSelector = []string{name}
+		}
+		sel, err := selectionOf(b)
+		if err != nil {
+			return // an invalid label key or value, or an empty field
+		}
+		ls, err := labels.Parse(sel.labels)
+		if err != nil {
+			t.Fatalf("label selector %q does not parse: %v", sel.labels, err)
+		}
+		if !ls.Matches(labels.Set{key: value}) || (value != "x" && ls.Matches(labels.Set{key: "x"})) {
+			t.Errorf("label selector %q for %s=%s", sel.labels, key, value)
+		}
+		fs, err := fields.ParseSelector(sel.fieldsFor(name))
+		if err != nil {
+			t.Fatalf("field selector %q does not parse: %v", sel.fieldsFor(name), err)
+		}
+		set := fields.Set{field: fieldValue}
+		if name != "" {
+			set["metadata.name"] = name
+		}
+		if !fs.Matches(set) {
+			t.Errorf("field selector %q does not match %v", sel.fieldsFor(name), set)
+		}
+	})
 }
