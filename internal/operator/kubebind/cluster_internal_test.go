@@ -285,7 +285,7 @@ func TestMonitorOverBindingSource(t *testing.T) {
 }
 
 // FuzzSelection: the selectors sent to the API server select what the
-// binding asks, whatever the names and values (escaping).
+// binding asks, whatever the names and values (escaping), for any UTF-8.
 func FuzzSelection(f *testing.F) {
 	f.Add("app", "web", "status.phase", "Running", "a")
 	f.Add("example.com/key", "v-1", "spec.x", `a,b=c\d`, "name.with.dots")
