@@ -441,8 +441,12 @@ func absAll(ps []string) []string {
 }
 
 // observeSnapshots sets the snapshot gauges of every started kubernetes
-// binding (at scrape time).
+// binding, and the count of bindings waiting for their kind (at scrape
+// time).
 func (e *Engine) observeSnapshots() {
+	if w, ok := e.objects.(interface{ Waiting() []string }); ok {
+		e.m.kindsWaiting.Set(float64(len(w.Waiting())))
+	}
 	e.mu.Lock()
 	hooks := append([]*hookEntry(nil), e.global...)
 	for _, ms := range e.mods {

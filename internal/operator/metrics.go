@@ -47,6 +47,7 @@ type metrics struct {
 
 	snapshotObjects *prometheus.GaugeVec
 	snapshotBytes   *prometheus.GaugeVec
+	kindsWaiting    prometheus.Gauge
 	kubeJqSeconds   *prometheus.HistogramVec
 	kubeEventSecs   *prometheus.HistogramVec
 	queueActionSecs *prometheus.HistogramVec
@@ -115,6 +116,7 @@ func newMetrics(prefix string, reg prometheus.Registerer) *metrics {
 		moduleEnabled:       gauge("module_enabled", "1 when the module is enabled, 0 when not.", "module"),
 		snapshotObjects:     gauge("kube_snapshot_objects", "Objects in a kubernetes binding's snapshot; global hooks have an empty module.", "module", "hook", "binding", "queue"),
 		snapshotBytes:       gauge("kube_snapshot_bytes", "JSON size of a kubernetes binding's snapshot (objects and filter results).", "module", "hook", "binding", "queue"),
+		kindsWaiting:        gauge("kube_bindings_waiting_for_kind", "Kubernetes bindings whose apiVersion/kind the API server does not serve (yet): a CRD not installed.").WithLabelValues(),
 		kubeJqSeconds:       fineHist("kube_jq_filter_duration_seconds", "Time of one jqFilter run on one object.", kubeLabels...),
 		kubeEventSecs:       fineHist("kube_event_duration_seconds", "Time to handle one object change of a kubernetes binding.", kubeLabels...),
 		queueActionSecs:     fineHist("tasks_queue_action_duration_seconds", "Time of one low-level action on a task queue (QUEUE_ACTIONS_METRICS=no turns it off).", "queue_name", "queue_action"),

@@ -191,10 +191,21 @@ func (e *Engine) startBindings(ctx context.Context, he *hookEntry, activation st
 		e.mu.Lock()
 		kube := he.kube
 		e.mu.Unlock()
-		syncs, err := kube.Start(mctx, func(ev kubebind.Event) { e.kubeEvent(he, ev) })
+		// The monitors live in a context of their own, so that a start
+		// that fails half-way (a list the API server refused) stops those
+		// that started and the retry starts a fresh set.
+		sctx, stop := context.WithCancel(mctx)
+		syncs, err := kube.Start(sctx, func(ev kubebind.Event) { e.kubeEvent(he, ev) })
 		if err != nil {
+			stop()
+			e.mu.Lock()
+			if he.kube == kube {
+				he.kube = e.kubeSet(he)
+			}
+			e.mu.Unlock()
 			return nil, fmt.Errorf("%s: starting kubernetes bindings: %w", he.label(), err)
 		}
+		context.AfterFunc(mctx, stop)
 		he.syncs = syncs
 	}
 	if !he.started && !e.oneShot {

@@ -16,8 +16,10 @@
 // The ObjectSource is the one backend interface: LocalSource reads
 // Kubernetes YAML files from a directory (`--objects DIR`) and watches it
 // with fsnotify, so that a file added, changed or removed becomes Added,
-// Modified and Deleted changes of the objects in it. Part 2's cluster
-// source plugs in beside it.
+// Modified and Deleted changes of the objects in it. ClusterSource watches
+// the API server; it is a BindingSource, which selects each binding's
+// objects itself (on the server), so that the monitor keeps only its
+// snapshot.
 package kubebind
 
 import (
@@ -67,6 +69,26 @@ type ObjectSource interface {
 	Watch(ctx context.Context, apiVersion, kind string, fn func(Change)) ([]*Object, error)
 }
 
+// A BindingSource is an ObjectSource that selects a binding's objects
+// itself: WatchBinding returns exactly the objects of b's apiVersion and
+// kind that match its nameSelector, labelSelector, fieldSelector and
+// namespace selectors (on the API server where it can), and then reports
+// each change of that selection: Added when an object enters it (a
+// namespace that appears or comes to match included), Deleted when one
+// leaves it, Modified otherwise. A Deleted change may carry only the
+// object's identity (apiVersion, kind, namespace, name) when the source
+// did not keep the object. The rules of ObjectSource.Watch hold (one
+// goroutine per call, in order, fn may block).
+//
+// A Monitor over a BindingSource keeps no copy of the objects the
+// binding does not select and does no selection of its own, so the
+// source decides what is held in memory (the ClusterSource keeps only
+// identities for keepFullObjectsInMemory: false).
+type BindingSource interface {
+	ObjectSource
+	WatchBinding(ctx context.Context, b *hook.KubernetesBinding, fn func(Change)) ([]*Object, error)
+}
+
 // An Event is a binding context a Monitor made from a change, with the
 // binding it belongs to.
 type Event struct {
@@ -84,6 +106,9 @@ type Monitor struct {
 	source  ObjectSource
 	state   *monitorState
 	started atomic.Bool
+	// sourceSelects is set when source is a BindingSource: it selects
+	// the objects, the monitor keeps only its snapshot.
+	sourceSelects bool
 }
 
 // Timings receives how long a monitor's work took. Its methods are called

@@ -90,7 +90,9 @@ func (m *Monitor) start(ctx context.Context, emit func(Event)) (hook.BindingCont
 			st.mu.Unlock()
 		}
 	}()
-	if ns := b.Namespace; ns != nil && ns.LabelSelector != nil {
+	bs, sourceSelects := m.source.(BindingSource)
+	m.sourceSelects = sourceSelects
+	if ns := b.Namespace; ns != nil && ns.LabelSelector != nil && !sourceSelects {
 		nss, err := m.source.Watch(ctx, "v1", "Namespace", func(c Change) {
 			st.mu.Lock()
 			var evs []Event
@@ -105,7 +107,7 @@ func (m *Monitor) start(ctx context.Context, emit func(Event)) (hook.BindingCont
 			st.nsLabels[o.Name] = labelsOf(o)
 		}
 	}
-	objs, err := m.source.Watch(ctx, b.APIVersion, b.Kind, func(c Change) {
+	changed := func(c Change) {
 		start := time.Now()
 		st.mu.Lock()
 		var evs []Event
@@ -115,12 +117,21 @@ func (m *Monitor) start(ctx context.Context, emit func(Event)) (hook.BindingCont
 			m.Timings.Event(b, time.Since(start))
 		}
 		send(emit, evs)
-	})
+	}
+	var objs []*Object
+	var err error
+	if sourceSelects {
+		objs, err = bs.WatchBinding(ctx, b, changed)
+	} else {
+		objs, err = m.source.Watch(ctx, b.APIVersion, b.Kind, changed)
+	}
 	if err != nil {
 		return hook.BindingContext{}, fmt.Errorf("binding %s: watching %s: %w", b.Name, kindName(b.APIVersion, b.Kind), err)
 	}
 	for _, o := range objs {
-		st.all[o.ID()] = o
+		if !sourceSelects {
+			st.all[o.ID()] = o
+		}
 		if !m.selected(o) {
 			continue
 		}
@@ -157,11 +168,13 @@ func kindName(apiVersion, kind string) string {
 
 // changeLocked applies one change of the watched kind; st.mu is held.
 func (m *Monitor) changeLocked(c Change, emit func(Event)) {
-	id := c.Object.ID()
-	if c.Event == hook.Deleted {
-		delete(m.state.all, id)
-	} else {
-		m.state.all[id] = c.Object
+	if !m.sourceSelects {
+		id := c.Object.ID()
+		if c.Event == hook.Deleted {
+			delete(m.state.all, id)
+		} else {
+			m.state.all[id] = c.Object
+		}
 	}
 	m.applyLocked(c.Event, c.Object, emit)
 }
@@ -235,8 +248,11 @@ func (m *Monitor) namespaceChangedLocked(c Change, emit func(Event)) {
 }
 
 // selected reports whether o matches the binding's selectors; st.mu is
-// held (namespace labels).
+// held (namespace labels). A BindingSource selected o already.
 func (m *Monitor) selected(o *Object) bool {
+	if m.sourceSelects {
+		return true
+	}
 	b := m.binding
 	if b.NameSelector != nil && !slices.Contains(b.NameSelector, o.Name) {
 		return false
