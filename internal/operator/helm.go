@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/strata-dev/strata/internal/operator/module"
@@ -20,7 +21,19 @@ type jsonPatch = values.JSONPatch
 type releaseStore struct {
 	store    release.Store
 	renderer *release.Renderer
+	// checkEvery is how often the auto-healing monitor checks the
+	// releases when Settings.ReleaseCheck is 0; 0 means
+	// ReleaseCheckInterval.
+	checkEvery time.Duration
 }
+
+// crdApplier is a release store that applies a module's CRDs apart from
+// its release (the Helm store: server-side apply before the chart).
+type crdApplier interface {
+	ApplyCRDs(ctx context.Context, module string, crds []byte, checksum string) error
+}
+
+var _ crdApplier = (*release.Helm)(nil)
 
 func newReleaseStore(s Settings, dir string) (releaseStore, error) {
 	labels, err := release.ParseLabels(s.CRDExtraLabels)
@@ -68,11 +81,18 @@ func (e *Engine) helm(ctx context.Context, ms *modState, activation string, rec 
 	e.mu.Lock()
 	ms.helmValues = vjson
 	ms.manifests = append(append([]byte{}, r.CRDs...), r.Manifests...)
+	ms.hasChart = !r.NoChart
 	e.mu.Unlock()
 	if r.NoChart {
 		rec("module " + ms.m.Name + " helm: no chart")
 		return nil
 	}
+	if ca, ok := e.back.release.store.(crdApplier); ok && len(r.CRDs) > 0 {
+		if err := ca.ApplyCRDs(ctx, ms.m.Name, r.CRDs, r.CRDsChecksum); err != nil {
+			return err
+		}
+	}
+	check := time.Now()
 	cur, err := e.back.release.store.Get(ctx, ms.m.Name)
 	if errors.Is(err, release.ErrNotFound) {
 		cur, err = nil, nil
@@ -81,6 +101,19 @@ func (e *Engine) helm(ctx context.Context, ms *modState, activation string, rec 
 		return fmt.Errorf("module %s: reading its release: %w", ms.m.Name, err)
 	}
 	upgrade, why := release.NeedsUpgrade(cur, r)
+	if !upgrade {
+		// addon-operator's last check: resources of the release missing.
+		absent, err := e.back.release.store.Absent(ctx, ms.m.Name)
+		switch {
+		case errors.Is(err, release.ErrNotFound):
+			upgrade, why = true, "release is missing"
+		case err != nil:
+			return fmt.Errorf("module %s: checking its release's resources: %w", ms.m.Name, err)
+		case len(absent) > 0:
+			upgrade, why = true, fmt.Sprintf("%d resources absent (%s)", len(absent), absent[0])
+		}
+	}
+	e.m.helmOpSecs.WithLabelValues(ms.m.Name, activation, "check-upgrade").Observe(time.Since(check).Seconds())
 	if !upgrade {
 		rec("module " + ms.m.Name + " helm: " + why)
 		return nil
@@ -110,8 +143,12 @@ func (e *Engine) renderModule(ctx context.Context, m *module.Module) ([]byte, er
 
 // watchReleases polls the release store for the releases of enabled,
 // converged modules that went missing (step 15: 'helm resources absent'):
-// locally, a release deleted from the store; part 2 checks the cluster.
+// locally, a release deleted from the store; in a cluster, resources of
+// the release deleted.
 func (b *backends) watchReleases(ctx context.Context, every time.Duration, fn func(context.Context)) {
+	if every <= 0 {
+		every = b.release.checkEvery
+	}
 	if every <= 0 {
 		every = ReleaseCheckInterval
 	}
@@ -130,30 +167,44 @@ func (b *backends) watchReleases(ctx context.Context, every time.Duration, fn fu
 }
 
 // ReleaseCheckInterval is how often the local release store is checked
-// for releases that went missing.
-const ReleaseCheckInterval = 5 * time.Second
+// for releases that went missing; ClusterReleaseCheckInterval the Helm
+// releases of a cluster (each check lists the kinds of each release).
+const (
+	ReleaseCheckInterval        = 5 * time.Second
+	ClusterReleaseCheckInterval = 30 * time.Second
+)
 
 // releaseMissing queues a module run for each enabled module whose
-// release went missing since its last Helm step.
+// release, or resources of it, went missing since its last Helm step,
+// counting each absent resource ({prefix}modules_absent_resources_total).
 func (e *Engine) releaseMissing(ctx context.Context) {
 	e.mu.Lock()
 	var check []string
 	for _, name := range e.enabled {
 		ms := e.mods[name]
-		if ms != nil && ms.startedUp && len(ms.manifests) > 0 {
+		if ms != nil && ms.startedUp && ms.hasChart {
 			check = append(check, name)
 		}
 	}
 	e.mu.Unlock()
 	for _, name := range check {
-		_, err := e.back.release.store.Get(ctx, name)
-		if !errors.Is(err, release.ErrNotFound) {
-			continue
-		}
 		if e.queues.Pending("main", func(t *queueTask) bool { return t.CompactKey == "module-run/"+name }) {
 			continue
 		}
-		e.record("module " + name + " release resources absent: module run")
+		absent, err := e.back.release.store.Absent(ctx, name)
+		switch {
+		case errors.Is(err, release.ErrNotFound):
+			absent = []string{"release " + name}
+		case err != nil:
+			e.log.Warn("checking a release's resources", "module", name, "error", err)
+			continue
+		case len(absent) == 0:
+			continue
+		}
+		for _, a := range absent {
+			e.m.absentResources.WithLabelValues(name, a).Inc()
+		}
+		e.record(fmt.Sprintf("module %s release resources absent (%s): module run", name, strings.Join(absent, ", ")))
 		if err := e.queues.Add(moduleRunTask(name, "HelmResourcesAbsent", false)); err != nil {
 			e.log.Error("queueing a module run", "module", name, "error", err)
 		}

@@ -623,7 +623,7 @@ func (e *Engine) deleteModule(ctx context.Context, name string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.stopModuleLocked(ms)
-	ms.manifests, ms.helmValues = nil, nil
+	ms.manifests, ms.helmValues, ms.hasChart = nil, nil, false
 	return nil
 }
 

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+
+	"github.com/strata-dev/strata/internal/operator/module"
 )
 
 // Status is a release's state, with Helm's names.
@@ -33,8 +37,13 @@ type Release struct {
 	Revision int `json:"revision"`
 	// Status is the release's state.
 	Status Status `json:"status"`
-	// Checksum is the sha256 of the rendered CRDs and manifests, hex.
+	// Checksum is the checksum of the rendered manifests the revision was
+	// made from (Rendered.Checksum): in a cluster, the release's
+	// moduleChecksum label, as addon-operator records it.
 	Checksum string `json:"checksum"`
+	// CRDsChecksum is the checksum of the CRDs applied with the revision
+	// (locally; in a cluster CRDs are applied apart from the release).
+	CRDsChecksum string `json:"crdsChecksum,omitempty"`
 	// ValuesChecksum is the sha256 of the values rendered with, hex.
 	ValuesChecksum string `json:"valuesChecksum"`
 	// Updated is when the revision was stored.
@@ -45,22 +54,44 @@ type Release struct {
 	// CRDs and Manifests are the rendered YAML streams.
 	CRDs      []byte `json:"-"`
 	Manifests []byte `json:"-"`
+
+	// src is what a Helm store installs the revision from: the chart and
+	// values it was rendered with (set by Rendered.Release).
+	src *source
 }
 
-// A Store keeps releases: the local directory store, or (part 2) Helm
-// releases in a cluster.
+// A source is the module and values a release was rendered from.
+type source struct {
+	module   *module.Module
+	values   map[string]any
+	maxBytes int64
+}
+
+// chart loads the module's chart afresh (Helm's install changes the chart
+// it is given).
+func (s *source) chart() (*chart.Chart, error) { return loadChart(s.module, s.maxBytes) }
+
+// A Store keeps releases: Local, the local directory store, or Helm,
+// Helm releases on the API server.
 type Store interface {
 	// Get returns the newest revision of a release, or an error matching
 	// ErrNotFound.
 	Get(ctx context.Context, name string) (*Release, error)
 	// Put stores r as the newest revision of its release, setting
-	// r.Revision (and r.Updated when zero).
+	// r.Revision (and r.Updated when zero). r must come from
+	// Rendered.Release: a Helm store installs the chart and values it was
+	// rendered from (upgrade --install).
 	Put(ctx context.Context, r *Release) error
 	// Delete removes a release and its history; deleting a release that
 	// does not exist is no error.
 	Delete(ctx context.Context, name string) error
 	// List returns the names of the stored releases, sorted.
 	List(ctx context.Context) ([]string, error)
+	// Absent returns the resources of a release's newest revision that
+	// went missing ("namespace/Kind/name", sorted; nil when none), or an
+	// error matching ErrNotFound when the release itself is gone: the
+	// auto-healing monitor's check.
+	Absent(ctx context.Context, name string) ([]string, error)
 }
 
 // NeedsUpgrade tells whether a rendered release must be stored over the
