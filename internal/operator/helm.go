@@ -27,14 +27,6 @@ type releaseStore struct {
 	checkEvery time.Duration
 }
 
-// crdApplier is a release store that applies a module's CRDs apart from
-// its release (the Helm store: server-side apply before the chart).
-type crdApplier interface {
-	ApplyCRDs(ctx context.Context, module string, crds []byte, checksum string) error
-}
-
-var _ crdApplier = (*release.Helm)(nil)
-
 func newReleaseStore(s Settings, dir string) (releaseStore, error) {
 	labels, err := release.ParseLabels(s.CRDExtraLabels)
 	if err != nil {
@@ -87,41 +79,16 @@ func (e *Engine) helm(ctx context.Context, ms *modState, activation string, rec 
 		rec("module " + ms.m.Name + " helm: no chart")
 		return nil
 	}
-	if ca, ok := e.back.release.store.(crdApplier); ok && len(r.CRDs) > 0 {
-		if err := ca.ApplyCRDs(ctx, ms.m.Name, r.CRDs, r.CRDsChecksum); err != nil {
-			return err
-		}
-	}
-	check := time.Now()
-	cur, err := e.back.release.store.Get(ctx, ms.m.Name)
-	if errors.Is(err, release.ErrNotFound) {
-		cur, err = nil, nil
-	}
+	res, err := release.Converge(ctx, e.back.release.store, r)
 	if err != nil {
-		return fmt.Errorf("module %s: reading its release: %w", ms.m.Name, err)
+		return fmt.Errorf("module %s: %w", ms.m.Name, err)
 	}
-	upgrade, why := release.NeedsUpgrade(cur, r)
-	if !upgrade {
-		// addon-operator's last check: resources of the release missing.
-		absent, err := e.back.release.store.Absent(ctx, ms.m.Name)
-		switch {
-		case errors.Is(err, release.ErrNotFound):
-			upgrade, why = true, "release is missing"
-		case err != nil:
-			return fmt.Errorf("module %s: checking its release's resources: %w", ms.m.Name, err)
-		case len(absent) > 0:
-			upgrade, why = true, fmt.Sprintf("%d resources absent (%s)", len(absent), absent[0])
-		}
-	}
-	e.m.helmOpSecs.WithLabelValues(ms.m.Name, activation, "check-upgrade").Observe(time.Since(check).Seconds())
-	if !upgrade {
-		rec("module " + ms.m.Name + " helm: " + why)
+	if !res.Upgraded {
+		rec("module " + ms.m.Name + " helm: " + res.Why)
 		return nil
 	}
-	rel := r.Release(release.StatusDeployed, "Upgrade complete: "+why)
-	if err := e.back.release.store.Put(ctx, rel); err != nil {
-		return fmt.Errorf("module %s: storing its release: %w", ms.m.Name, err)
-	}
+	rel := res.Release
+	why := res.Why
 	e.m.moduleHelmSecs.WithLabelValues(ms.m.Name, activation).Observe(time.Since(start).Seconds())
 	rec(fmt.Sprintf("module %s helm upgrade: %s (revision %d)", ms.m.Name, why, rel.Revision))
 	return nil
@@ -192,6 +159,7 @@ func (e *Engine) releaseMissing(ctx context.Context) {
 			continue
 		}
 		absent, err := e.back.release.store.Absent(ctx, name)
+		what := ""
 		switch {
 		case errors.Is(err, release.ErrNotFound):
 			absent = []string{"release " + name}
@@ -200,11 +168,13 @@ func (e *Engine) releaseMissing(ctx context.Context) {
 			continue
 		case len(absent) == 0:
 			continue
+		default:
+			what = " (" + strings.Join(absent, ", ") + ")"
 		}
 		for _, a := range absent {
 			e.m.absentResources.WithLabelValues(name, a).Inc()
 		}
-		e.record(fmt.Sprintf("module %s release resources absent (%s): module run", name, strings.Join(absent, ", ")))
+		e.record("module " + name + " release resources absent" + what + ": module run")
 		if err := e.queues.Add(moduleRunTask(name, "HelmResourcesAbsent", false)); err != nil {
 			e.log.Error("queueing a module run", "module", name, "error", err)
 		}

@@ -3,6 +3,8 @@ package release
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
@@ -107,4 +109,62 @@ func NeedsUpgrade(cur *Release, r *Rendered) (bool, string) {
 		return true, "rendered manifests changed"
 	}
 	return false, "rendered manifests unchanged"
+}
+
+// A Result is what Converge did with a module's release.
+type Result struct {
+	// Upgraded is true when a new revision was stored.
+	Upgraded bool
+	// Why says why it was (or was not) stored.
+	Why string
+	// Release is the newest revision: the one stored, or the current one
+	// (nil when there was none and nothing was stored).
+	Release *Release
+}
+
+// Converge makes a module's release match a render, as the operator's Helm
+// step does (addon-operator's release dedup): the module's CRDs applied
+// first when the store applies them apart (the Helm store), then a new
+// revision stored (upgrade --install) only when NeedsUpgrade says so or,
+// failing that, resources of the release are absent. r must have a chart
+// (not r.NoChart).
+func Converge(ctx context.Context, s Store, r *Rendered) (Result, error) {
+	if r.NoChart {
+		return Result{Why: "no chart"}, nil
+	}
+	if ca, ok := s.(interface {
+		ApplyCRDs(ctx context.Context, module string, crds []byte, checksum string) error
+	}); ok && len(r.CRDs) > 0 {
+		if err := ca.ApplyCRDs(ctx, r.Name, r.CRDs, r.CRDsChecksum); err != nil {
+			return Result{}, err
+		}
+	}
+	cur, err := s.Get(ctx, r.Name)
+	if errors.Is(err, ErrNotFound) {
+		cur, err = nil, nil
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("reading release %s: %w", r.Name, err)
+	}
+	upgrade, why := NeedsUpgrade(cur, r)
+	if !upgrade {
+		// addon-operator's last check: resources of the release missing.
+		absent, err := s.Absent(ctx, r.Name)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			upgrade, why = true, "release is missing"
+		case err != nil:
+			return Result{}, fmt.Errorf("checking the resources of release %s: %w", r.Name, err)
+		case len(absent) > 0:
+			upgrade, why = true, fmt.Sprintf("%d resources absent (%s)", len(absent), strings.Join(absent, ", "))
+		}
+	}
+	if !upgrade {
+		return Result{Why: why, Release: cur}, nil
+	}
+	rel := r.Release(StatusDeployed, "Upgrade complete: "+why)
+	if err := s.Put(ctx, rel); err != nil {
+		return Result{}, fmt.Errorf("storing release %s: %w", r.Name, err)
+	}
+	return Result{Upgraded: true, Why: why, Release: rel}, nil
 }
