@@ -168,3 +168,16 @@ func Converge(ctx context.Context, s Store, r *Rendered) (Result, error) {
 	}
 	return Result{Upgraded: true, Why: why, Release: rel}, nil
 }
+
+// Orphans returns the releases no module owns (isModule false), which the
+// operator purges, except ignore (HELM_IGNORE_RELEASE: a release of the
+// operator's own, in its namespace).
+func Orphans(releases []string, isModule func(name string) bool, ignore string) []string {
+	var out []string
+	for _, r := range releases {
+		if r != ignore && !isModule(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}

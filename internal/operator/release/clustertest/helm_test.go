@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/common"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	rcommon "helm.sh/helm/v4/pkg/release/common"
@@ -456,5 +457,47 @@ func TestAddonOperatorRelease(t *testing.T) {
 				t.Errorf("revisions = %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// Releases no module owns are purged (the operator's step 7), except
+// HELM_IGNORE_RELEASE.
+func TestPurge(t *testing.T) {
+	e := setup(t, release.HelmOptions{})
+	a := e.module("app", map[string]string{"templates/cm.yaml": cmTemplate})
+	e.converge(a, appValues("1"))
+	cfg := e.helmConfig()
+	for _, name := range []string{"orphan", "keep"} {
+		in := action.NewInstall(cfg)
+		in.ReleaseName, in.Namespace, in.WaitStrategy = name, e.ns, "hookOnly"
+		ch := &chart.Chart{
+			Metadata:  &chart.Metadata{APIVersion: "v2", Name: name, Version: "0.1.0"},
+			Templates: []*common.File{{Name: "templates/cm.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n")}},
+		}
+		if _, err := in.RunWithContext(t.Context(), ch, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names, err := e.store.List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphans := release.Orphans(names, func(n string) bool { return n == "app" }, "keep")
+	if want := []string{"orphan"}; !slices.Equal(orphans, want) {
+		t.Fatalf("Orphans(%v) = %v, want %v", names, orphans, want)
+	}
+	for _, o := range orphans {
+		if err := e.store.Delete(t.Context(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if names, err := e.store.List(t.Context()); err != nil || !slices.Equal(names, []string{"app", "keep"}) {
+		t.Errorf("List after the purge = %v, %v; want [app keep]", names, err)
+	}
+	if _, err := e.configMap("orphan"); !apierrors.IsNotFound(err) {
+		t.Errorf("ConfigMap orphan after the purge: %v, want not found", err)
+	}
+	if _, err := e.configMap("keep"); err != nil {
+		t.Errorf("ConfigMap keep after the purge: %v", err)
 	}
 }
