@@ -30,11 +30,17 @@ func ModuleChecksum(manifest []byte, labels map[string]string) (string, error) {
 
 // setLabels sets labels on every document of a YAML stream, as
 // addon-operator's post-renderer does (nothing to set: the stream as it
-// is).
-func setLabels(stream []byte, labels map[string]string) ([]byte, error) {
+// is). kyaml panics on some malformed streams (a document "-"): that is
+// an error here.
+func setLabels(stream []byte, labels map[string]string) (_ []byte, err error) {
 	if len(labels) == 0 {
 		return stream, nil
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("setting labels on the rendered manifests: malformed YAML (%v)", p)
+		}
+	}()
 	nodes, err := kio.FromBytes(stream)
 	if err != nil {
 		return nil, fmt.Errorf("setting labels on the rendered manifests: %w", err)
