@@ -54,7 +54,7 @@ func openHelmReleases(ctx context.Context, s Settings, rc *rest.Config, log *slo
 		store: h,
 		renderer: &release.Renderer{
 			Namespace:      s.Namespace,
-			KubeVersion:    h.KubeVersion(),
+			Capabilities:   h.Capabilities,
 			CRDExtraLabels: labels,
 			ModuleChecksum: true,
 			ResourceLabels: labels,

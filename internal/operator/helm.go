@@ -83,6 +83,11 @@ func (e *Engine) helm(ctx context.Context, ms *modState, activation string, rec 
 	if err != nil {
 		return fmt.Errorf("module %s: %w", ms.m.Name, err)
 	}
+	if res.Rendered != r { // rendered again after its CRDs were applied
+		e.mu.Lock()
+		ms.manifests = append(append([]byte{}, res.Rendered.CRDs...), res.Rendered.Manifests...)
+		e.mu.Unlock()
+	}
 	if !res.Upgraded {
 		rec("module " + ms.m.Name + " helm: " + res.Why)
 		return nil

@@ -180,13 +180,6 @@ func NewHelm(ctx context.Context, rc *rest.Config, o HelmOptions) (*Helm, error)
 	return h, nil
 }
 
-// KubeVersion is the API server's version, as templates see it.
-func (h *Helm) KubeVersion() string {
-	h.caps.RLock()
-	defer h.caps.RUnlock()
-	return h.cfg.Capabilities.KubeVersion.Version
-}
-
 // refresh reads the cluster's capabilities (version, API versions) again
 // and forgets the REST mapping: after CRDs were applied, the chart's
 // objects of their kinds resolve.
@@ -286,7 +279,7 @@ func (h *Helm) Put(ctx context.Context, r *Release) error {
 		return fmt.Errorf("release %s: checksum %q cannot be a release label (%s): render with Renderer.ModuleChecksum", r.Name, r.Checksum, strings.Join(errs, "; "))
 	}
 	if len(r.CRDs) > 0 {
-		if err := h.ApplyCRDs(ctx, r.Name, r.CRDs, r.CRDsChecksum); err != nil {
+		if _, err := h.ApplyCRDs(ctx, r.Name, r.CRDs, r.CRDsChecksum); err != nil {
 			return err
 		}
 	}
@@ -536,15 +529,34 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 
 // ApplyCRDs applies a module's CRDs (a YAML stream of
 // CustomResourceDefinitions) with server-side apply, waits until they are
-// established and refreshes the kinds Helm knows. CRDs already applied
-// with the same checksum by this store are not applied again.
-func (h *Helm) ApplyCRDs(ctx context.Context, module string, crds []byte, sum string) error {
+// established and refreshes the kinds and capabilities Helm knows. CRDs
+// already applied with the same checksum by this store are not applied
+// again; applied tells whether they were.
+func (h *Helm) ApplyCRDs(ctx context.Context, module string, crds []byte, sum string) (applied bool, err error) {
 	h.mu.Lock()
 	done := sum != "" && h.crds[module] == sum
 	h.mu.Unlock()
 	if done || len(crds) == 0 {
-		return nil
+		return false, nil
 	}
+	err = h.applyCRDs(ctx, module, crds)
+	if err != nil {
+		return false, err
+	}
+	h.mu.Lock()
+	h.crds[module] = sum
+	h.mu.Unlock()
+	return true, nil
+}
+
+// Capabilities are the cluster's capabilities, as Helm installs with.
+func (h *Helm) Capabilities() *common.Capabilities {
+	h.caps.RLock()
+	defer h.caps.RUnlock()
+	return h.cfg.Capabilities.Copy()
+}
+
+func (h *Helm) applyCRDs(ctx context.Context, module string, crds []byte) error {
 	docs, err := document.Loader{Limits: document.Limits{MaxBytes: DefaultMaxBytes}}.ParseDocuments(crds, module+" crds")
 	if err != nil {
 		return fmt.Errorf("module %s: CRDs: %w", module, err)
@@ -574,13 +586,7 @@ func (h *Helm) ApplyCRDs(ctx context.Context, module string, crds []byte, sum st
 			return fmt.Errorf("module %s: %w", module, err)
 		}
 	}
-	if err := h.refresh(ctx); err != nil {
-		return err
-	}
-	h.mu.Lock()
-	h.crds[module] = sum
-	h.mu.Unlock()
-	return nil
+	return h.refresh(ctx)
 }
 
 // established waits until a CRD is established (or names a conflict).

@@ -120,6 +120,9 @@ type Result struct {
 	// Release is the newest revision: the one stored, or the current one
 	// (nil when there was none and nothing was stored).
 	Release *Release
+	// Rendered is the render converged to: the one given, or a new one
+	// when applying the module's CRDs changed the cluster's capabilities.
+	Rendered *Rendered
 }
 
 // Converge makes a module's release match a render, as the operator's Helm
@@ -130,13 +133,20 @@ type Result struct {
 // (not r.NoChart).
 func Converge(ctx context.Context, s Store, r *Rendered) (Result, error) {
 	if r.NoChart {
-		return Result{Why: "no chart"}, nil
+		return Result{Why: "no chart", Rendered: r}, nil
 	}
 	if ca, ok := s.(interface {
-		ApplyCRDs(ctx context.Context, module string, crds []byte, checksum string) error
+		ApplyCRDs(ctx context.Context, module string, crds []byte, checksum string) (bool, error)
 	}); ok && len(r.CRDs) > 0 {
-		if err := ca.ApplyCRDs(ctx, r.Name, r.CRDs, r.CRDsChecksum); err != nil {
+		applied, err := ca.ApplyCRDs(ctx, r.Name, r.CRDs, r.CRDsChecksum)
+		if err != nil {
 			return Result{}, err
+		}
+		if applied && r.again != nil {
+			// Templates may test the API versions the CRDs brought.
+			if r, err = r.again(ctx); err != nil {
+				return Result{}, err
+			}
 		}
 	}
 	cur, err := s.Get(ctx, r.Name)
@@ -160,13 +170,13 @@ func Converge(ctx context.Context, s Store, r *Rendered) (Result, error) {
 		}
 	}
 	if !upgrade {
-		return Result{Why: why, Release: cur}, nil
+		return Result{Why: why, Release: cur, Rendered: r}, nil
 	}
 	rel := r.Release(StatusDeployed, "Upgrade complete: "+why)
 	if err := s.Put(ctx, rel); err != nil {
 		return Result{}, fmt.Errorf("storing release %s: %w", r.Name, err)
 	}
-	return Result{Upgraded: true, Why: why, Release: rel}, nil
+	return Result{Upgraded: true, Why: why, Release: rel, Rendered: r}, nil
 }
 
 // Orphans returns the releases no module owns (isModule false), which the

@@ -55,6 +55,10 @@ type Renderer struct {
 	// KubeVersion is what .Capabilities.KubeVersion says; "" means
 	// DefaultKubeVersion.
 	KubeVersion string
+	// Capabilities, when set, gives the capabilities templates see (a
+	// cluster's: its version and API versions, as Helm installs with),
+	// overriding KubeVersion.
+	Capabilities func() *common.Capabilities
 	// CRDExtraLabels are set on every CRD of crds/; nil means those of
 	// DefaultCRDExtraLabels (see ParseLabels), empty none.
 	CRDExtraLabels map[string]string
@@ -112,6 +116,9 @@ type Rendered struct {
 	// manifest, before post-rendering.
 	release []byte
 	src     *source
+	// again renders the module again with the same values (after CRDs
+	// changed the cluster's capabilities).
+	again func(context.Context) (*Rendered, error)
 }
 
 // An Object is a rendered object's identity.
@@ -203,7 +210,8 @@ func (r *Renderer) Render(ctx context.Context, m *module.Module, values map[stri
 		return fail(l.err)
 	}
 	out := &Rendered{Name: m.Name, Namespace: r.Namespace, CRDs: l.crds, ValuesChecksum: vsum,
-		CRDsChecksum: checksum(l.crds), src: &source{module: m, values: values, maxBytes: r.maxBytes()}}
+		CRDsChecksum: checksum(l.crds), src: &source{module: m, values: values, maxBytes: r.maxBytes()},
+		again: func(ctx context.Context) (*Rendered, error) { return r.Render(ctx, m, values) }}
 	if l.chart == nil {
 		out.NoChart = true
 		out.Checksum = checksum(out.CRDs, nil)
@@ -266,16 +274,21 @@ func (r *Renderer) template(ctx context.Context, ch *chart.Chart, m *module.Modu
 	if err := chartutil.ProcessDependencies(ch, values); err != nil {
 		return nil, fmt.Errorf("chart dependencies: %w", err)
 	}
-	kv := r.KubeVersion
-	if kv == "" {
-		kv = DefaultKubeVersion
+	var caps *common.Capabilities
+	if r.Capabilities != nil {
+		caps = r.Capabilities().Copy()
+	} else {
+		kv := r.KubeVersion
+		if kv == "" {
+			kv = DefaultKubeVersion
+		}
+		kver, err := common.ParseKubeVersion(kv)
+		if err != nil {
+			return nil, fmt.Errorf("kube version %q: %w", kv, err)
+		}
+		caps = common.DefaultCapabilities.Copy()
+		caps.KubeVersion = *kver
 	}
-	kver, err := common.ParseKubeVersion(kv)
-	if err != nil {
-		return nil, fmt.Errorf("kube version %q: %w", kv, err)
-	}
-	caps := common.DefaultCapabilities.Copy()
-	caps.KubeVersion = *kver
 	opts := common.ReleaseOptions{Name: m.Name, Namespace: r.Namespace, Revision: 1, IsInstall: true}
 	rv, err := commonutil.ToRenderValuesWithSchemaValidation(ch, values, opts, caps, false)
 	if err != nil {

@@ -67,7 +67,7 @@ func setup(t *testing.T, o release.HelmOptions) *env {
 		t.Fatal(err)
 	}
 	return &env{t: t, c: c, ns: ns, dir: t.TempDir(), store: st,
-		rnd: &release.Renderer{Namespace: ns, KubeVersion: st.KubeVersion(), ModuleChecksum: true, ResourceLabels: labels, CRDExtraLabels: labels}}
+		rnd: &release.Renderer{Namespace: ns, Capabilities: st.Capabilities, ModuleChecksum: true, ResourceLabels: labels, CRDExtraLabels: labels}}
 }
 
 // module writes a module's files (paths under its directory) and
@@ -357,6 +357,8 @@ func TestCRDsBeforeChart(t *testing.T) {
 	m := e.module("widgets", map[string]string{
 		"crds/widget.yaml":      widgetCRD,
 		"templates/widget.yaml": "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: {{ .Values.widgets.size }}\n",
+		// Rendered with the capabilities the CRDs brought.
+		"templates/cm.yaml": "{{ if .Capabilities.APIVersions.Has \"example.com/v1/Widget\" }}apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: has-widgets\n{{ end }}",
 	})
 	res := e.converge(m, map[string]any{"widgets": map[string]any{"size": 3}})
 	if !res.Upgraded || res.Release.Revision != 1 {
@@ -384,6 +386,9 @@ func TestCRDsBeforeChart(t *testing.T) {
 	}
 	if size, _, _ := unstructuredInt(w.Object, "spec", "size"); size != 3 {
 		t.Errorf("Widget w spec.size = %d, want 3", size)
+	}
+	if _, err := e.configMap("has-widgets"); err != nil {
+		t.Errorf("ConfigMap has-widgets (rendered when the API versions have example.com/v1/Widget): %v", err)
 	}
 	if res := e.converge(m, map[string]any{"widgets": map[string]any{"size": 3}}); res.Upgraded {
 		t.Errorf("second Converge = %+v, want no upgrade", res)
