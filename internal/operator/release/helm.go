@@ -100,7 +100,7 @@ type HelmOptions struct {
 // upgraded through the Helm SDK. Put runs upgrade --install of the chart
 // and values a release was rendered from; a release stuck in a pending
 // state (an operation cut off: addon-operator#481) is marked failed first
-// so that the upgrade can go on. Modules' CRDs are applied with
+// so that the upgrade can go on (so is one left uninstalling). Modules' CRDs are applied with
 // server-side apply before their chart (ApplyCRDs).
 type Helm struct {
 	opts   HelmOptions
@@ -301,7 +301,7 @@ func (h *Helm) Put(ctx context.Context, r *Release) error {
 		cur = nil
 	case err != nil:
 		return err
-	case cur.Info != nil && cur.Info.Status.IsPending():
+	case cur.Info != nil && (cur.Info.Status.IsPending() || cur.Info.Status == rcommon.StatusUninstalling):
 		if err := h.recover(cur); err != nil {
 			return err
 		}
@@ -352,9 +352,9 @@ func (h *Helm) Put(ctx context.Context, r *Release) error {
 	return nil
 }
 
-// recover marks a release's pending revision failed: its operation was
-// cut off (the process stopped mid-upgrade), and Helm refuses any new
-// operation while it is pending.
+// recover marks a release's pending (or uninstalling) revision failed:
+// its operation was cut off (the process stopped mid-upgrade), and Helm
+// refuses any new operation while it is pending.
 func (h *Helm) recover(rel *rspb.Release) error {
 	was := rel.Info.Status
 	rel.SetStatus(rcommon.StatusFailed, fmt.Sprintf("strata-operator: the revision was left %s (its operation was cut off); marked failed so that the release can be upgraded", was))
