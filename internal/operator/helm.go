@@ -159,6 +159,7 @@ func (e *Engine) releaseMissing(ctx context.Context) {
 		}
 	}
 	e.mu.Unlock()
+	ctx = release.WithSweep(ctx)
 	for _, name := range check {
 		if e.queues.Pending("main", func(t *queueTask) bool { return t.CompactKey == "module-run/"+name }) {
 			continue

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -107,7 +108,8 @@ type Helm struct {
 	getter *restGetter
 	cfg    *action.Configuration
 	dyn    dynamic.Interface
-	meta   metadata.Interface // the monitor's, rate-limited apart
+	meta   metadata.Interface // release storage objects' labels
+	mon    metadata.Interface // the monitor's, rate-limited apart
 
 	// caps guards the capabilities and REST mapping Helm actions use:
 	// actions hold it for reading, a refresh after CRDs were applied
@@ -169,9 +171,12 @@ func NewHelm(ctx context.Context, rc *rest.Config, o HelmOptions) (*Helm, error)
 	if h.dyn, err = dynamic.NewForConfig(hc); err != nil {
 		return nil, fmt.Errorf("helm releases: %w", err)
 	}
+	if h.meta, err = metadata.NewForConfig(rc); err != nil {
+		return nil, fmt.Errorf("helm releases: %w", err)
+	}
 	mc := rest.CopyConfig(rc)
 	mc.QPS, mc.Burst, mc.RateLimiter = o.MonitorQPS, o.MonitorBurst, nil
-	if h.meta, err = metadata.NewForConfig(mc); err != nil {
+	if h.mon, err = metadata.NewForConfig(mc); err != nil {
 		return nil, fmt.Errorf("helm releases: %w", err)
 	}
 	if err := h.refresh(ctx); err != nil {
@@ -222,9 +227,47 @@ func (h *Helm) refresh(ctx context.Context) error {
 	}
 }
 
-// last returns the newest revision of a release.
-func (h *Helm) last(name string) (*rspb.Release, error) {
-	ri, err := h.cfg.Releases.Last(name)
+// storage is the resource holding the release records (Secrets or
+// ConfigMaps), when the driver keeps them in the cluster.
+func (h *Helm) storage() (schema.GroupVersionResource, bool) {
+	switch h.cfg.Releases.Name() {
+	case driver.SecretsDriverName:
+		return schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, true
+	case driver.ConfigMapsDriverName:
+		return schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, true
+	}
+	return schema.GroupVersionResource{}, false
+}
+
+// last returns the newest revision of a release. With the Secret or
+// ConfigMap driver it finds the newest version in the records' labels
+// and decodes that record only (Helm's own Last decodes every revision).
+func (h *Helm) last(ctx context.Context, name string) (*rspb.Release, error) {
+	var (
+		ri  any
+		err error
+	)
+	if res, ok := h.storage(); ok {
+		version := 0
+		opts := metav1.ListOptions{LabelSelector: "owner=helm,name=" + name}
+		rctx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
+		list, lerr := h.meta.Resource(res).Namespace(h.opts.Namespace).List(rctx, opts)
+		cancel()
+		if lerr != nil {
+			return nil, fmt.Errorf("release %s: %w", name, lerr)
+		}
+		for _, it := range list.Items {
+			if v, err := strconv.Atoi(it.Labels["version"]); err == nil && v > version {
+				version = v
+			}
+		}
+		if version == 0 {
+			return nil, fmt.Errorf("release %s: %w", name, ErrNotFound)
+		}
+		ri, err = h.cfg.Releases.Get(name, version)
+	} else {
+		ri, err = h.cfg.Releases.Last(name)
+	}
 	if err != nil {
 		if errors.Is(err, driver.ErrReleaseNotFound) || strings.HasPrefix(err.Error(), "no revision for release") {
 			return nil, fmt.Errorf("release %s: %w", name, ErrNotFound)
@@ -245,7 +288,7 @@ func (h *Helm) Get(ctx context.Context, name string) (*Release, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rel, err := h.last(name)
+	rel, err := h.last(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +338,7 @@ func (h *Helm) Put(ctx context.Context, r *Release) error {
 	if len(h.opts.ResourceLabels) > 0 {
 		post = labelRenderer(h.opts.ResourceLabels)
 	}
-	cur, err := h.last(r.Name)
+	cur, err := h.last(ctx, r.Name)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		cur = nil
@@ -390,13 +433,8 @@ func (h *Helm) Delete(ctx context.Context, name string) error {
 // With the Secret or ConfigMap driver only the storage objects' labels are
 // read.
 func (h *Helm) List(ctx context.Context) ([]string, error) {
-	var res schema.GroupVersionResource
-	switch h.cfg.Releases.Name() {
-	case driver.SecretsDriverName:
-		res = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
-	case driver.ConfigMapsDriverName:
-		res = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	default:
+	res, ok := h.storage()
+	if !ok {
 		l := action.NewList(h.cfg)
 		l.StateMask = action.ListAll
 		rels, err := l.Run()
@@ -451,10 +489,11 @@ type object struct {
 // Absent returns the resources of a release's newest revision that are
 // not in the cluster. It lists the objects' metadata once per kind and
 // namespace (rate-limited by MonitorQPS/MonitorBurst), so its requests
-// are bounded by the kinds of the release, not its objects. An object of
-// a kind the API server does not serve (its CRD is gone) is absent.
+// are bounded by the kinds of the release, not its objects (under
+// WithSweep, by the kinds of all the releases checked). An object of a
+// kind the API server does not serve (its CRD is gone) is absent.
 func (h *Helm) Absent(ctx context.Context, name string) ([]string, error) {
-	rel, err := h.last(name)
+	rel, err := h.last(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -494,25 +533,13 @@ func (h *Helm) Absent(ctx context.Context, name string) ([]string, error) {
 		}
 		groups[kk] = append(groups[kk], o)
 	}
+	sweep, _ := ctx.Value(sweepKey{}).(*sweepCache)
 	for _, k := range keys {
-		have := map[string]bool{}
-		opts := metav1.ListOptions{Limit: 500}
-		for {
-			rctx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
-			list, err := h.meta.Resource(k.res).Namespace(k.ns).List(rctx, opts)
-			cancel()
-			if apierrors.IsNotFound(err) {
-				break // the resource type is gone: all absent
-			}
-			if err != nil {
-				return nil, fmt.Errorf("release %s: listing %s: %w", name, k.res.Resource, err)
-			}
-			for _, it := range list.Items {
-				have[it.Name] = true
-			}
-			if opts.Continue = list.Continue; opts.Continue == "" {
-				break
-			}
+		have, err := sweep.names(k.res.String()+"|"+k.ns, func() (map[string]bool, error) {
+			return h.names(ctx, k.res, k.ns)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("release %s: %w", name, err)
 		}
 		for _, o := range groups[k] {
 			if !have[o.Metadata.Name] {
@@ -522,6 +549,65 @@ func (h *Helm) Absent(ctx context.Context, name string) ([]string, error) {
 	}
 	slices.Sort(absent)
 	return absent, nil
+}
+
+// names lists the names of the objects of a resource in a namespace ("":
+// cluster-scoped) through the monitor's client; a resource the API server
+// does not serve has none.
+func (h *Helm) names(ctx context.Context, res schema.GroupVersionResource, ns string) (map[string]bool, error) {
+	have := map[string]bool{}
+	opts := metav1.ListOptions{Limit: 500}
+	for {
+		rctx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
+		list, err := h.mon.Resource(res).Namespace(ns).List(rctx, opts)
+		cancel()
+		if apierrors.IsNotFound(err) {
+			return have, nil // the resource type is gone: all absent
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", res.Resource, err)
+		}
+		for _, it := range list.Items {
+			have[it.Name] = true
+		}
+		if opts.Continue = list.Continue; opts.Continue == "" {
+			return have, nil
+		}
+	}
+}
+
+type sweepKey struct{}
+
+// sweepCache keeps the lists of one sweep.
+type sweepCache struct {
+	mu    sync.Mutex
+	lists map[string]map[string]bool
+}
+
+// names returns the cached list of key, listing it the first time; a nil
+// cache lists every time.
+func (c *sweepCache) names(key string, list func() (map[string]bool, error)) (map[string]bool, error) {
+	if c == nil {
+		return list()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l, ok := c.lists[key]; ok {
+		return l, nil
+	}
+	l, err := list()
+	if err != nil {
+		return nil, err
+	}
+	c.lists[key] = l
+	return l, nil
+}
+
+// WithSweep returns a context in which Absent lists each kind and
+// namespace at most once: for a monitor's sweep over many releases, which
+// then costs one request per kind and namespace, not per release.
+func WithSweep(ctx context.Context) context.Context {
+	return context.WithValue(ctx, sweepKey{}, &sweepCache{lists: map[string]map[string]bool{}})
 }
 
 // crdGVR is the resource of CustomResourceDefinitions.
