@@ -509,3 +509,36 @@ func TestPurge(t *testing.T) {
 		t.Errorf("ConfigMap keep after the purge: %v", err)
 	}
 }
+
+// Modules of one order converge together (the engine runs them at once),
+// one of them applying CRDs meanwhile.
+func TestParallelModules(t *testing.T) {
+	e := setup(t, release.HelmOptions{})
+	mods := []*module.Module{e.module("gadgets", map[string]string{
+		"crds/gadget.yaml":      strings.ReplaceAll(strings.ReplaceAll(widgetCRD, "widget", "gadget"), "Widget", "Gadget"),
+		"templates/gadget.yaml": "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\n",
+	})}
+	for i := range 4 {
+		name := fmt.Sprintf("m%d", i)
+		mods = append(mods, e.module(name, map[string]string{"templates/cm.yaml": strings.ReplaceAll(cmTemplate, ".Values.app.x", ".Values."+name+".x")}))
+	}
+	errs := make(chan error, len(mods))
+	for _, m := range mods {
+		go func() {
+			r, err := e.rnd.Render(t.Context(), m, map[string]any{m.Key: map[string]any{"x": "1"}})
+			if err == nil {
+				_, err = release.Converge(t.Context(), e.store, r)
+			}
+			errs <- err
+		}()
+	}
+	for range mods {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	names, err := e.store.List(t.Context())
+	if want := []string{"gadgets", "m0", "m1", "m2", "m3"}; err != nil || !slices.Equal(names, want) {
+		t.Errorf("List = %v, %v; want %v", names, err, want)
+	}
+}
