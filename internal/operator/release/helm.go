@@ -89,7 +89,8 @@ type HelmOptions struct {
 	ResourceLabels map[string]string
 	// FieldManager applies the CRDs; "" means DefaultFieldManager.
 	FieldManager string
-	// MonitorQPS and MonitorBurst rate-limit Absent; 0 means the defaults.
+	// MonitorQPS and MonitorBurst rate-limit Absent in a monitor's sweep
+	// (WithSweep); 0 means the defaults.
 	MonitorQPS   float32
 	MonitorBurst int
 	// Logger gets Helm's own log lines (at their levels); nil drops them.
@@ -488,10 +489,11 @@ type object struct {
 
 // Absent returns the resources of a release's newest revision that are
 // not in the cluster. It lists the objects' metadata once per kind and
-// namespace (rate-limited by MonitorQPS/MonitorBurst), so its requests
-// are bounded by the kinds of the release, not its objects (under
-// WithSweep, by the kinds of all the releases checked). An object of a
-// kind the API server does not serve (its CRD is gone) is absent.
+// namespace, so its requests are bounded by the kinds of the release, not
+// its objects. Under WithSweep (the monitor) the lists are shared by all
+// the releases checked and rate-limited by MonitorQPS/MonitorBurst. An
+// object of a kind the API server does not serve (its CRD is gone) is
+// absent.
 func (h *Helm) Absent(ctx context.Context, name string) ([]string, error) {
 	rel, err := h.last(ctx, name)
 	if err != nil {
@@ -533,10 +535,16 @@ func (h *Helm) Absent(ctx context.Context, name string) ([]string, error) {
 		}
 		groups[kk] = append(groups[kk], o)
 	}
+	// A monitor's sweep goes through the rate-limited client; a module
+	// run's check does not wait for it.
 	sweep, _ := ctx.Value(sweepKey{}).(*sweepCache)
+	client := h.meta
+	if sweep != nil {
+		client = h.mon
+	}
 	for _, k := range keys {
 		have, err := sweep.names(k.res.String()+"|"+k.ns, func() (map[string]bool, error) {
-			return h.names(ctx, k.res, k.ns)
+			return h.names(ctx, client, k.res, k.ns)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("release %s: %w", name, err)
@@ -552,14 +560,13 @@ func (h *Helm) Absent(ctx context.Context, name string) ([]string, error) {
 }
 
 // names lists the names of the objects of a resource in a namespace ("":
-// cluster-scoped) through the monitor's client; a resource the API server
-// does not serve has none.
-func (h *Helm) names(ctx context.Context, res schema.GroupVersionResource, ns string) (map[string]bool, error) {
+// cluster-scoped); a resource the API server does not serve has none.
+func (h *Helm) names(ctx context.Context, client metadata.Interface, res schema.GroupVersionResource, ns string) (map[string]bool, error) {
 	have := map[string]bool{}
 	opts := metav1.ListOptions{Limit: 500}
 	for {
 		rctx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
-		list, err := h.mon.Resource(res).Namespace(ns).List(rctx, opts)
+		list, err := client.Resource(res).Namespace(ns).List(rctx, opts)
 		cancel()
 		if apierrors.IsNotFound(err) {
 			return have, nil // the resource type is gone: all absent
