@@ -362,6 +362,7 @@ func (h *Helm) Put(ctx context.Context, r *Release) error {
 		in.SkipCRDs = true // applied by ApplyCRDs
 		in.Labels = labels
 		in.TakeOwnership = true // as addon-operator: adopt resources applied before the release
+		in.DisableOpenAPIValidation = skipClientValidation
 		in.Description = r.Description
 		if post != nil {
 			in.PostRenderer, in.PostRenderStrategy = post, action.PostRenderStrategyNoHooks
@@ -375,6 +376,7 @@ func (h *Helm) Put(ctx context.Context, r *Release) error {
 		up.MaxHistory = h.opts.MaxHistory
 		up.Labels = labels
 		up.TakeOwnership = true
+		up.DisableOpenAPIValidation = skipClientValidation
 		up.Description = r.Description
 		if post != nil {
 			up.PostRenderer, up.PostRenderStrategy = post, action.PostRenderStrategyNoHooks
@@ -395,6 +397,12 @@ func (h *Helm) Put(ctx context.Context, r *Release) error {
 	}
 	return nil
 }
+
+// skipClientValidation leaves the validation of a release's objects to the
+// API server (Helm sends them with fieldValidation=Strict): Helm's own
+// client-side check fetches OpenAPI documents for every release, which
+// made installs 3.5 times slower.
+const skipClientValidation = true
 
 // recover marks a release's pending (or uninstalling) revision failed:
 // its operation was cut off (the process stopped mid-upgrade), and Helm

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -37,7 +38,7 @@ func TestMain(m *testing.M) { os.Exit(kubetest.Main(m)) }
 
 // env is one test's namespace, modules directory, store and renderer.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	c     *kubetest.Cluster
 	ns    string
 	dir   string
@@ -48,12 +49,15 @@ type env struct {
 var labels = map[string]string{"heritage": "addon-operator"}
 
 // setup makes a namespace named after the test and a Helm store in it.
-func setup(t *testing.T, o release.HelmOptions) *env {
+func setup(t testing.TB, o release.HelmOptions) *env {
 	t.Helper()
 	c := kubetest.Shared(t)
 	ns := "rel-" + strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
-	if len(ns) > 60 {
-		ns = ns[:60]
+	if len(ns) > 50 {
+		ns = ns[:50]
+	}
+	if _, ok := t.(*testing.B); ok {
+		ns += fmt.Sprintf("-%d", time.Now().UnixNano()%1e6) // a benchmark runs again with -count
 	}
 	_, err := c.Client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
@@ -540,5 +544,23 @@ func TestParallelModules(t *testing.T) {
 	names, err := e.store.List(t.Context())
 	if want := []string{"gadgets", "m0", "m1", "m2", "m3"}; err != nil || !slices.Equal(names, want) {
 		t.Errorf("List = %v, %v; want %v", names, err, want)
+	}
+}
+
+// Objects with unknown fields are refused (by the API server: the store
+// leaves validation to it), and the release is not deployed.
+func TestInvalidObjectRefused(t *testing.T) {
+	e := setup(t, release.HelmOptions{})
+	m := e.module("bad", map[string]string{"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\nbogus: 1\n"})
+	r, err := e.rnd.Render(t.Context(), m, map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = release.Converge(t.Context(), e.store, r)
+	if err == nil || !strings.Contains(err.Error(), "bogus") {
+		t.Fatalf("Converge of a chart with an unknown field = %v, want an error naming the field", err)
+	}
+	if got, err := e.store.Get(t.Context(), "bad"); err != nil || got.Status != release.StatusFailed {
+		t.Errorf("Get(bad) = %+v, %v; want a failed release", got, err)
 	}
 }
