@@ -75,13 +75,13 @@ func (e *Engine) helm(ctx context.Context, ms *modState, activation string, rec 
 	ms.manifests = append(append([]byte{}, r.CRDs...), r.Manifests...)
 	ms.hasChart = !r.NoChart
 	e.mu.Unlock()
-	if r.NoChart {
-		rec("module " + ms.m.Name + " helm: no chart")
-		return nil
-	}
 	res, err := release.Converge(ctx, e.back.release.store, r)
 	if err != nil {
 		return fmt.Errorf("module %s: %w", ms.m.Name, err)
+	}
+	if r.NoChart {
+		rec("module " + ms.m.Name + " helm: no chart")
+		return nil
 	}
 	if res.Rendered != r { // rendered again after its CRDs were applied
 		e.mu.Lock()

@@ -129,12 +129,9 @@ type Result struct {
 // step does (addon-operator's release dedup): the module's CRDs applied
 // first when the store applies them apart (the Helm store), then a new
 // revision stored (upgrade --install) only when NeedsUpgrade says so or,
-// failing that, resources of the release are absent. r must have a chart
-// (not r.NoChart).
+// failing that, resources of the release are absent. A module without a
+// chart (r.NoChart) has its CRDs applied and no release.
 func Converge(ctx context.Context, s Store, r *Rendered) (Result, error) {
-	if r.NoChart {
-		return Result{Why: "no chart", Rendered: r}, nil
-	}
 	if ca, ok := s.(interface {
 		ApplyCRDs(ctx context.Context, module string, crds []byte, checksum string) (bool, error)
 	}); ok && len(r.CRDs) > 0 {
@@ -148,6 +145,9 @@ func Converge(ctx context.Context, s Store, r *Rendered) (Result, error) {
 				return Result{}, err
 			}
 		}
+	}
+	if r.NoChart {
+		return Result{Why: "no chart", Rendered: r}, nil
 	}
 	cur, err := s.Get(ctx, r.Name)
 	if errors.Is(err, ErrNotFound) {

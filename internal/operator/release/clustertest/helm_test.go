@@ -564,3 +564,22 @@ func TestInvalidObjectRefused(t *testing.T) {
 		t.Errorf("Get(bad) = %+v, %v; want a failed release", got, err)
 	}
 }
+
+// A module without a chart has its CRDs applied all the same, and no
+// release.
+func TestCRDsWithoutChart(t *testing.T) {
+	e := setup(t, release.HelmOptions{})
+	crd := strings.ReplaceAll(strings.ReplaceAll(widgetCRD, "widget", "sprocket"), "Widget", "Sprocket")
+	m := e.module("sprockets", map[string]string{"crds/sprocket.yaml": crd})
+	res := e.converge(m, map[string]any{})
+	if res.Upgraded || res.Why != "no chart" {
+		t.Errorf("Converge = %+v, want no release (no chart)", res)
+	}
+	if _, err := e.c.Dynamic.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).
+		Get(t.Context(), "sprockets.example.com", metav1.GetOptions{}); err != nil {
+		t.Errorf("CRD sprockets.example.com: %v", err)
+	}
+	if names, err := e.store.List(t.Context()); err != nil || len(names) != 0 {
+		t.Errorf("List = %v, %v; want no release", names, err)
+	}
+}
