@@ -151,3 +151,52 @@ func TestOrphans(t *testing.T) {
 		t.Errorf("Orphans = %v, want [old]", got)
 	}
 }
+
+// The moduleChecksum labels flant's addon-operator v1.24.4 (its Helm 3
+// client, ADDON_OPERATOR_CRD_EXTRA_LABELS at its default) put on the
+// releases of these two modules, read from the release Secrets it wrote
+// on a kubetest API server: strata computes the same, so a team swapping
+// the binary sees no upgrade of unchanged modules.
+func TestModuleChecksumAsAddonOperator(t *testing.T) {
+	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  x: {{ .Values.app.x | quote }}\n" +
+		"  list: {{ .Values.app.list | join \",\" | quote }}\n"
+	for _, tc := range []struct {
+		name   string
+		files  map[string]string
+		values map[string]any
+		want   string
+	}{
+		{
+			name: "app",
+			files: map[string]string{
+				"001-app/templates/cm.yaml":   cm,
+				"001-app/templates/sa.yaml":   "# a comment\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: app\n  labels:\n    a: b\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: app\nspec:\n  ports:\n  - port: 80\n    targetPort: 8080\n",
+				"001-app/templates/hook.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hook\n  annotations:\n    helm.sh/hook: post-install\n",
+			},
+			values: map[string]any{"global": map[string]any{}, "app": map[string]any{"x": "1", "list": []any{"a", "b"}}},
+			want:   "0d9d163acb8ae8354f1bfc97f7461a1f",
+		},
+		{
+			name: "chart-app",
+			files: map[string]string{
+				"002-chart-app/Chart.yaml":            "apiVersion: v2\nname: chart-app\nversion: 1.0.0\n",
+				"002-chart-app/values.yaml":           "image: nginx\n",
+				"002-chart-app/templates/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Chart.Name }}\nspec:\n  replicas: {{ .Values.chartApp.replicas }}\n  selector:\n    matchLabels: {app: x}\n  template:\n    metadata:\n      labels: {app: x}\n    spec:\n      containers:\n      - name: c\n        image: {{ .Values.image }}\n",
+			},
+			values: map[string]any{"global": map[string]any{}, "chartApp": map[string]any{"replicas": 2}},
+			want:   "c57c14d0e5292b3d1769b3557787f28d",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, _ := writeModule(t, tc.files)
+			r := &release.Renderer{Namespace: "addons", ModuleChecksum: true, ResourceLabels: map[string]string{"heritage": "addon-operator"}}
+			out, err := r.Render(context.Background(), m, tc.values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Checksum != tc.want {
+				t.Errorf("Checksum = %s, want addon-operator's %s", out.Checksum, tc.want)
+			}
+		})
+	}
+}
