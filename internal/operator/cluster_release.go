@@ -2,13 +2,63 @@ package operator
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
+	"strconv"
+	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/strata-dev/strata/internal/operator/release"
 )
 
 // openHelmReleases opens the release store on the API server: Helm
-// releases in s.Namespace through the Helm SDK.
+// releases in s.Namespace through the Helm SDK. Beside Settings it reads
+// addon-operator's HELM_DRIVER, HELM_TIMEOUT and
+// HELM_MONITOR_KUBE_CLIENT_QPS/BURST from the environment.
 func openHelmReleases(ctx context.Context, s Settings, rc *rest.Config, log *slog.Logger) (releaseStore, error) {
-	return releaseStore{}, errNoCluster("Helm releases")
+	labels, err := release.ParseLabels(s.CRDExtraLabels)
+	if err != nil {
+		return releaseStore{}, fmt.Errorf("ADDON_OPERATOR_CRD_EXTRA_LABELS (--crd-extra-labels): %w", err)
+	}
+	o := release.HelmOptions{
+		Namespace:      s.Namespace,
+		Driver:         os.Getenv("HELM_DRIVER"),
+		MaxHistory:     s.HelmHistoryMax,
+		ResourceLabels: labels,
+		Logger:         log,
+	}
+	if v := os.Getenv("HELM_TIMEOUT"); v != "" {
+		if o.Timeout, err = time.ParseDuration(v); err != nil || o.Timeout <= 0 {
+			return releaseStore{}, fmt.Errorf("HELM_TIMEOUT %q: write a positive duration like 20m", v)
+		}
+	}
+	if v := os.Getenv("HELM_MONITOR_KUBE_CLIENT_QPS"); v != "" {
+		q, err := strconv.ParseFloat(v, 32)
+		if err != nil || q <= 0 {
+			return releaseStore{}, fmt.Errorf("HELM_MONITOR_KUBE_CLIENT_QPS %q: write a positive number like 5", v)
+		}
+		o.MonitorQPS = float32(q)
+	}
+	if v := os.Getenv("HELM_MONITOR_KUBE_CLIENT_BURST"); v != "" {
+		if o.MonitorBurst, err = strconv.Atoi(v); err != nil || o.MonitorBurst <= 0 {
+			return releaseStore{}, fmt.Errorf("HELM_MONITOR_KUBE_CLIENT_BURST %q: write a positive integer like 10", v)
+		}
+	}
+	h, err := release.NewHelm(ctx, rc, o)
+	if err != nil {
+		return releaseStore{}, err
+	}
+	return releaseStore{
+		store: h,
+		renderer: &release.Renderer{
+			Namespace:      s.Namespace,
+			Capabilities:   h.Capabilities,
+			CRDExtraLabels: labels,
+			ModuleChecksum: true,
+			ResourceLabels: labels,
+		},
+		checkEvery: ClusterReleaseCheckInterval,
+	}, nil
 }

@@ -100,6 +100,8 @@ type modState struct {
 	// helmValues and manifests are what the last Helm run got and made.
 	helmValues []byte
 	manifests  []byte
+	// hasChart is true when the last Helm run had a chart to release.
+	hasChart bool
 }
 
 // New builds an engine from settings. Nothing runs until Run or Render.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/strata-dev/strata/internal/operator/module"
@@ -20,6 +21,10 @@ type jsonPatch = values.JSONPatch
 type releaseStore struct {
 	store    release.Store
 	renderer *release.Renderer
+	// checkEvery is how often the auto-healing monitor checks the
+	// releases when Settings.ReleaseCheck is 0; 0 means
+	// ReleaseCheckInterval.
+	checkEvery time.Duration
 }
 
 func newReleaseStore(s Settings, dir string) (releaseStore, error) {
@@ -68,27 +73,27 @@ func (e *Engine) helm(ctx context.Context, ms *modState, activation string, rec 
 	e.mu.Lock()
 	ms.helmValues = vjson
 	ms.manifests = append(append([]byte{}, r.CRDs...), r.Manifests...)
+	ms.hasChart = !r.NoChart
 	e.mu.Unlock()
+	res, err := release.Converge(ctx, e.back.release.store, r)
+	if err != nil {
+		return fmt.Errorf("module %s: %w", ms.m.Name, err)
+	}
 	if r.NoChart {
 		rec("module " + ms.m.Name + " helm: no chart")
 		return nil
 	}
-	cur, err := e.back.release.store.Get(ctx, ms.m.Name)
-	if errors.Is(err, release.ErrNotFound) {
-		cur, err = nil, nil
+	if res.Rendered != r { // rendered again after its CRDs were applied
+		e.mu.Lock()
+		ms.manifests = append(append([]byte{}, res.Rendered.CRDs...), res.Rendered.Manifests...)
+		e.mu.Unlock()
 	}
-	if err != nil {
-		return fmt.Errorf("module %s: reading its release: %w", ms.m.Name, err)
-	}
-	upgrade, why := release.NeedsUpgrade(cur, r)
-	if !upgrade {
-		rec("module " + ms.m.Name + " helm: " + why)
+	if !res.Upgraded {
+		rec("module " + ms.m.Name + " helm: " + res.Why)
 		return nil
 	}
-	rel := r.Release(release.StatusDeployed, "Upgrade complete: "+why)
-	if err := e.back.release.store.Put(ctx, rel); err != nil {
-		return fmt.Errorf("module %s: storing its release: %w", ms.m.Name, err)
-	}
+	rel := res.Release
+	why := res.Why
 	e.m.moduleHelmSecs.WithLabelValues(ms.m.Name, activation).Observe(time.Since(start).Seconds())
 	rec(fmt.Sprintf("module %s helm upgrade: %s (revision %d)", ms.m.Name, why, rel.Revision))
 	return nil
@@ -110,8 +115,12 @@ func (e *Engine) renderModule(ctx context.Context, m *module.Module) ([]byte, er
 
 // watchReleases polls the release store for the releases of enabled,
 // converged modules that went missing (step 15: 'helm resources absent'):
-// locally, a release deleted from the store; part 2 checks the cluster.
+// locally, a release deleted from the store; in a cluster, resources of
+// the release deleted.
 func (b *backends) watchReleases(ctx context.Context, every time.Duration, fn func(context.Context)) {
+	if every <= 0 {
+		every = b.release.checkEvery
+	}
 	if every <= 0 {
 		every = ReleaseCheckInterval
 	}
@@ -130,30 +139,48 @@ func (b *backends) watchReleases(ctx context.Context, every time.Duration, fn fu
 }
 
 // ReleaseCheckInterval is how often the local release store is checked
-// for releases that went missing.
-const ReleaseCheckInterval = 5 * time.Second
+// for releases that went missing; ClusterReleaseCheckInterval the Helm
+// releases of a cluster (each check lists the kinds of each release).
+const (
+	ReleaseCheckInterval        = 5 * time.Second
+	ClusterReleaseCheckInterval = 30 * time.Second
+)
 
 // releaseMissing queues a module run for each enabled module whose
-// release went missing since its last Helm step.
+// release, or resources of it, went missing since its last Helm step,
+// counting each absent resource ({prefix}modules_absent_resources_total).
 func (e *Engine) releaseMissing(ctx context.Context) {
 	e.mu.Lock()
 	var check []string
 	for _, name := range e.enabled {
 		ms := e.mods[name]
-		if ms != nil && ms.startedUp && len(ms.manifests) > 0 {
+		if ms != nil && ms.startedUp && ms.hasChart {
 			check = append(check, name)
 		}
 	}
 	e.mu.Unlock()
+	ctx = release.WithSweep(ctx)
 	for _, name := range check {
-		_, err := e.back.release.store.Get(ctx, name)
-		if !errors.Is(err, release.ErrNotFound) {
-			continue
-		}
 		if e.queues.Pending("main", func(t *queueTask) bool { return t.CompactKey == "module-run/"+name }) {
 			continue
 		}
-		e.record("module " + name + " release resources absent: module run")
+		absent, err := e.back.release.store.Absent(ctx, name)
+		what := ""
+		switch {
+		case errors.Is(err, release.ErrNotFound):
+			absent = []string{"release " + name}
+		case err != nil:
+			e.log.Warn("checking a release's resources", "module", name, "error", err)
+			continue
+		case len(absent) == 0:
+			continue
+		default:
+			what = " (" + strings.Join(absent, ", ") + ")"
+		}
+		for _, a := range absent {
+			e.m.absentResources.WithLabelValues(name, a).Inc()
+		}
+		e.record("module " + name + " release resources absent" + what + ": module run")
 		if err := e.queues.Add(moduleRunTask(name, "HelmResourcesAbsent", false)); err != nil {
 			e.log.Error("queueing a module run", "module", name, "error", err)
 		}

@@ -31,6 +31,7 @@ import (
 //	stop                   stop the operator
 //	ignore TEXT            leave history lines containing TEXT out of the comparison
 //	from TEXT              compare the history from the first line containing TEXT
+//	helm-ignore-release R  start with HELM_IGNORE_RELEASE=R
 //
 // (ignore and from keep timing out of the golden history: schedules fire
 // every second, as often as the test's timing makes them.)
@@ -107,6 +108,8 @@ func runLifecycle(t *testing.T, c golden.Case) {
 			ignore = append(ignore, arg)
 		case "from":
 			from = arg
+		case "helm-ignore-release":
+			h.extra = func(s *operator.Settings) { s.HelmIgnoreRelease = arg }
 		default:
 			t.Fatalf("unknown step %q", line)
 		}

@@ -33,6 +33,7 @@ type metrics struct {
 	moduleRunSecs   *prometheus.HistogramVec
 	moduleHelmSecs  *prometheus.HistogramVec
 	helmOpSecs      *prometheus.HistogramVec
+	absentResources *prometheus.CounterVec
 
 	convergenceSeconds *prometheus.CounterVec
 	convergenceTotal   *prometheus.CounterVec
@@ -106,6 +107,7 @@ func newMetrics(prefix string, reg prometheus.Registerer) *metrics {
 		moduleRunSecs:       hist("module_run_seconds", "Module run time.", "module"),
 		moduleHelmSecs:      hist("module_helm_seconds", "Module Helm upgrade time.", "module", "activation"),
 		helmOpSecs:          hist("helm_operation_seconds", "Helm operation time.", "module", "activation", "operation"),
+		absentResources:     counter("modules_absent_resources_total", "Resources of module releases found absent by the auto-healing monitor.", "module", "resource"),
 		convergenceSeconds:  counter("convergence_seconds", "Seconds spent in 'reload all modules'.", "activation"),
 		convergenceTotal:    counter("convergence_total", "'Reload all modules' runs.", "activation"),
 		queueLength:         gauge("tasks_queue_length", "Tasks in a queue.", "queue"),

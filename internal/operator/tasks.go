@@ -13,6 +13,7 @@ import (
 	"github.com/strata-dev/strata/internal/operator/kubebind"
 	"github.com/strata-dev/strata/internal/operator/module"
 	"github.com/strata-dev/strata/internal/operator/queue"
+	"github.com/strata-dev/strata/internal/operator/release"
 )
 
 // The kinds of tasks, as queue listings show them.
@@ -388,10 +389,8 @@ func (e *Engine) discover(ctx context.Context, d *converge) ([]*queue.Task, erro
 	}
 	e.enabled = enabled
 	var purges []*queue.Task
-	for _, r := range releases {
-		if _, ok := e.mods[r]; !ok && r != e.s.HelmIgnoreRelease {
-			purges = append(purges, &queue.Task{Kind: KindModulePurge, Description: "release " + r + " purge", Data: &modulePurge{release: r}})
-		}
+	for _, r := range release.Orphans(releases, func(name string) bool { return e.mods[name] != nil }, e.s.HelmIgnoreRelease) {
+		purges = append(purges, &queue.Task{Kind: KindModulePurge, Description: "release " + r + " purge", Data: &modulePurge{release: r}})
 	}
 	e.recordLocked(fmt.Sprintf("discover: enabled %s; disabled %s", joinNames(enabled), joinNames(disabledNames)))
 	e.mu.Unlock()
@@ -634,7 +633,7 @@ func (e *Engine) deleteModule(ctx context.Context, name string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.stopModuleLocked(ms)
-	ms.manifests, ms.helmValues = nil, nil
+	ms.manifests, ms.helmValues, ms.hasChart = nil, nil, false
 	return nil
 }
 

@@ -17,5 +17,9 @@
 //
 // Store is the small interface of release backends: Local, a directory
 // per module (manifests, CRDs, the values checksum, a bounded revision
-// history and the status), and, in part 2, Helm releases in a cluster.
+// history and the status), and Helm, Helm releases on the API server
+// (upgrade --install through the Helm SDK, addon-operator's moduleChecksum
+// label, recovery of releases left pending, CRDs applied by server-side
+// apply, the absent-resources check of auto-healing). Converge is the
+// operator's Helm step over any Store; Orphans picks the releases to purge.
 package release

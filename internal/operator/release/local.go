@@ -58,8 +58,7 @@ func NewLocal(dir string) *Local { return &Local{Dir: dir} }
 // status is release.json.
 type status struct {
 	Release
-	CRDsChecksum string     `json:"crdsChecksum"`
-	History      []Revision `json:"history"`
+	History []Revision `json:"history"`
 }
 
 // A Revision is one past revision of a release, as History lists it.
@@ -140,6 +139,15 @@ func (l *Local) Get(ctx context.Context, name string) (*Release, error) {
 	return &r, nil
 }
 
+// Absent tells whether a release's resources went missing: locally, its
+// manifests.yaml (then the release is reported gone, ErrNotFound).
+func (l *Local) Absent(ctx context.Context, name string) ([]string, error) {
+	if _, err := l.Get(ctx, name); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
 // History returns the revisions kept of a release, oldest first.
 func (l *Local) History(ctx context.Context, name string) ([]Revision, error) {
 	if err := ctx.Err(); err != nil {
@@ -216,9 +224,9 @@ func (l *Local) Put(ctx context.Context, r *Release) error {
 			return err
 		}
 	}
-	st.CRDsChecksum = crdsSum
+	r.CRDsChecksum = crdsSum
 	st.Release = *r
-	st.Release.CRDs, st.Release.Manifests = nil, nil
+	st.Release.CRDs, st.Release.Manifests, st.Release.src = nil, nil, nil
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err

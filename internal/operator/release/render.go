@@ -55,6 +55,10 @@ type Renderer struct {
 	// KubeVersion is what .Capabilities.KubeVersion says; "" means
 	// DefaultKubeVersion.
 	KubeVersion string
+	// Capabilities, when set, gives the capabilities templates see (a
+	// cluster's: its version and API versions, as Helm installs with),
+	// overriding KubeVersion.
+	Capabilities func() *common.Capabilities
 	// CRDExtraLabels are set on every CRD of crds/; nil means those of
 	// DefaultCRDExtraLabels (see ParseLabels), empty none.
 	CRDExtraLabels map[string]string
@@ -63,6 +67,16 @@ type Renderer struct {
 	MaxBytes int64
 	// Timeout bounds one render; 0 means DefaultTimeout, negative none.
 	Timeout time.Duration
+	// ModuleChecksum makes Rendered.Checksum addon-operator's
+	// moduleChecksum (see ModuleChecksum) instead of the sha256 of the
+	// CRDs and manifests: what a Helm store compares with the release's
+	// moduleChecksum label, so that a release addon-operator made is not
+	// upgraded when nothing changed.
+	ModuleChecksum bool
+	// ResourceLabels are the labels a Helm store sets on every resource
+	// of a release (addon-operator sets ADDON_OPERATOR_CRD_EXTRA_LABELS);
+	// ModuleChecksum hashes the manifests labelled with them.
+	ResourceLabels map[string]string
 
 	mu     sync.Mutex
 	charts map[string]*loaded // by module path
@@ -92,9 +106,19 @@ type Rendered struct {
 	Checksum string
 	// ValuesChecksum is the sha256 of the values, hex.
 	ValuesChecksum string
+	// CRDsChecksum is the checksum of CRDs.
+	CRDsChecksum string
 	// NoChart is set when the module has neither Chart.yaml nor
 	// templates/: there is nothing to render.
 	NoChart bool
+
+	// release is the non-hook manifests as Helm writes a release's
+	// manifest, before post-rendering.
+	release []byte
+	src     *source
+	// again renders the module again with the same values (after CRDs
+	// changed the cluster's capabilities).
+	again func(context.Context) (*Rendered, error)
 }
 
 // An Object is a rendered object's identity.
@@ -110,8 +134,8 @@ type Object struct {
 func (r *Rendered) Release(status Status, description string) *Release {
 	return &Release{
 		Name: r.Name, Namespace: r.Namespace, Status: status,
-		Checksum: r.Checksum, ValuesChecksum: r.ValuesChecksum,
-		Description: description, CRDs: r.CRDs, Manifests: r.Manifests,
+		Checksum: r.Checksum, CRDsChecksum: r.CRDsChecksum, ValuesChecksum: r.ValuesChecksum,
+		Description: description, CRDs: r.CRDs, Manifests: r.Manifests, src: r.src,
 	}
 }
 
@@ -185,7 +209,9 @@ func (r *Renderer) Render(ctx context.Context, m *module.Module, values map[stri
 	if l.err != nil {
 		return fail(l.err)
 	}
-	out := &Rendered{Name: m.Name, Namespace: r.Namespace, CRDs: l.crds, ValuesChecksum: vsum}
+	out := &Rendered{Name: m.Name, Namespace: r.Namespace, CRDs: l.crds, ValuesChecksum: vsum,
+		CRDsChecksum: checksum(l.crds), src: &source{module: m, values: values, maxBytes: r.maxBytes()},
+		again: func(ctx context.Context) (*Rendered, error) { return r.Render(ctx, m, values) }}
 	if l.chart == nil {
 		out.NoChart = true
 		out.Checksum = checksum(out.CRDs, nil)
@@ -234,6 +260,11 @@ func (r *Renderer) Render(ctx context.Context, m *module.Module, values map[stri
 		return fail(err)
 	}
 	out.Checksum = checksum(out.CRDs, out.Manifests)
+	if r.ModuleChecksum {
+		if out.Checksum, err = ModuleChecksum(out.release, r.ResourceLabels); err != nil {
+			return fail(err)
+		}
+	}
 	return out, nil
 }
 
@@ -243,16 +274,21 @@ func (r *Renderer) template(ctx context.Context, ch *chart.Chart, m *module.Modu
 	if err := chartutil.ProcessDependencies(ch, values); err != nil {
 		return nil, fmt.Errorf("chart dependencies: %w", err)
 	}
-	kv := r.KubeVersion
-	if kv == "" {
-		kv = DefaultKubeVersion
+	var caps *common.Capabilities
+	if r.Capabilities != nil {
+		caps = r.Capabilities().Copy()
+	} else {
+		kv := r.KubeVersion
+		if kv == "" {
+			kv = DefaultKubeVersion
+		}
+		kver, err := common.ParseKubeVersion(kv)
+		if err != nil {
+			return nil, fmt.Errorf("kube version %q: %w", kv, err)
+		}
+		caps = common.DefaultCapabilities.Copy()
+		caps.KubeVersion = *kver
 	}
-	kver, err := common.ParseKubeVersion(kv)
-	if err != nil {
-		return nil, fmt.Errorf("kube version %q: %w", kv, err)
-	}
-	caps := common.DefaultCapabilities.Copy()
-	caps.KubeVersion = *kver
 	opts := common.ReleaseOptions{Name: m.Name, Namespace: r.Namespace, Revision: 1, IsInstall: true}
 	rv, err := commonutil.ToRenderValuesWithSchemaValidation(ch, values, opts, caps, false)
 	if err != nil {
@@ -293,11 +329,14 @@ func (out *Rendered) assemble(files map[string]string, max int64) error {
 		out.Objects = append(out.Objects, o)
 		return nil
 	}
+	var rel bytes.Buffer
 	for _, m := range manifests {
 		if err := write(m.Name, m.Content, false, m.Head); err != nil {
 			return err
 		}
+		fmt.Fprintf(&rel, "---\n# Source: %s\n%s\n", m.Name, m.Content)
 	}
+	out.release = rel.Bytes()
 	for _, h := range hooks {
 		var head releaseutil.SimpleHead
 		_ = sigsyaml.Unmarshal([]byte(h.Manifest), &head) // SortManifests read it already
