@@ -199,6 +199,10 @@ func (o clusterOptions) launch(c *kubetest.Cluster, dir string, op *operator, ns
 		"HOME=" + tmp,
 		"TMPDIR=" + tmp,
 		"KUBE_CONFIG=" + c.Kubeconfig,
+		// addon-operator's Helm client (helm3lib) ignores KUBE_CONFIG: it
+		// takes Helm's own settings, KUBECONFIG (or the pod's service
+		// account); without it every release fails on localhost:8080.
+		"KUBECONFIG=" + c.Kubeconfig,
 		// addon-operator v1.24 reads the ADDON_OPERATOR_ names; its image
 		// still sets the short ones, which strata reads too.
 		"ADDON_OPERATOR_MODULES_DIR=" + modules,
