@@ -115,6 +115,9 @@ func runCluster(o clusterOptions) error {
 	}
 	defer c.Stop()
 	fmt.Fprintf(os.Stderr, "opbench: control plane at %s (kubeconfig %s)\n", c.Config.Host, c.Kubeconfig)
+	for _, op := range ops {
+		fmt.Printf("%s: %s\n", op.name, op.bin)
+	}
 
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
 		return err
@@ -136,10 +139,10 @@ func runCluster(o clusterOptions) error {
 			}
 			op.cold, op.warm = append(op.cold, cold), append(op.warm, warm)
 			op.newRevisions += revs
-			fmt.Printf("round %d %-15s cold %8v  no-op restart %8v  peak RSS %6.1f / %6.1f MB  CPU %6v / %6v  hooks' CPU %6v\n",
+			fmt.Printf("round %d %-15s cold %8v  no-op restart %8v  peak RSS %6.1f / %6.1f MB  CPU %6v / %6v  hooks' CPU %6v  API server+etcd CPU %6v / %6v\n",
 				round, op.name, cold.ready.Round(time.Millisecond), warm.ready.Round(time.Millisecond),
 				mb(cold.rssKB), mb(warm.rssKB), cold.cpu.Round(10*time.Millisecond), warm.cpu.Round(10*time.Millisecond),
-				cold.hooksCPU.Round(10*time.Millisecond))
+				cold.hooksCPU.Round(10*time.Millisecond), cold.controlPlaneCPU.Round(10*time.Millisecond), warm.controlPlaneCPU.Round(10*time.Millisecond))
 		}
 	}
 	printTable(o, dir, ops)
@@ -164,8 +167,23 @@ func (o clusterOptions) measure(ctx context.Context, c *kubetest.Cluster, dir st
 		if l, err = o.launch(c, dir, op, ns, tmp, fmt.Sprintf("%s-%d-%s.log", op.name, round, strings.ReplaceAll(phase, " ", "-"))); err != nil {
 			return
 		}
+		// The control plane's CPU time while the operator starts and
+		// converges: what its requests cost the API server and etcd.
+		var cpBefore, cpAfter time.Duration
+		var cpErr error
+		l.atStart = func() { cpBefore, cpErr = pidsCPU(c.PIDs()) }
+		l.atReady = func() {
+			var e error
+			cpAfter, e = pidsCPU(c.PIDs())
+			cpErr = errors.Join(cpErr, e)
+		}
 		var m measurement
-		if m, err = l.run(ctx); err != nil {
+		m, err = l.run(ctx)
+		if err == nil && cpErr != nil {
+			err = cpErr
+		}
+		m.controlPlaneCPU = cpAfter - cpBefore
+		if err != nil {
 			err = fmt.Errorf("%s run: %w", phase, err)
 			return
 		}
@@ -309,6 +327,8 @@ func printTable(o clusterOptions, dir string, ops []*operator) {
 		{"CPU to first converge", func(op *operator) float64 { return medianOf(op.cold, cpuSeconds) }, "s"},
 		{"CPU to no-op converge", func(op *operator) float64 { return medianOf(op.warm, cpuSeconds) }, "s"},
 		{"hooks' CPU, first converge", func(op *operator) float64 { return medianOf(op.cold, hooksSeconds) }, "s"},
+		{"API server+etcd CPU, first", func(op *operator) float64 { return medianOf(op.cold, controlPlaneSeconds) }, "s"},
+		{"API server+etcd CPU, no-op", func(op *operator) float64 { return medianOf(op.warm, controlPlaneSeconds) }, "s"},
 	}
 	fmt.Printf("%-30s", "")
 	for _, op := range ops {
@@ -339,6 +359,22 @@ func printTable(o clusterOptions, dir string, ops []*operator) {
 func readySeconds(m measurement) float64 { return m.ready.Seconds() }
 func cpuSeconds(m measurement) float64   { return m.cpu.Seconds() }
 func hooksSeconds(m measurement) float64 { return m.hooksCPU.Seconds() }
+func controlPlaneSeconds(m measurement) float64 {
+	return m.controlPlaneCPU.Seconds()
+}
+
+// pidsCPU is the CPU time the processes pids have used.
+func pidsCPU(pids []int) (time.Duration, error) {
+	var sum time.Duration
+	for _, pid := range pids {
+		cpu, err := procCPU(pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += cpu[0]
+	}
+	return sum, nil
+}
 
 func medianOf(ms []measurement, f func(measurement) float64) float64 {
 	if len(ms) == 0 {

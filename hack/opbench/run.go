@@ -25,6 +25,9 @@ type launch struct {
 
 	// timeout bounds the wait for ready.
 	timeout time.Duration
+	// atStart and atReady, when set, are called right before the process
+	// starts and as soon as it is ready.
+	atStart, atReady func()
 }
 
 // measurement is what one run of an operator took.
@@ -39,6 +42,9 @@ type measurement struct {
 	// rssKB is the operator process's peak resident set over its whole
 	// life (wait4's ru_maxrss), its children not included.
 	rssKB int64
+	// controlPlaneCPU is the CPU time etcd and kube-apiserver used from
+	// the operator's start until it was ready (set by the cluster mode).
+	controlPlaneCPU time.Duration
 }
 
 // pollEvery is how often the readiness URL is asked. Each request costs the
@@ -63,6 +69,9 @@ func (l launch) run(ctx context.Context) (measurement, error) {
 		}
 		defer f.Close()
 		cmd.Stdout, cmd.Stderr = f, f
+	}
+	if l.atStart != nil {
+		l.atStart()
 	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -112,6 +121,9 @@ func (l launch) run(ctx context.Context) (measurement, error) {
 			m.ready = time.Since(start)
 			ready = true
 		}
+	}
+	if l.atReady != nil {
+		l.atReady()
 	}
 	cpu, err := procCPU(cmd.Process.Pid)
 	if err != nil {
