@@ -39,6 +39,7 @@ type clusterOptions struct {
 	fresh         bool
 	logLevel      string
 	timeout       time.Duration
+	extraEnv      []string // KEY=VALUE added to both operators' environment
 }
 
 // operator is one side of the comparison.
@@ -236,6 +237,7 @@ func (o clusterOptions) launch(c *kubetest.Cluster, dir string, op *operator, ns
 		"LOG_LEVEL=" + o.logLevel,
 		"LOG_TYPE=json",
 	}
+	env = append(env, o.extraEnv...)
 	argv := []string{op.bin, "start"}
 	if op.name == opStrata {
 		argv = []string{op.bin, "operator", "run"}
@@ -335,7 +337,7 @@ func printTable(o clusterOptions, dir string, ops []*operator) {
 		fmt.Printf(" %15s", op.name)
 	}
 	if len(ops) == 2 {
-		fmt.Printf(" %15s", ops[1].name+"/"+ops[0].name)
+		fmt.Printf(" %22s", ops[1].name+"/"+ops[0].name)
 	}
 	fmt.Println()
 	for _, r := range rows {
@@ -346,7 +348,7 @@ func printTable(o clusterOptions, dir string, ops []*operator) {
 			fmt.Printf(" %12.2f %-2s", v[len(v)-1], r.unit)
 		}
 		if len(v) == 2 && v[0] > 0 {
-			fmt.Printf(" %14.2f×", v[1]/v[0])
+			fmt.Printf(" %21.2f×", v[1]/v[0])
 		}
 		fmt.Println()
 	}

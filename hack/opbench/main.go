@@ -56,6 +56,8 @@ func main() {
 	operators := flag.String("operators", opFlant+","+opStrata, "with -cluster: the operators to measure, comma-separated")
 	logLevel := flag.String("log-level", "info", "with -cluster: LOG_LEVEL of both operators")
 	timeout := flag.Duration("timeout", 5*time.Minute, "with -cluster: bound on one run's wait for /readyz")
+	var extraEnv envList
+	flag.Var(&extraEnv, "env", "with -cluster: KEY=VALUE added to both operators' environment (repeatable)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "opbench: unexpected arguments %q\n", flag.Args())
@@ -65,7 +67,7 @@ func main() {
 		err := runCluster(clusterOptions{
 			dir: *dir, modules: *modules, count: *count, sameOrder: *sameOrder,
 			strata: *strata, addonOperator: *addonOperator, operators: splitList(*operators),
-			fresh: *fresh, logLevel: *logLevel, timeout: *timeout,
+			fresh: *fresh, logLevel: *logLevel, timeout: *timeout, extraEnv: extraEnv,
 		})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "opbench:", err)
@@ -137,6 +139,18 @@ func buildStrata(dir string) (string, error) {
 		return "", fmt.Errorf("building strata (run from the repository root): %w", err)
 	}
 	return bin, nil
+}
+
+// envList is a repeatable KEY=VALUE flag.
+type envList []string
+
+func (e *envList) String() string { return strings.Join(*e, " ") }
+func (e *envList) Set(v string) error {
+	if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
+		return fmt.Errorf("%q is not KEY=VALUE", v)
+	}
+	*e = append(*e, v)
+	return nil
 }
 
 func splitList(s string) []string {
