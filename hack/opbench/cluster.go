@@ -123,6 +123,7 @@ func runCluster(o clusterOptions) error {
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
 		return err
 	}
+	loadStart := loadAvg()
 	for round := 1; round <= o.count; round++ {
 		order := slices.Clone(ops)
 		if round%2 == 0 {
@@ -147,7 +148,21 @@ func runCluster(o clusterOptions) error {
 		}
 	}
 	printTable(o, dir, ops)
+	fmt.Printf("load average (1 min) %s at the start, %s at the end\n", loadStart, loadAvg())
 	return nil
+}
+
+// loadAvg is the 1-minute load average, to tell an idle machine's figures
+// from a shared one's.
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	if f := strings.Fields(string(data)); len(f) > 0 {
+		return f[0]
+	}
+	return "unknown"
 }
 
 // measure runs op cold (a new namespace, no releases) and then again on
