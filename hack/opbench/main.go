@@ -42,6 +42,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/strata-dev/strata/internal/testbin"
 )
 
 func main() {
@@ -130,13 +132,19 @@ func run(dir string, modules, count int, sameOrder bool, bin string, fresh bool)
 	return nil
 }
 
-// buildStrata builds strata from this checkout into dir/bin.
+// buildStrata builds strata from the checkout holding the working
+// directory into dir/bin.
 func buildStrata(dir string) (string, error) {
+	root, err := testbin.Root()
+	if err != nil {
+		return "", err
+	}
 	bin := filepath.Join(dir, "bin", "strata")
 	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/strata")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	build.Dir = root
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		return "", fmt.Errorf("building strata (run from the repository root): %w", err)
+		return "", fmt.Errorf("building strata in %s: %w", root, err)
 	}
 	return bin, nil
 }
