@@ -11,7 +11,7 @@ PROTOC_GEN_GO      ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 GENBIN             := $(CURDIR)/.cache/genbin
 
-.PHONY: all build generate test unit integration lint fmt bench bench-operator bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli generate-layers fuzz demo clean testbin cluster
+.PHONY: all build generate test unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli generate-layers fuzz demo clean testbin cluster
 
 all: build
 
@@ -167,3 +167,10 @@ clean:
 ## first converge, peak RSS (see docs/benchmarks.md).
 bench-operator:
 	$(GO) run ./hack/opbench $(OPBENCHFLAGS)
+
+## bench-operator-cluster: flant's addon-operator (built from the Go module
+## proxy by hack/testbin/build.sh) and `strata operator run` side by side on
+## a kubetest control plane, same tree: cold start and no-op restart to the
+## first converge, peak RSS, CPU (see docs/benchmarks.md).
+bench-operator-cluster:
+	$(GO) run ./hack/opbench -cluster -dir .cache/opbench-cluster $(OPBENCHFLAGS)

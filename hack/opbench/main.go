@@ -14,25 +14,36 @@
 //
 // and the peak RSS of the operator process (getrusage's ru_maxrss, the
 // hooks' processes not included). It prints the medians and the maxima.
+//
+// With -cluster (make bench-operator-cluster) it measures, side by side in
+// the same run, flant's addon-operator (built by hack/testbin/build.sh) and
+// `strata operator run` on a real control plane (etcd and kube-apiserver,
+// internal/kube/kubetest) with the same tree: each round gives each
+// operator a new namespace holding an empty ConfigMap addon-operator, runs
+// it cold (no releases) and then again on the releases the cold run left
+// (the no-op restart), each until its /readyz answers 200 — both turn
+// ready when their first converge is done — and checks that every module's
+// release is deployed. Rounds alternate which operator goes first. It
+// prints per round and then the medians, with strata's figures divided by
+// flant's. See docs/benchmarks.md.
 package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
-	"syscall"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/strata-dev/strata/internal/testbin"
 )
 
 func main() {
@@ -42,7 +53,30 @@ func main() {
 	sameOrder := flag.Bool("same-order", false, "give every module the same order (they run in parallel)")
 	strata := flag.String("strata", "", "strata binary (default: built from this checkout)")
 	fresh := flag.Bool("fresh-page-cache", false, "keep the binary's page cache as writing it left it, instead of evicting it first (see evictPageCache)")
+	cluster := flag.Bool("cluster", false, "measure on a control plane (kubetest), side by side with flant's addon-operator")
+	addonOperator := flag.String("addon-operator", "", "with -cluster: flant's addon-operator binary (default: built by hack/testbin/build.sh addon-operator)")
+	operators := flag.String("operators", opFlant+","+opStrata, "with -cluster: the operators to measure, comma-separated")
+	logLevel := flag.String("log-level", "info", "with -cluster: LOG_LEVEL of both operators")
+	timeout := flag.Duration("timeout", 5*time.Minute, "with -cluster: bound on one run's wait for /readyz")
+	var extraEnv envList
+	flag.Var(&extraEnv, "env", "with -cluster: KEY=VALUE added to both operators' environment (repeatable)")
 	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "opbench: unexpected arguments %q\n", flag.Args())
+		os.Exit(2)
+	}
+	if *cluster {
+		err := runCluster(clusterOptions{
+			dir: *dir, modules: *modules, count: *count, sameOrder: *sameOrder,
+			strata: *strata, addonOperator: *addonOperator, operators: splitList(*operators),
+			fresh: *fresh, logLevel: *logLevel, timeout: *timeout, extraEnv: extraEnv,
+		})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "opbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*dir, *modules, *count, *sameOrder, *strata, *fresh); err != nil {
 		fmt.Fprintln(os.Stderr, "opbench:", err)
 		os.Exit(1)
@@ -58,11 +92,8 @@ func run(dir string, modules, count int, sameOrder bool, bin string, fresh bool)
 		return err
 	}
 	if bin == "" {
-		bin = filepath.Join(dir, "bin", "strata")
-		build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/strata")
-		build.Stdout, build.Stderr = os.Stdout, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("building strata (run from the repository root): %w", err)
+		if bin, err = buildStrata(dir); err != nil {
+			return err
 		}
 	}
 	if !fresh {
@@ -101,6 +132,45 @@ func run(dir string, modules, count int, sameOrder bool, bin string, fresh bool)
 	return nil
 }
 
+// buildStrata builds strata from the checkout holding the working
+// directory into dir/bin.
+func buildStrata(dir string) (string, error) {
+	root, err := testbin.Root()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "bin", "strata")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/strata")
+	build.Dir = root
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("building strata in %s: %w", root, err)
+	}
+	return bin, nil
+}
+
+// envList is a repeatable KEY=VALUE flag.
+type envList []string
+
+func (e *envList) String() string { return strings.Join(*e, " ") }
+func (e *envList) Set(v string) error {
+	if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
+		return fmt.Errorf("%q is not KEY=VALUE", v)
+	}
+	*e = append(*e, v)
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 func mb(kb int64) float64 { return float64(kb) / 1024 }
 
 // evictPageCache drops the binary's pages from the page cache, so that the
@@ -131,60 +201,22 @@ func once(bin, dir string) (time.Duration, int64, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	cmd := exec.Command(bin, "operator", "run", "--local",
-		"--modules-dir", filepath.Join(dir, "modules"),
-		"--global-hooks-dir", filepath.Join(dir, "global-hooks"),
-		"--namespace", "bench",
-		"--tmp-dir", filepath.Join(dir, "tmp"),
-		"--state-dir", filepath.Join(dir, "state"),
-		"--listen-address", "127.0.0.1", "--listen-port", strconv.Itoa(port),
-		"--debug-unix-socket", "", "--log-level", "warn")
-	cmd.Env = os.Environ()
-	cmd.Stderr = os.Stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return 0, 0, err
+	l := launch{
+		name: "strata operator run",
+		argv: []string{bin, "operator", "run", "--local",
+			"--modules-dir", filepath.Join(dir, "modules"),
+			"--global-hooks-dir", filepath.Join(dir, "global-hooks"),
+			"--namespace", "bench",
+			"--tmp-dir", filepath.Join(dir, "tmp"),
+			"--state-dir", filepath.Join(dir, "state"),
+			"--listen-address", "127.0.0.1", "--listen-port", strconv.Itoa(port),
+			"--debug-unix-socket", "", "--log-level", "warn"},
+		env:     os.Environ(),
+		ready:   fmt.Sprintf("http://127.0.0.1:%d/readyz", port),
+		timeout: 5 * time.Minute,
 	}
-	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", port)
-	client := &http.Client{Timeout: time.Second}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	var took time.Duration
-	for {
-		resp, err := client.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				took = time.Since(start)
-				break
-			}
-		}
-		if ctx.Err() != nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			return 0, 0, errors.New("no converge within 5 minutes")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	if err := cmd.Wait(); err != nil {
-		return 0, 0, fmt.Errorf("strata operator run: %w", err)
-	}
-	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	var rss int64
-	if ru != nil {
-		rss = ru.Maxrss
-	}
-	return took, rss, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	m, err := l.run(context.Background())
+	return m.ready, m.rssKB, err
 }
 
 // writeTree writes the bench's modules and global hook under dir.

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # build.sh — build the test binaries (helm, etcd, kube-apiserver) and the
-# benchmark peers (argocd-cmp-server) from the Go module proxy into a cache
-# directory, and print their paths.
+# benchmark peers (argocd-cmp-server, addon-operator) from the Go module proxy
+# into a cache directory, and print their paths.
 #
 #   hack/testbin/build.sh [-f] [-p] NAME...
 #
-#   NAME  helm | etcd | kube-apiserver | argocd-cmp-server | all
+#   NAME  helm | etcd | kube-apiserver | argocd-cmp-server | addon-operator | all
 #         (argocd-cmp-server is Argo CD's plugin sidecar, the peer of
-#         hack/cmpbench, whose smoke test runs it)
+#         hack/cmpbench, whose smoke test runs it; addon-operator is flant's,
+#         the peer of hack/opbench -cluster: no test runs it, so `all` leaves
+#         it out and only the benchmark builds it)
 #   -f    rebuild even when the cached binary exists
 #   -p    print the path each NAME would have, build nothing
 #
@@ -28,9 +30,10 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 names_all=(helm etcd kube-apiserver argocd-cmp-server)
+names_extra=(addon-operator)
 
 usage() {
-  echo "usage: $0 [-f] [-p] NAME...   (NAME: ${names_all[*]} | all)" >&2
+  echo "usage: $0 [-f] [-p] NAME...   (NAME: ${names_all[*]} ${names_extra[*]} | all)" >&2
   exit 2
 }
 
@@ -50,8 +53,8 @@ names=()
 for n in "$@"; do
   case "$n" in
     all) names+=("${names_all[@]}") ;;
-    helm | etcd | kube-apiserver | argocd-cmp-server) names+=("$n") ;;
-    *) echo "build.sh: unknown test binary \"$n\"; known: ${names_all[*]}" >&2; exit 2 ;;
+    helm | etcd | kube-apiserver | argocd-cmp-server | addon-operator) names+=("$n") ;;
+    *) echo "build.sh: unknown test binary \"$n\"; known: ${names_all[*]} ${names_extra[*]}" >&2; exit 2 ;;
   esac
 done
 
@@ -92,6 +95,10 @@ recipe() {
       mod=github.com/argoproj/argo-cd/v2
       pkg=.
       ;;
+    addon-operator)
+      mod=github.com/flant/addon-operator
+      pkg=github.com/flant/addon-operator/cmd/addon-operator
+      ;;
   esac
   version="$(cd "$dir" && go list -m -f '{{.Version}}' "$mod")"
   case "$1" in
@@ -104,6 +111,13 @@ recipe() {
     argocd-cmp-server)
       # As Argo CD's Makefile stamps its release build.
       ldflags="-s -w -X github.com/argoproj/argo-cd/v2/common.version=${version#v} -X github.com/argoproj/argo-cd/v2/common.gitTag=$version -X github.com/argoproj/argo-cd/v2/common.gitTreeState=clean"
+      ;;
+    addon-operator)
+      # As flant's Dockerfile stamps its release build (shell-operator's
+      # version too, which the operator logs at start).
+      local shver
+      shver="$(cd "$dir" && go list -m -f '{{.Version}}' github.com/flant/shell-operator)"
+      ldflags="-s -w -X github.com/flant/addon-operator/pkg/app.Version=$version -X github.com/flant/shell-operator/pkg/app.Version=$shver"
       ;;
     kube-apiserver)
       local v="${version#v}" major minor
@@ -152,6 +166,7 @@ for name in "${names[@]}"; do
     case "$name" in
       kube-apiserver) took="several minutes (about 6 on 2 cores) the first time" ;;
       argocd-cmp-server) took="several minutes the first time (it compiles much of Argo CD and client-go)" ;;
+      addon-operator) took="a few minutes the first time: it compiles nelm, Helm 3 and client-go" ;;
       helm) took="a few minutes the first time" ;;
       *) took="under a minute" ;;
     esac

@@ -1,12 +1,14 @@
 // Package testbin finds the binaries that strata's integration tests and
-// benchmarks run — helm, etcd, kube-apiserver, and Argo CD's plugin sidecar
-// argocd-cmp-server — and builds them on first use.
+// benchmarks run — helm, etcd, kube-apiserver, Argo CD's plugin sidecar
+// argocd-cmp-server, and flant's addon-operator (a benchmark peer only) —
+// and builds them on first use.
 //
 // Each binary is built from the Go module proxy by hack/testbin/build.sh,
 // from a small module under hack/testbin/NAME that pins its version, into a
 // cache directory ($STRATA_TESTBIN_DIR, default
 // ${XDG_CACHE_HOME:-$HOME/.cache}/strata/testbin) shared by every checkout and
-// every test process. `make testbin` builds all of them ahead of a test run.
+// every test process. `make testbin` builds all but the benchmark-only peers
+// ahead of a test run.
 //
 // A test that needs a binary calls [Path]. When the binary cannot be had, the
 // test fails with the build output, unless the developer opted out with
@@ -42,10 +44,17 @@ const SkipEnv = "STRATA_SKIP_CLUSTER_TESTS"
 // paritytest directory), since a unit test must need nothing built.
 const UnitEnv = "STRATA_UNIT_TESTS"
 
-// names lists the binaries this package knows how to build.
+// names lists the binaries `build.sh all` (make testbin) builds: those the
+// tests run.
 var names = []string{"helm", "etcd", "kube-apiserver", "argocd-cmp-server"}
 
-// Names returns the names of the binaries Path and Build know.
+// peers lists the benchmark peers no test runs (flant's addon-operator, for
+// hack/opbench -cluster): Build knows them, Names leaves them out, so no
+// test run builds them or resolves their modules.
+var peers = []string{"addon-operator"}
+
+// Names returns the names of the binaries the tests run, which Path and
+// Build know; Build also knows the benchmark peers.
 func Names() []string { return slices.Clone(names) }
 
 // module is the path of strata's go.mod; Root looks for it.
@@ -54,7 +63,7 @@ const module = "github.com/strata-dev/strata"
 // maxBuild bounds one build when the caller has no deadline of its own.
 const maxBuild = 45 * time.Minute
 
-// ErrUnknown reports a name that is not one of Names().
+// ErrUnknown reports a name that is neither one of Names() nor a peer.
 var ErrUnknown = errors.New("unknown test binary")
 
 // Root returns strata's repository root: the nearest directory at or above
@@ -125,8 +134,8 @@ func Cached(ctx context.Context, name string) (string, bool, error) {
 
 // script runs build.sh for one name and returns the path it prints.
 func script(ctx context.Context, name string, progress io.Writer, flags ...string) (string, error) {
-	if !slices.Contains(names, name) {
-		return "", fmt.Errorf("%w %q: known are %s", ErrUnknown, name, strings.Join(names, ", "))
+	if known := slices.Concat(names, peers); !slices.Contains(known, name) {
+		return "", fmt.Errorf("%w %q: known are %s", ErrUnknown, name, strings.Join(known, ", "))
 	}
 	root, err := Root()
 	if err != nil {
