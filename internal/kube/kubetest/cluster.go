@@ -117,8 +117,13 @@ type Cluster struct {
 	// EtcdURL is etcd's client URL.
 	EtcdURL string
 
-	etcd, apiserver *proc
-	done            chan struct{} // closed when either process has exited
+	etcd      *proc
+	apiMu     sync.Mutex    // guards apiserver and restart
+	apiserver *proc         // the running kube-apiserver
+	restart   chan struct{} // non-nil while RestartAPIServer works; closed after
+	apiArgv   []string      // how kube-apiserver was started
+	apiProbe  func(context.Context) error
+	done      chan struct{} // closed when either process has exited (not by a restart)
 	removeDir       bool
 	stopOnce        sync.Once
 	stopErr         error
@@ -205,14 +210,75 @@ func StartCluster(ctx context.Context, o Options) (c *Cluster, err error) {
 		log.Info("CRDs established", "paths", o.CRDs, "took", time.Since(start).Round(time.Millisecond))
 	}
 	c.done = make(chan struct{})
-	go func() {
+	go c.watchDone()
+	return c, nil
+}
+
+// watchDone closes c.done when etcd or kube-apiserver exits, except for
+// the kube-apiserver a restart stops.
+func (c *Cluster) watchDone() {
+	for {
+		c.apiMu.Lock()
+		p := c.apiserver
+		c.apiMu.Unlock()
 		select {
 		case <-c.etcd.done:
-		case <-c.apiserver.done:
+			close(c.done)
+			return
+		case <-p.done:
 		}
-		close(c.done)
+		c.apiMu.Lock()
+		wait, replaced := c.restart, c.apiserver != p
+		c.apiMu.Unlock()
+		if wait == nil && !replaced {
+			close(c.done)
+			return
+		}
+		if wait != nil {
+			<-wait
+		}
+	}
+}
+
+// api is the running kube-apiserver.
+func (c *Cluster) api() *proc {
+	c.apiMu.Lock()
+	defer c.apiMu.Unlock()
+	return c.apiserver
+}
+
+// RestartAPIServer stops kube-apiserver (SIGTERM) and starts it again with
+// the same flags, port, certificates and etcd, as an upgrade or a crash
+// of the control plane would, and returns when it is ready again. Clients
+// keep working with their configuration once it is back; watches are cut.
+// Done is not closed by the restart. A test using it should have a control
+// plane of its own (Start), not the shared one.
+func (c *Cluster) RestartAPIServer(ctx context.Context) error {
+	wait := make(chan struct{})
+	c.apiMu.Lock()
+	old := c.apiserver
+	c.restart = wait
+	c.apiMu.Unlock()
+	defer func() {
+		c.apiMu.Lock()
+		c.restart = nil
+		c.apiMu.Unlock()
+		close(wait)
 	}()
-	return c, nil
+	if err := old.stop(); err != nil {
+		return err
+	}
+	p, err := startProc("kube-apiserver", old.logFile, c.apiArgv)
+	if err != nil {
+		return err
+	}
+	c.apiMu.Lock()
+	c.apiserver = p
+	c.apiMu.Unlock()
+	if err := waitReady(ctx, p, c.apiProbe); err != nil {
+		return fmt.Errorf("restarting kube-apiserver: %w\n--- %s (tail) ---\n%s", err, p.logFile, p.tail(40))
+	}
+	return nil
 }
 
 // Done returns a channel that is closed when etcd or kube-apiserver has
@@ -315,15 +381,24 @@ func (c *Cluster) startAPIServer(ctx context.Context, bin string, pki *pki, extr
 			"--allow-privileged=true",
 			"--profiling=false",
 		}
-		p, err := startProc("kube-apiserver", filepath.Join(c.Dir, "kube-apiserver.log"), append(args, extra...))
+		argv := append(args, extra...)
+		p, err := startProc("kube-apiserver", filepath.Join(c.Dir, "kube-apiserver.log"), argv)
 		if err != nil {
 			return err
 		}
+		c.apiMu.Lock()
 		c.apiserver = p
-		lastErr = waitReady(ctx, p, func(ctx context.Context) error {
+		c.apiMu.Unlock()
+		ready := func(ctx context.Context) error {
 			return probe(ctx, hc, host+"/readyz", "ok")
-		})
+		}
+		lastErr = waitReady(ctx, p, ready)
 		if lastErr == nil {
+			c.apiArgv = argv
+			c.apiProbe = func(ctx context.Context) error {
+				defer hc.CloseIdleConnections()
+				return ready(ctx)
+			}
 			c.Config = &rest.Config{
 				Host: host,
 				TLSClientConfig: rest.TLSClientConfig{
@@ -445,7 +520,10 @@ func (c *Cluster) Stop() error {
 func (c *Cluster) stop(removeDir bool) error {
 	c.stopOnce.Do(func() {
 		var errs []error
-		for _, p := range []*proc{c.apiserver, c.etcd} {
+		c.apiMu.Lock()
+		api := c.apiserver
+		c.apiMu.Unlock()
+		for _, p := range []*proc{api, c.etcd} {
 			if p != nil {
 				errs = append(errs, p.stop())
 			}
@@ -464,7 +542,7 @@ func (c *Cluster) stop(removeDir bool) error {
 // failing test to show.
 func (c *Cluster) Logs(n int) string {
 	var b strings.Builder
-	for _, p := range []*proc{c.etcd, c.apiserver} {
+	for _, p := range []*proc{c.etcd, c.api()} {
 		if p != nil {
 			fmt.Fprintf(&b, "--- %s (last %d lines) ---\n%s\n", p.logFile, n, p.tail(n))
 		}
@@ -475,7 +553,7 @@ func (c *Cluster) Logs(n int) string {
 // PIDs returns the process IDs of etcd and kube-apiserver.
 func (c *Cluster) PIDs() []int {
 	var pids []int
-	for _, p := range []*proc{c.etcd, c.apiserver} {
+	for _, p := range []*proc{c.etcd, c.api()} {
 		if p != nil {
 			pids = append(pids, p.cmd.Process.Pid)
 		}

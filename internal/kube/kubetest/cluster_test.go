@@ -199,3 +199,31 @@ func TestWithCRDs(t *testing.T) {
 		t.Errorf("Gadgets = %d, want 0", len(list.Items))
 	}
 }
+
+// TestRestartAPIServer: after a restart the same clients reach the same
+// data, the process is a new one, and Done stays open.
+func TestRestartAPIServer(t *testing.T) {
+	c := kubetest.Start(t)
+	ctx := t.Context()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept", Namespace: "default"}, Data: map[string]string{"a": "b"}}
+	if _, err := c.Client.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := c.PIDs()
+	if err := c.RestartAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after := c.PIDs()
+	if len(before) != 2 || len(after) != 2 || before[0] != after[0] || before[1] == after[1] {
+		t.Errorf("PIDs (etcd, kube-apiserver) before %v, after %v: want the same etcd and a new kube-apiserver", before, after)
+	}
+	got, err := c.Client.CoreV1().ConfigMaps("default").Get(ctx, "kept", metav1.GetOptions{})
+	if err != nil || got.Data["a"] != "b" {
+		t.Fatalf("the ConfigMap after the restart: %v, %v", got, err)
+	}
+	select {
+	case <-c.Done():
+		t.Fatal("Done closed by a restart")
+	default:
+	}
+}
