@@ -124,9 +124,9 @@ type Cluster struct {
 	apiArgv   []string      // how kube-apiserver was started
 	apiProbe  func(context.Context) error
 	done      chan struct{} // closed when either process has exited (not by a restart)
-	removeDir       bool
-	stopOnce        sync.Once
-	stopErr         error
+	removeDir bool
+	stopOnce  sync.Once
+	stopErr   error
 }
 
 // StartCluster starts etcd and kube-apiserver and returns when the API
