@@ -175,8 +175,14 @@ func str(f func(*Settings) *string) func(*Settings, string) error {
 	return func(s *Settings, v string) error { *f(s) = v; return nil }
 }
 
+// integer and float read numbers; an empty value is no value (the
+// default stays), as in addon-operator, whose environment parser skips
+// empty variables.
 func integer(f func(*Settings) *int) func(*Settings, string) error {
 	return func(s *Settings, v string) error {
+		if strings.TrimSpace(v) == "" {
+			return nil
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {
 			return fmt.Errorf("%q is not an integer", v)
@@ -188,6 +194,9 @@ func integer(f func(*Settings) *int) func(*Settings, string) error {
 
 func float(f func(*Settings) *float32) func(*Settings, string) error {
 	return func(s *Settings, v string) error {
+		if strings.TrimSpace(v) == "" {
+			return nil
+		}
 		n, err := strconv.ParseFloat(strings.TrimSpace(v), 32)
 		if err != nil {
 			return fmt.Errorf("%q is not a number", v)
