@@ -10,11 +10,13 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/internal/operator"
@@ -128,6 +130,7 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 			if err != nil {
 				return err
 			}
+			routeClientLogs(log)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			e, err := operator.New(s, log)
@@ -155,6 +158,16 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 	fs.DurationVar(&s.RetryPeriod, "ha-retry-period", s.RetryPeriod, "how often the Lease is tried and renewed (default 10s)")
 	fs.DurationVar(&s.ShutdownGrace, "shutdown-grace", s.ShutdownGrace, "with --ha: how long the task in hand may finish after SIGTERM before the Lease is given up (default 30s)")
 	return cmd
+}
+
+// clientLogs makes routeClientLogs take effect once per process: klog's
+// logger may not change while clients log.
+var clientLogs sync.Once
+
+// routeClientLogs sends client-go's own logs (leader election, watches)
+// through the operator's logger, so that LOG_TYPE=json holds for them too.
+func routeClientLogs(log *slog.Logger) {
+	clientLogs.Do(func() { klog.SetSlogLogger(log) })
 }
 
 func newOperatorRenderCmd(g *globals) *cobra.Command {

@@ -3,6 +3,7 @@ package clustertest_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -338,5 +339,18 @@ func TestOperatorHA(t *testing.T) {
 	}
 	if !strings.Contains(d1.stderr.String(), "lost the Lease") {
 		t.Errorf("the leader whose Lease was taken does not say why it exits:\n%s", d1.stderr.String())
+	}
+	// LOG_TYPE=json holds for client-go's own lines (leader election) too;
+	// the last line is the command's error.
+	lines := strings.Split(strings.TrimSpace(d1.stderr.String()), "\n")
+	var leaderElection bool
+	for _, line := range lines[:len(lines)-1] {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("a log line is not JSON: %q", line)
+		}
+		leaderElection = leaderElection || strings.Contains(line, "Successfully acquired lease")
+	}
+	if !leaderElection {
+		t.Errorf("client-go's leader election lines are not in the log:\n%s", d1.stderr.String())
 	}
 }
