@@ -10,11 +10,13 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/internal/operator"
@@ -111,7 +113,12 @@ func newOperatorRunCmd(g *globals) *cobra.Command {
 kubernetes and schedule bindings, 'reload all modules', then the main loop
 reacting to events, values and config changes. Serves /metrics, /healthz and
 /readyz (ready after the first converge) on ADDON_OPERATOR_LISTEN_ADDRESS:PORT
-and the debug API on DEBUG_UNIX_SOCKET. Stops on SIGINT or SIGTERM.`,
+and the debug API on DEBUG_UNIX_SOCKET. Stops on SIGINT or SIGTERM.
+
+With ADDON_OPERATOR_HA=true (--ha) replicas elect a leader through the Lease
+addon-operator-leader-election in ADDON_OPERATOR_NAMESPACE; only the leader
+works. On SIGTERM the leader finishes the task in hand, stops and gives the
+Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 		Example: `  MODULES_DIR=modules GLOBAL_HOOKS_DIR=global-hooks ADDON_OPERATOR_NAMESPACE=addons \
     strata operator run --config config.yaml --objects objects/ --debug-unix-socket /tmp/op.sock`,
 		Args: cobra.NoArgs,
@@ -123,6 +130,7 @@ and the debug API on DEBUG_UNIX_SOCKET. Stops on SIGINT or SIGTERM.`,
 			if err != nil {
 				return err
 			}
+			routeClientLogs(log)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			e, err := operator.New(s, log)
@@ -141,7 +149,25 @@ and the debug API on DEBUG_UNIX_SOCKET. Stops on SIGINT or SIGTERM.`,
 	fs.StringVar(&s.LogType, "log-type", s.LogType, "log format: text, json or color ($LOG_TYPE)")
 	fs.BoolVar(&s.LogNoTime, "log-no-time", s.LogNoTime, "no timestamps in logs ($LOG_NO_TIME)")
 	fs.BoolVar(&s.NoQueueActionMetrics, "no-queue-action-metrics", s.NoQueueActionMetrics, "do not export tasks_queue_action_duration_seconds ($QUEUE_ACTIONS_METRICS=no)")
+	fs.Float32Var(&s.KubeClientQPS, "kube-client-qps", s.KubeClientQPS, "requests per second each cluster client may make; negative: no limit ($KUBE_CLIENT_QPS)")
+	fs.IntVar(&s.KubeClientBurst, "kube-client-burst", s.KubeClientBurst, "burst of requests above --kube-client-qps ($KUBE_CLIENT_BURST)")
+	fs.BoolVar(&s.HA, "ha", s.HA, "elect a leader among replicas through the Lease "+operator.LeaseName+"; only the leader works ($ADDON_OPERATOR_HA=true)")
+	fs.StringVar(&s.PodName, "pod-name", s.PodName, "this replica's pod name, part of its Lease identity; required with --ha ($ADDON_OPERATOR_POD)")
+	fs.DurationVar(&s.LeaseDuration, "ha-lease-duration", s.LeaseDuration, "how long a standby waits for a leader that stopped renewing (default 35s)")
+	fs.DurationVar(&s.RenewDeadline, "ha-renew-deadline", s.RenewDeadline, "how long the leader tries to renew before it gives up and exits (default 30s)")
+	fs.DurationVar(&s.RetryPeriod, "ha-retry-period", s.RetryPeriod, "how often the Lease is tried and renewed (default 10s)")
+	fs.DurationVar(&s.ShutdownGrace, "shutdown-grace", s.ShutdownGrace, "with --ha: how long the task in hand may finish after SIGTERM before the Lease is given up (default 30s)")
 	return cmd
+}
+
+// clientLogs makes routeClientLogs take effect once per process: klog's
+// logger may not change while clients log.
+var clientLogs sync.Once
+
+// routeClientLogs sends client-go's own logs (leader election, watches)
+// through the operator's logger, so that LOG_TYPE=json holds for them too.
+func routeClientLogs(log *slog.Logger) {
+	clientLogs.Do(func() { klog.SetSlogLogger(log) })
 }
 
 func newOperatorRenderCmd(g *globals) *cobra.Command {

@@ -222,3 +222,42 @@ func TestOperatorExample(t *testing.T) {
 		return got == want, got
 	})
 }
+
+// TestOperatorClusterSettings: the cluster and HA settings come from
+// addon-operator's variables, a flag wins, and what a run on a cluster
+// lacks stops it with the variable and the flag named.
+func TestOperatorClusterSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"HA needs a cluster", map[string]string{"ADDON_OPERATOR_HA": "true"}, nil, "ADDON_OPERATOR_HA (--ha) needs a cluster for its Lease"},
+		{"--ha", nil, []string{"--ha"}, "ADDON_OPERATOR_HA (--ha) needs a cluster for its Lease"},
+		{"--pod-name wins", map[string]string{"ADDON_OPERATOR_HA": "true", "KUBE_CONFIG": "/nonexistent/kubeconfig", "ADDON_OPERATOR_NAMESPACE": "ns", "ADDON_OPERATOR_POD": "pod-a"},
+			[]string{"--pod-name", ""}, "ADDON_OPERATOR_POD (--pod-name) is empty"},
+		{"a cluster needs a namespace", map[string]string{"KUBE_CONFIG": "/nonexistent/kubeconfig"}, nil, "ADDON_OPERATOR_NAMESPACE (--namespace)"},
+		{"burst", map[string]string{"KUBE_CLIENT_BURST": "0"}, nil, "KUBE_CLIENT_BURST (--kube-client-burst) 0"},
+		{"--kube-client-burst wins", map[string]string{"KUBE_CLIENT_BURST": "0", "ADDON_OPERATOR_HA": "true"}, []string{"--kube-client-burst", "3"}, "needs a cluster for its Lease"},
+		{"bad QPS", map[string]string{"KUBE_CLIENT_QPS": "many"}, nil, "environment variable KUBE_CLIENT_QPS"},
+		{"HA on the cluster", map[string]string{"ADDON_OPERATOR_HA": "true", "KUBE_CONFIG": "/nonexistent/kubeconfig", "ADDON_OPERATOR_NAMESPACE": "ns", "ADDON_OPERATOR_POD": "pod-a"},
+			nil, "cluster (KUBE_CONFIG, KUBE_CONTEXT): loading /nonexistent/kubeconfig"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, k := range []string{"KUBERNETES_SERVICE_HOST", "KUBE_CONFIG", "ADDON_OPERATOR_NAMESPACE", "ADDON_OPERATOR_HA", "ADDON_OPERATOR_POD", "KUBE_CLIENT_QPS", "KUBE_CLIENT_BURST"} {
+				t.Setenv(k, "")
+			}
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			args := append([]string{"operator", "run", "--modules-dir", dir, "--tmp-dir", filepath.Join(dir, "tmp"), "--debug-unix-socket", "", "--listen-port", ""}, tc.args...)
+			var stdout, stderr bytes.Buffer
+			code := cli.Main(context.Background(), args, nil, &stdout, &stderr)
+			if code == 0 || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("strata %s: exit %d, stderr %q; want an error with %q", strings.Join(args, " "), code, stderr.String(), tc.want)
+			}
+		})
+	}
+}

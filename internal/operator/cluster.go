@@ -42,6 +42,9 @@ func (s Settings) restConfig() (*rest.Config, error) {
 		return nil, fmt.Errorf("cluster (KUBE_CONFIG, KUBE_CONTEXT): %w", err)
 	}
 	rc.Timeout = 0
+	// Every client made from rc gets its own limiter of this rate. client-go
+	// reads QPS 0 as its default (5) and a negative QPS as no limit.
+	rc.QPS, rc.Burst = s.KubeClientQPS, s.KubeClientBurst
 	return rc, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,7 @@ import (
 	"github.com/strata-dev/strata/internal/operator/hook"
 	"github.com/strata-dev/strata/internal/operator/hookmetrics"
 	"github.com/strata-dev/strata/internal/operator/kubebind"
+	"github.com/strata-dev/strata/internal/operator/lease"
 	"github.com/strata-dev/strata/internal/operator/module"
 	"github.com/strata-dev/strata/internal/operator/queue"
 	"github.com/strata-dev/strata/internal/operator/schedule"
@@ -60,6 +62,12 @@ type Engine struct {
 	converged  bool
 	discovered bool // the first discovery after start-up was skipped
 	readyCh    chan struct{}
+
+	// HA (ha.go): the elector while campaigning or leading, and the
+	// context the task in hand runs in (nil: the queue's own).
+	elector     atomic.Pointer[lease.Elector]
+	taskCtx     context.Context
+	leaderGauge prometheus.Gauge
 }
 
 // hookEntry is a hook, its configuration and its bindings' state.
@@ -142,7 +150,7 @@ func New(s Settings, log *slog.Logger) (*Engine, error) {
 			e.m.queueActionSecs.WithLabelValues(name, action).Observe(took.Seconds())
 		}
 	}
-	e.queues = queue.New(e.handle, qopts)
+	e.queues = queue.New(e.handleTask, qopts)
 	e.hookMets = hookmetrics.NewCollector(hookmetrics.Limits{})
 	e.reg.MustRegister(e.hookMets, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e.ticker = &schedule.Ticker{}
@@ -188,12 +196,30 @@ func (e *Engine) recordLocked(line string) {
 // Run starts the operator and runs it until ctx is done: HTTP (/metrics,
 // /healthz, /readyz), the debug socket, the backends, the start-up tasks
 // and the queues. It returns nil when stopped by ctx, or the error that
-// kept it from starting.
+// kept it from starting. With Settings.HA it first campaigns for the
+// Lease and works only while leading (see runHA).
 func (e *Engine) Run(ctx context.Context) error {
+	if e.s.HA {
+		return e.runHA(ctx)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
 	errc := make(chan error, 4)
+	if err := e.serve(ctx, &wg, errc); err != nil {
+		return err
+	}
+	e.serveDebug(ctx, &wg)
+	err := e.work(ctx, errc)
+	cancel()
+	wg.Wait()
+	_ = e.runner.Close()
+	return err
+}
+
+// serve serves /metrics, /healthz and /readyz and ticks the liveness
+// counter until ctx is done; a failure of the server goes to errc.
+func (e *Engine) serve(ctx context.Context, wg *sync.WaitGroup, errc chan<- error) error {
 	if e.s.ListenPort != "" {
 		l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", net.JoinHostPort(e.s.ListenAddress, e.s.ListenPort))
 		if err != nil {
@@ -216,15 +242,6 @@ func (e *Engine) Run(ctx context.Context) error {
 		}()
 		e.log.Info("serving /metrics, /healthz and /readyz", "address", l.Addr().String())
 	}
-	if e.s.DebugUnixSocket != "" {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := debug.Serve(ctx, e.s.DebugUnixSocket, debug.Handler(e), e.log); err != nil {
-				e.log.Error("debug socket", "error", err)
-			}
-		}()
-	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -239,6 +256,30 @@ func (e *Engine) Run(ctx context.Context) error {
 			}
 		}
 	}()
+	return nil
+}
+
+// serveDebug serves the debug socket until ctx is done.
+func (e *Engine) serveDebug(ctx context.Context, wg *sync.WaitGroup) {
+	if e.s.DebugUnixSocket == "" {
+		return
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := debug.Serve(ctx, e.s.DebugUnixSocket, debug.Handler(e), e.log); err != nil {
+			e.log.Error("debug socket", "error", err)
+		}
+	}()
+}
+
+// work opens the backends, queues the start-up tasks and runs the queues
+// and schedules until ctx is done or errc reports, then closes the
+// backends.
+func (e *Engine) work(ctx context.Context, errc <-chan error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
 	err := e.start(ctx)
 	if err == nil {
 		wg.Add(2)
@@ -252,7 +293,6 @@ func (e *Engine) Run(ctx context.Context) error {
 	cancel()
 	wg.Wait()
 	e.back.close()
-	_ = e.runner.Close()
 	return err
 }
 
@@ -394,6 +434,9 @@ func (e *Engine) HTTPHandler() http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if e.standbyReady(w) {
+			return
+		}
 		select {
 		case <-e.readyCh:
 			_, _ = w.Write([]byte("ok\n"))

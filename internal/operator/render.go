@@ -43,6 +43,7 @@ func Render(ctx context.Context, s Settings, log *slog.Logger) (*RenderResult, e
 	}
 	defer os.RemoveAll(tmp)
 	s.Local = true
+	s.HA = false // one converge in private: no Lease to campaign for
 	s.TempDir = tmp
 	s.StateDir = filepath.Join(tmp, "releases")
 	s.DebugUnixSocket = ""

@@ -1,10 +1,16 @@
 package operator
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Settings are the operator's knobs, read from addon-operator's environment
@@ -55,6 +61,29 @@ type Settings struct {
 	// InCluster is true when the process runs in a pod
 	// (KUBERNETES_SERVICE_HOST is set).
 	InCluster bool
+	// KubeClientQPS and KubeClientBurst are the client-side rate limit of
+	// every client the cluster backends make (KUBE_CLIENT_QPS,
+	// KUBE_CLIENT_BURST). A negative QPS turns the limit off.
+	KubeClientQPS   float32
+	KubeClientBurst int
+
+	// High availability.
+
+	// HA makes replicas elect a leader through a Lease
+	// (ADDON_OPERATOR_HA=true); only the leader runs hooks and releases.
+	HA bool
+	// PodName is the pod's name (ADDON_OPERATOR_POD), part of the Lease
+	// holder's identity; required with HA.
+	PodName string
+	// LeaseDuration, RenewDeadline and RetryPeriod time the election; 0
+	// means addon-operator's 35 s, 30 s and 10 s.
+	LeaseDuration time.Duration
+	RenewDeadline time.Duration
+	RetryPeriod   time.Duration
+	// ShutdownGrace is how long the leader lets the task in hand finish
+	// after SIGTERM before it cancels it and releases the Lease; 0 means
+	// DefaultShutdownGrace.
+	ShutdownGrace time.Duration
 
 	// Local backends.
 
@@ -92,7 +121,25 @@ const (
 	DefaultHelmHistoryMax     = 10
 	DefaultHookTimeout        = 10 * time.Minute
 	DefaultUnnumberedModOrder = 1
+	// DefaultKubeClientQPS and DefaultKubeClientBurst are strata's client
+	// rate limit. addon-operator's is 5 and 10, which is most of why its
+	// first converge waits: set KUBE_CLIENT_QPS=5 KUBE_CLIENT_BURST=10 to
+	// get its pace.
+	DefaultKubeClientQPS   = 50
+	DefaultKubeClientBurst = 100
+	// The election's timing, as addon-operator's (cmd/addon-operator).
+	DefaultLeaseDuration = 35 * time.Second
+	DefaultRenewDeadline = 30 * time.Second
+	DefaultRetryPeriod   = 10 * time.Second
+	DefaultShutdownGrace = 30 * time.Second
+	// LeaseName is the Lease replicas elect a leader with, in the
+	// operator's namespace, as addon-operator's.
+	LeaseName = "addon-operator-leader-election"
 )
+
+// ServiceAccountNamespaceFile is where a pod finds its namespace; read
+// when ADDON_OPERATOR_NAMESPACE is not set in a pod.
+var ServiceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 // DefaultSettings returns addon-operator's defaults.
 func DefaultSettings() Settings {
@@ -111,6 +158,8 @@ func DefaultSettings() Settings {
 		DebugUnixSocket:       DefaultDebugUnixSocket,
 		LogType:               "text",
 		LogLevel:              "info",
+		KubeClientQPS:         DefaultKubeClientQPS,
+		KubeClientBurst:       DefaultKubeClientBurst,
 	}
 }
 
@@ -126,13 +175,33 @@ func str(f func(*Settings) *string) func(*Settings, string) error {
 	return func(s *Settings, v string) error { *f(s) = v; return nil }
 }
 
+// integer and float read numbers; an empty value is no value (the
+// default stays), as in addon-operator, whose environment parser skips
+// empty variables.
 func integer(f func(*Settings) *int) func(*Settings, string) error {
 	return func(s *Settings, v string) error {
+		if strings.TrimSpace(v) == "" {
+			return nil
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {
 			return fmt.Errorf("%q is not an integer", v)
 		}
 		*f(s) = n
+		return nil
+	}
+}
+
+func float(f func(*Settings) *float32) func(*Settings, string) error {
+	return func(s *Settings, v string) error {
+		if strings.TrimSpace(v) == "" {
+			return nil
+		}
+		n, err := strconv.ParseFloat(strings.TrimSpace(v), 32)
+		if err != nil {
+			return fmt.Errorf("%q is not a number", v)
+		}
+		*f(s) = float32(n)
 		return nil
 	}
 }
@@ -172,6 +241,18 @@ var envVars = []envVar{
 	}},
 	{[]string{"KUBE_CONFIG"}, str(func(s *Settings) *string { return &s.KubeConfig })},
 	{[]string{"KUBE_CONTEXT"}, str(func(s *Settings) *string { return &s.KubeContext })},
+	{[]string{"KUBE_CLIENT_QPS"}, float(func(s *Settings) *float32 { return &s.KubeClientQPS })},
+	{[]string{"KUBE_CLIENT_BURST"}, integer(func(s *Settings) *int { return &s.KubeClientBurst })},
+	{[]string{"ADDON_OPERATOR_HA"}, func(s *Settings, v string) error {
+		// addon-operator turns HA on for "true" only; anything else that is
+		// no boolean is a mistake worth stopping for.
+		if strings.TrimSpace(v) == "" {
+			s.HA = false
+			return nil
+		}
+		return boolean(func(s *Settings) *bool { return &s.HA })(s, v)
+	}},
+	{[]string{"ADDON_OPERATOR_POD"}, str(func(s *Settings) *string { return &s.PodName })},
 }
 
 // EnvNames lists every environment variable FromEnv reads, for docs and
@@ -204,7 +285,32 @@ func (s *Settings) FromEnv(lookup func(string) (string, bool)) error {
 	if v, ok := lookup("KUBERNETES_SERVICE_HOST"); ok && v != "" {
 		s.InCluster = true
 	}
+	if s.InCluster && s.Namespace == "" {
+		ns, err := readNamespaceFile(ServiceAccountNamespaceFile)
+		if err != nil {
+			return err
+		}
+		s.Namespace = ns
+	}
 	return nil
+}
+
+// readNamespaceFile reads the service account's namespace file; a missing
+// file is no namespace (Check then asks for ADDON_OPERATOR_NAMESPACE).
+func readNamespaceFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("the pod's namespace (%s): %w; set ADDON_OPERATOR_NAMESPACE", path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, int64(validation.DNS1123LabelMaxLength+2)))
+	if err != nil {
+		return "", fmt.Errorf("the pod's namespace (%s): %w; set ADDON_OPERATOR_NAMESPACE", path, err)
+	}
+	return strings.TrimSpace(string(data)), nil
 }
 
 // ModulesDirs splits ModulesDir on ':' and drops empty entries.
@@ -216,6 +322,13 @@ func (s *Settings) ModulesDirs() []string {
 		}
 	}
 	return out
+}
+
+// OnCluster reports whether a cluster is configured: a kubeconfig, or
+// in a pod. With HA the Lease lives there even when --local keeps the
+// other backends local.
+func (s *Settings) OnCluster() bool {
+	return s.KubeConfig != "" || s.InCluster
 }
 
 // UseLocal reports whether every backend is local: asked for with Local,
@@ -235,5 +348,70 @@ func (s *Settings) Check() error {
 	if _, err := strconv.Atoi(s.ListenPort); s.ListenPort != "" && err != nil {
 		return fmt.Errorf("listen port %q: not a number; set ADDON_OPERATOR_LISTEN_PORT (--listen-port) to a port such as 9650", s.ListenPort)
 	}
+	if s.KubeClientQPS > 0 && s.KubeClientBurst < 1 {
+		return fmt.Errorf("KUBE_CLIENT_BURST (--kube-client-burst) %d: must be 1 or more while KUBE_CLIENT_QPS is %g", s.KubeClientBurst, s.KubeClientQPS)
+	}
+	if s.Namespace != "" {
+		if errs := validation.IsDNS1123Label(s.Namespace); len(errs) > 0 {
+			return fmt.Errorf("namespace %q (ADDON_OPERATOR_NAMESPACE, --namespace): %s", s.Namespace, strings.Join(errs, "; "))
+		}
+	}
+	if !s.UseLocal() && s.Namespace == "" {
+		return fmt.Errorf("no namespace: on a cluster the operator needs ADDON_OPERATOR_NAMESPACE (--namespace), the namespace of its ConfigMap and releases; in a pod set it from metadata.namespace, or pass --local for the local backends")
+	}
+	return s.checkHA()
+}
+
+// checkHA validates the HA settings: a Lease needs a cluster, a namespace
+// and an identity.
+func (s *Settings) checkHA() error {
+	if !s.HA {
+		return nil
+	}
+	if !s.OnCluster() {
+		return fmt.Errorf("ADDON_OPERATOR_HA (--ha) needs a cluster for its Lease: set KUBE_CONFIG (--kube-config) or run in a pod")
+	}
+	if s.Namespace == "" {
+		return fmt.Errorf("ADDON_OPERATOR_HA (--ha): no namespace for the Lease %s; set ADDON_OPERATOR_NAMESPACE (--namespace)", LeaseName)
+	}
+	if strings.TrimSpace(s.PodName) == "" {
+		return fmt.Errorf("ADDON_OPERATOR_HA (--ha): ADDON_OPERATOR_POD (--pod-name) is empty; it names the Lease holder: set it from the pod's metadata.name")
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--ha-lease-duration", s.LeaseDuration}, {"--ha-renew-deadline", s.RenewDeadline}, {"--ha-retry-period", s.RetryPeriod}, {"--shutdown-grace", s.ShutdownGrace}} {
+		if d.v < 0 {
+			return fmt.Errorf("%s %s: must not be negative", d.name, d.v)
+		}
+	}
+	t := s.electionTiming()
+	if t.lease <= t.renew || t.renew <= t.retry {
+		return fmt.Errorf("election timing: --ha-lease-duration (%s) must exceed --ha-renew-deadline (%s), which must exceed --ha-retry-period (%s)", t.lease, t.renew, t.retry)
+	}
 	return nil
+}
+
+type electionTiming struct{ lease, renew, retry, grace time.Duration }
+
+// electionTiming is the election's timing with the defaults filled in.
+func (s *Settings) electionTiming() electionTiming {
+	or := func(v, d time.Duration) time.Duration {
+		if v <= 0 {
+			return d
+		}
+		return v
+	}
+	return electionTiming{
+		lease: or(s.LeaseDuration, DefaultLeaseDuration),
+		renew: or(s.RenewDeadline, DefaultRenewDeadline),
+		retry: or(s.RetryPeriod, DefaultRetryPeriod),
+		grace: or(s.ShutdownGrace, DefaultShutdownGrace),
+	}
+}
+
+// Identity is the Lease holder identity of this replica, as
+// addon-operator's: <pod>.<listen address with dashes>.<namespace>.pod.
+func (s *Settings) Identity() string {
+	return fmt.Sprintf("%s.%s.%s.pod", strings.TrimSpace(s.PodName), strings.ReplaceAll(s.ListenAddress, ".", "-"), s.Namespace)
 }

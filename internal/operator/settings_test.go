@@ -1,6 +1,8 @@
 package operator_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,6 +12,10 @@ import (
 )
 
 func TestSettingsFromEnv(t *testing.T) {
+	// Not this machine's service account, if it runs in a pod.
+	old := operator.ServiceAccountNamespaceFile
+	t.Cleanup(func() { operator.ServiceAccountNamespaceFile = old })
+	operator.ServiceAccountNamespaceFile = filepath.Join(t.TempDir(), "none")
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -38,6 +44,18 @@ func TestSettingsFromEnv(t *testing.T) {
 			s.ModulesDir, s.GlobalHooksDir, s.UnnumberedModuleOrder = "/new", "/new", 9
 		}, ""},
 		{"in a pod", map[string]string{"KUBERNETES_SERVICE_HOST": "10.0.0.1"}, func(s *operator.Settings) { s.InCluster = true }, ""},
+		{"in a pod, its namespace set", map[string]string{"KUBERNETES_SERVICE_HOST": "10.0.0.1", "ADDON_OPERATOR_NAMESPACE": "set"},
+			func(s *operator.Settings) { s.InCluster, s.Namespace = true, "set" }, ""},
+		{"cluster client and HA", map[string]string{
+			"KUBE_CLIENT_QPS": "7.5", "KUBE_CLIENT_BURST": "12", "ADDON_OPERATOR_HA": "true", "ADDON_OPERATOR_POD": "op-7d9f-x2",
+		}, func(s *operator.Settings) {
+			s.KubeClientQPS, s.KubeClientBurst, s.HA, s.PodName = 7.5, 12, true, "op-7d9f-x2"
+		}, ""},
+		{"HA off", map[string]string{"ADDON_OPERATOR_HA": "false"}, func(*operator.Settings) {}, ""},
+		{"HA empty", map[string]string{"ADDON_OPERATOR_HA": ""}, func(*operator.Settings) {}, ""},
+		{"empty numbers keep the defaults", map[string]string{"KUBE_CLIENT_QPS": "", "KUBE_CLIENT_BURST": " ", "HELM_HISTORY_MAX": ""}, func(*operator.Settings) {}, ""},
+		{"bad HA", map[string]string{"ADDON_OPERATOR_HA": "yes please"}, nil, "environment variable ADDON_OPERATOR_HA: \"yes please\" is not true or false"},
+		{"bad QPS", map[string]string{"KUBE_CLIENT_QPS": "fast"}, nil, "environment variable KUBE_CLIENT_QPS: \"fast\" is not a number"},
 		{"queue action metrics off", map[string]string{"QUEUE_ACTIONS_METRICS": "no"}, func(s *operator.Settings) { s.NoQueueActionMetrics = true }, ""},
 		{"queue action metrics on", map[string]string{"QUEUE_ACTIONS_METRICS": "yes"}, func(*operator.Settings) {}, ""},
 		{"bad number", map[string]string{"UNNUMBERED_MODULE_ORDER": "ten"}, nil, "environment variable UNNUMBERED_MODULE_ORDER: \"ten\" is not an integer"},
@@ -65,16 +83,74 @@ func TestSettingsFromEnv(t *testing.T) {
 	}
 }
 
+// TestSettingsPodNamespace: in a pod without ADDON_OPERATOR_NAMESPACE, the
+// namespace is the service account's.
+func TestSettingsPodNamespace(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "namespace")
+	old := operator.ServiceAccountNamespaceFile
+	t.Cleanup(func() { operator.ServiceAccountNamespaceFile = old })
+	operator.ServiceAccountNamespaceFile = file
+	env := map[string]string{"KUBERNETES_SERVICE_HOST": "10.0.0.1"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+
+	s := operator.DefaultSettings()
+	if err := s.FromEnv(lookup); err != nil || s.Namespace != "" {
+		t.Fatalf("no namespace file: namespace %q, error %v; want none, no error", s.Namespace, err)
+	}
+	if err := s.Check(); err == nil || !strings.Contains(err.Error(), "ADDON_OPERATOR_NAMESPACE") {
+		t.Errorf("Check in a pod without a namespace: %v, want an error naming ADDON_OPERATOR_NAMESPACE", err)
+	}
+	if err := os.WriteFile(file, []byte("addons\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = operator.DefaultSettings()
+	if err := s.FromEnv(lookup); err != nil || s.Namespace != "addons" {
+		t.Fatalf("namespace file: namespace %q, error %v; want addons", s.Namespace, err)
+	}
+	if err := s.Check(); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+	env["ADDON_OPERATOR_NAMESPACE"] = "mine"
+	s = operator.DefaultSettings()
+	if err := s.FromEnv(lookup); err != nil || s.Namespace != "mine" {
+		t.Fatalf("ADDON_OPERATOR_NAMESPACE and the file: namespace %q, error %v; want mine", s.Namespace, err)
+	}
+}
+
+func TestSettingsIdentity(t *testing.T) {
+	s := operator.DefaultSettings()
+	s.PodName, s.ListenAddress, s.Namespace = "addon-operator-5f7c-abcde", "10.244.1.7", "d8-system"
+	if got, want := s.Identity(), "addon-operator-5f7c-abcde.10-244-1-7.d8-system.pod"; got != want {
+		t.Errorf("Identity = %q, want %q (addon-operator's)", got, want)
+	}
+}
+
 func TestSettingsCheck(t *testing.T) {
+	ha := func(s *operator.Settings) { s.KubeConfig, s.Namespace, s.HA, s.PodName = "/k", "ns", true, "pod-a" }
 	tests := []struct {
 		name string
 		set  func(*operator.Settings)
 		want string // substring of the error; "" for none
 	}{
 		{"local by default", func(*operator.Settings) {}, ""},
-		{"kubeconfig", func(s *operator.Settings) { s.KubeConfig = "/k" }, ""},
+		{"kubeconfig", func(s *operator.Settings) { s.KubeConfig, s.Namespace = "/k", "ns" }, ""},
+		{"kubeconfig without a namespace", func(s *operator.Settings) { s.KubeConfig = "/k" }, "ADDON_OPERATOR_NAMESPACE (--namespace)"},
 		{"kubeconfig with --local", func(s *operator.Settings) { s.KubeConfig, s.Local = "/k", true }, ""},
-		{"in a pod", func(s *operator.Settings) { s.InCluster = true }, ""},
+		{"in a pod", func(s *operator.Settings) { s.InCluster, s.Namespace = true, "ns" }, ""},
+		{"in a pod without a namespace", func(s *operator.Settings) { s.InCluster = true }, "no namespace"},
+		{"bad namespace", func(s *operator.Settings) { s.Namespace = "Addons_1" }, "namespace \"Addons_1\" (ADDON_OPERATOR_NAMESPACE, --namespace)"},
+		{"burst 0", func(s *operator.Settings) { s.KubeClientBurst = 0 }, "KUBE_CLIENT_BURST (--kube-client-burst) 0"},
+		{"no rate limit", func(s *operator.Settings) { s.KubeClientQPS, s.KubeClientBurst = -1, 0 }, ""},
+		{"HA", ha, ""},
+		{"HA in a pod", func(s *operator.Settings) { ha(s); s.KubeConfig, s.InCluster = "", true }, ""},
+		{"HA with local backends", func(s *operator.Settings) { ha(s); s.Local = true }, ""},
+		{"HA without a cluster", func(s *operator.Settings) { ha(s); s.KubeConfig = "" }, "needs a cluster for its Lease"},
+		{"HA --local without a namespace", func(s *operator.Settings) { ha(s); s.Local, s.Namespace = true, "" }, "no namespace for the Lease"},
+		{"HA without a pod name", func(s *operator.Settings) { ha(s); s.PodName = " " }, "ADDON_OPERATOR_POD (--pod-name) is empty"},
+		{"HA timing", func(s *operator.Settings) { ha(s); s.LeaseDuration, s.RenewDeadline, s.RetryPeriod = 4e9, 2e9, 1e9 }, ""},
+		{"HA bad timing", func(s *operator.Settings) { ha(s); s.LeaseDuration = 5e9 }, "--ha-lease-duration (5s) must exceed --ha-renew-deadline (30s)"},
+		{"HA negative grace", func(s *operator.Settings) { ha(s); s.ShutdownGrace = -1 }, "--shutdown-grace -1ns"},
 		{"nothing to run", func(s *operator.Settings) { s.ModulesDir, s.GlobalHooksDir = "", "" }, "set MODULES_DIR"},
 		{"bad port", func(s *operator.Settings) { s.ListenPort = "http" }, "listen port \"http\""},
 	}
