@@ -47,9 +47,3 @@ func (s Settings) restConfig() (*rest.Config, error) {
 	rc.QPS, rc.Burst = s.KubeClientQPS, s.KubeClientBurst
 	return rc, nil
 }
-
-// errNoCluster is what a cluster backend not built yet returns.
-// Coordination scaffold: removed once every cluster_*.go is built.
-func errNoCluster(what string) error {
-	return fmt.Errorf("%s: the cluster backend is not built yet; pass --local", what)
-}
