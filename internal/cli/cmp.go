@@ -507,6 +507,17 @@ a kustomize pass after Helm.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return flags.run(cmd, g, args[0], func(p cmpserver.Plugin, req *params.Request) error {
+				if yg, ok := p.(cmpserver.YAMLGenerator); ok {
+					if f, err := document.ParseFormat(output); err == nil && f == document.YAML {
+						// The tool's own text (helm template's output).
+						text, err := yg.GenerateYAML(cmd.Context(), req)
+						if err != nil {
+							return err
+						}
+						_, err = g.stdout.Write(text)
+						return err
+					}
+				}
 				manifests, err := p.Generate(cmd.Context(), req)
 				if err != nil {
 					return err

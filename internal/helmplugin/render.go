@@ -275,10 +275,48 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 			return nil, err
 		}
 	}
+	if j.printed != nil {
+		*j.printed = printStream(crds, manifests, hooks)
+	}
 	if out.docs == nil {
 		return []string{}, nil
 	}
 	return out.docs, nil
+}
+
+// printStream returns what helm template prints (Helm's renderResources
+// and the template command): each CRD file, then each manifest, as
+// "---\n# Source: PATH\n" + its text + "\n", all of it trimmed of the
+// white space at both ends and ended by one line break; then each hook
+// the same way.
+func printStream(crds []chart.CRD, manifests, hooks []*doc) []byte {
+	n := 1
+	for _, c := range crds {
+		n += len(c.Filename) + len(c.File.Data) + 16
+	}
+	for _, d := range slices.Concat(manifests, hooks) {
+		n += len(d.source) + len(d.text) + 16
+	}
+	b := make([]byte, 0, n)
+	head := func(source string) {
+		b = append(b, "---\n# Source: "...)
+		b = append(b, source...)
+		b = append(b, '\n')
+	}
+	for _, c := range crds {
+		head(c.Filename)
+		b = append(append(b, c.File.Data...), '\n')
+	}
+	for _, d := range manifests {
+		head(d.source)
+		b = append(append(b, d.text...), '\n')
+	}
+	b = append(bytes.TrimSpace(b), '\n')
+	for _, d := range hooks {
+		head(d.source)
+		b = append(append(b, d.text...), '\n')
+	}
+	return b
 }
 
 // Where a document stands in helm template's output, which decides the
