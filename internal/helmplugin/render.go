@@ -170,24 +170,10 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
 		return nil, fmt.Errorf("chart dependencies processing failed: %w", err)
 	}
-	caps := common.DefaultCapabilities.Copy()
-	caps.KubeVersion = *kv
-	// A new slice: Copy shares the defaults' backing array between requests.
-	caps.APIVersions = slices.Concat(caps.APIVersions, common.VersionSet(e.apiVersions))
-	// What a release build of helm reports (its ldflags stamp these);
-	// linked as a library, Helm reports only its minor version.
-	caps.HelmVersion.Version, caps.HelmVersion.GitTreeState = HelmVersion, "clean"
-	opts := common.ReleaseOptions{Name: e.releaseName, Namespace: e.namespace, Revision: 1, IsInstall: true}
-	renderVals, err := commonutil.ToRenderValuesWithSchemaValidation(ch, vals, opts, caps, j.s.skipSchema)
-	if err != nil {
-		return nil, err
-	}
-	if ch.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(ch.Metadata.KubeVersion, caps.KubeVersion.String()) {
-		return nil, fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", ch.Metadata.KubeVersion, caps.KubeVersion.Version)
-	}
-	// The CRD files do not depend on the render: read them meanwhile, as
-	// printed in the middle of the output (the last file is read again
-	// below if it ends the CRDs and manifests).
+	// The CRD files do not depend on the values or the render (only on
+	// which subcharts are enabled): read them meanwhile, as printed in the
+	// middle of the output (the last file is read again below if it ends
+	// the CRDs and manifests).
 	var crds []chart.CRD
 	if !j.s.skipCRDs {
 		crds = ch.CRDObjects()
@@ -215,6 +201,21 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 		}
 		crdRead <- r
 	}()
+	caps := common.DefaultCapabilities.Copy()
+	caps.KubeVersion = *kv
+	// A new slice: Copy shares the defaults' backing array between requests.
+	caps.APIVersions = slices.Concat(caps.APIVersions, common.VersionSet(e.apiVersions))
+	// What a release build of helm reports (its ldflags stamp these);
+	// linked as a library, Helm reports only its minor version.
+	caps.HelmVersion.Version, caps.HelmVersion.GitTreeState = HelmVersion, "clean"
+	opts := common.ReleaseOptions{Name: e.releaseName, Namespace: e.namespace, Revision: 1, IsInstall: true}
+	renderVals, err := commonutil.ToRenderValuesWithSchemaValidation(ch, vals, opts, caps, j.s.skipSchema)
+	if err != nil {
+		return nil, err
+	}
+	if ch.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(ch.Metadata.KubeVersion, caps.KubeVersion.String()) {
+		return nil, fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", ch.Metadata.KubeVersion, caps.KubeVersion.Version)
+	}
 	// No client: lookup returns nothing, no DNS.
 	eng := engine.Engine{CustomTemplateFuncs: boundedFuncs(j.lim)}
 	files, err := eng.RenderWithContext(ctx, ch, renderVals)

@@ -60,19 +60,23 @@ const docOverhead = 256
 // Helm's own sorter parses every document into its head and throws the
 // rest away.
 func sortRendered(files map[string]string, cache docCache) (hooks, manifests []*doc, err error) {
-	var docs []*doc
+	var names []string
 	for _, name := range slices.Sorted(mapKeys(files)) {
-		content := files[name]
-		if strings.HasPrefix(path.Base(name), "_") || strings.TrimSpace(content) == "" {
-			continue
+		if !strings.HasPrefix(path.Base(name), "_") && strings.TrimSpace(files[name]) != "" {
+			names = append(names, name)
 		}
-		entries := releaseutil.SplitManifests(content)
+	}
+	// Each file is split in parallel, its documents kept in order.
+	split := make([][]*doc, len(names))
+	parallel(len(names), func(i int) {
+		entries := releaseutil.SplitManifests(files[names[i]])
 		keys := slices.Collect(mapKeys(entries))
 		sort.Sort(releaseutil.BySplitManifestsOrder(keys))
 		for _, k := range keys {
-			docs = append(docs, &doc{source: name, text: entries[k]})
+			split[i] = append(split[i], &doc{source: names[i], text: entries[k]})
 		}
-	}
+	})
+	docs := slices.Concat(split...)
 	parallel(len(docs), func(i int) { docs[i].parse(cache) })
 	for _, d := range docs {
 		if d.err != nil {
