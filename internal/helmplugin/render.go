@@ -178,7 +178,9 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 	if !j.s.skipCRDs {
 		crds = ch.CRDObjects()
 	}
-	out := &output{lim: j.lim, cache: j.p.docs}
+	// For helm template's text (GenerateYAML) the manifests are checked
+	// and counted, not kept.
+	out := &output{lim: j.lim, cache: j.p.docs, drop: j.printed != nil}
 	type crdResult struct {
 		docs []*streamDoc
 		last int // where the last file's documents start
@@ -384,8 +386,11 @@ const maxListNesting = 8
 type output struct {
 	lim   Limits
 	docs  []string
-	total int
+	count int // manifests added
+	total int // their bytes
 	cache docCache
+	// drop checks and counts the manifests without keeping them.
+	drop bool
 }
 
 // addDoc adds a rendered document printed at pos (see printedText). Its
@@ -539,10 +544,13 @@ func (o *output) add(m string, source string) error {
 	if o.total > o.lim.MaxManifestBytes {
 		return fmt.Errorf("the rendered manifests are larger than %d bytes (at %s)", o.lim.MaxManifestBytes, where(source))
 	}
-	if len(o.docs) >= o.lim.MaxManifests {
+	if o.count >= o.lim.MaxManifests {
 		return fmt.Errorf("the chart renders more than %d manifests", o.lim.MaxManifests)
 	}
-	o.docs = append(o.docs, strings.TrimSpace(m))
+	o.count++
+	if !o.drop {
+		o.docs = append(o.docs, strings.TrimSpace(m))
+	}
 	return nil
 }
 
