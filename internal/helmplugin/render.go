@@ -426,6 +426,9 @@ type streamDoc struct {
 // do (lines of "---"). A "# Source: " comment at the start of a document
 // names its source.
 func splitStream(stream []byte, source string) ([]*streamDoc, error) {
+	if docs, ok := splitStreamFast(stream, source); ok {
+		return docs, nil
+	}
 	var docs []*streamDoc
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(stream)))
 	for {
@@ -441,6 +444,44 @@ func splitStream(stream []byte, source string) ([]*streamDoc, error) {
 		}
 		docs = append(docs, &streamDoc{text: doc, source: source})
 	}
+}
+
+// splitStreamFast is splitStream on a stream that ends in a line break
+// and holds no carriage return, the common case, without Kubernetes'
+// reader, which reads it a line at a time into buffers: a line starting
+// with "---" ends the document before it, or, first in a document, is part
+// of it; the documents are the stream's own bytes. ok is false for any other stream,
+// and for a "---" line followed by more than white space and a comment,
+// which the reader reports as an error.
+func splitStreamFast(stream []byte, source string) (docs []*streamDoc, ok bool) {
+	if len(stream) == 0 || stream[len(stream)-1] != '\n' || bytes.IndexByte(stream, '\r') >= 0 {
+		return nil, false
+	}
+	start := 0 // where the document being read starts
+	end := func(at int) {
+		if at > start {
+			doc := stream[start:at:at]
+			if s := sourceOf(doc); s != "" {
+				source = s
+			}
+			docs = append(docs, &streamDoc{text: doc, source: source})
+		}
+	}
+	for i := 0; i < len(stream); {
+		next := i + bytes.IndexByte(stream[i:], '\n') + 1
+		if line := stream[i:next]; bytes.HasPrefix(line, []byte("---")) {
+			if rest := bytes.TrimSpace(line[3:]); len(rest) > 0 && rest[0] != '#' {
+				return nil, false
+			}
+			if i > start {
+				end(i)
+				start = next
+			} // else it starts the document, and stays in it (as in the reader)
+		}
+		i = next
+	}
+	end(len(stream))
+	return docs, true
 }
 
 // convertStreams reads the documents of CRD files, in parallel.

@@ -1,12 +1,18 @@
 package helmplugin
 
 import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // splitCases are rendered files for the splitter's corners: separators at
@@ -55,5 +61,71 @@ func FuzzSplitManifests(f *testing.F) {
 		if want, got := helmSplit(s), splitManifests(s); !slices.Equal(want, got) {
 			t.Errorf("splitManifests(%q) = %q, Helm's %q", s, got, want)
 		}
+	})
+}
+
+// readerSplit splits a stream with Kubernetes' YAML reader only (the way
+// splitStream takes when splitStreamFast declines).
+func readerSplit(stream []byte) ([]string, error) {
+	var docs []string
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(stream)))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, string(doc))
+	}
+}
+
+// checkSplitStream wants splitStream to give what Kubernetes' reader
+// gives, documents and the sources their "# Source:" comments name, or
+// the same error.
+func checkSplitStream(t *testing.T, stream []byte) {
+	want, wantErr := readerSplit(stream)
+	docs, err := splitStream(stream, "file.yaml")
+	if (err == nil) != (wantErr == nil) || err != nil && !strings.Contains(err.Error(), wantErr.Error()) {
+		t.Fatalf("splitStream(%q): error %v, the reader's %v", stream, err, wantErr)
+	}
+	var got []string
+	source := "file.yaml"
+	for i, d := range docs {
+		got = append(got, string(d.text))
+		if s := sourceOf([]byte(want[i])); s != "" {
+			source = s
+		}
+		if d.source != source {
+			t.Errorf("splitStream(%q): document %d names %q, want %q", stream, i, d.source, source)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("splitStream(%q) = %q, the reader's %q", stream, got, want)
+	}
+}
+
+func TestSplitStreamMatchesReader(t *testing.T) {
+	more := []string{"---\n# Source: a.yaml\nkind: A\n---\n# Source: b.yaml\nkind: B\n", "kind: A\n--- x\nkind: B\n",
+		"kind: A\n--- #c\nkind: B\n", "kind: A\r\n---\r\nkind: B\r\n", "kind: A\n---\n", "kind: A", "\n\n---\n\n"}
+	for _, s := range append(slices.Clone(splitCases), more...) {
+		checkSplitStream(t, []byte(s))
+		checkSplitStream(t, []byte(printedText(s, middle)))
+	}
+	// A CRD file as printed takes the fast way.
+	if _, ok := splitStreamFast([]byte(printedText(more[0], middle)), "f"); !ok {
+		t.Error("splitStreamFast declined a plain stream")
+	}
+}
+
+// FuzzSplitStream holds splitStream to Kubernetes' YAML reader.
+func FuzzSplitStream(f *testing.F) {
+	for _, s := range splitCases {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		checkSplitStream(t, []byte(s))
+		checkSplitStream(t, []byte(printedText(s, middle)))
 	})
 }
