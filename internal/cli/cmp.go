@@ -500,10 +500,10 @@ their output is parsed and checked as the repo-server would. Prints the
 manifests as a YAML stream (or a JSON list with -o json).
 
 --builtin helm renders APPDIR's Helm chart in-process instead, as Argo CD's
-Helm source would (see docs/helm.md); its YAML output is what
-helm template --include-crds prints for the same render (# Source comments
-included), which Argo CD reads as the manifests -o json prints. With --argocd-env it runs in place,
-inside another plugin's command, reading the application from the
+Helm source would (see docs/helm.md). Its YAML output is what helm template
+--include-crds prints for the same render, # Source comments included, which
+Argo CD reads as the manifests -o json prints. With --argocd-env it runs in
+place, inside another plugin's command, reading the application from the
 environment Argo CD gives that command: a plugin.yaml can wrap it, say with
 a kustomize pass after Helm.`,
 		Args: cobra.ExactArgs(1),
