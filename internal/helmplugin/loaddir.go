@@ -22,9 +22,9 @@ import (
 // .helmignore and its defaults applied, a byte order mark dropped from
 // each file), the files handed to loader.LoadFiles. It is faster on a
 // large chart: the files are read in parallel, each into a buffer of its
-// size (Helm's reader grows one from 512 bytes), and the chart's own
-// values.yaml, its largest YAML, is read by the fast YAML path (see
-// loadValues) meanwhile instead of by LoadFiles. Anything out of the
+// size (Helm's reader grows one from 512 bytes), and the values.yaml of
+// the chart and of its subchart directories, its largest YAML, are read by
+// the fast YAML path (see loadValues) meanwhile instead of by LoadFiles. Anything out of the
 // common way (an irregular file, a file that cannot be read or changed
 // size since the walk, a chart past Helm's size budget, a values.yaml the
 // fast path leaves to Helm, any error) and the chart is loaded by
@@ -81,42 +81,76 @@ func loadDirFast(dir string) (ch *chart.Chart, ok bool) {
 	if slices.Contains(failed, true) {
 		return nil, false
 	}
-	// The chart's own values.yaml is read here; LoadFiles gets it empty
-	// (no values), and the chart its text back in Raw.
-	i := slices.IndexFunc(files, func(f *archive.BufferedFile) bool { return f.Name == "values.yaml" })
-	var (
-		values  map[string]any
-		valsErr error
-		parsed  = make(chan struct{})
-	)
-	if i < 0 {
-		close(parsed)
-	} else {
-		orig := files[i]
-		go func() {
-			defer close(parsed)
-			values, valsErr = loadValuesFast(orig.Data)
-		}()
-		files[i] = &archive.BufferedFile{Name: orig.Name, ModTime: orig.ModTime, Data: []byte{}}
-		defer func() {
-			if ch != nil {
-				for _, r := range ch.Raw {
-					if r.Name == orig.Name {
-						r.Data = orig.Data
-					}
-				}
-			}
-		}()
+	// The values.yaml of the chart and of its subchart directories are read
+	// here, in parallel, while LoadFiles reads the rest: LoadFiles gets
+	// each as a placeholder of its own (a line break: no values), and the
+	// chart that holds the placeholder in Raw gets the values and its text
+	// back.
+	type valuesFile struct {
+		orig   *archive.BufferedFile
+		values map[string]any
+		err    error
 	}
+	held := map[*byte]*valuesFile{}
+	var vfs []*valuesFile
+	for i, f := range files {
+		if isValuesFile(f.Name) {
+			vf := &valuesFile{orig: f}
+			placeholder := []byte{'\n'}
+			held[&placeholder[0]] = vf
+			vfs = append(vfs, vf)
+			files[i] = &archive.BufferedFile{Name: f.Name, ModTime: f.ModTime, Data: placeholder}
+		}
+	}
+	parsed := make(chan struct{})
+	go func() {
+		defer close(parsed)
+		parallel(len(vfs), func(i int) { vfs[i].values, vfs[i].err = loadValuesFast(vfs[i].orig.Data) })
+	}()
 	ch, err = loader.LoadFiles(files)
 	<-parsed
-	if err != nil || valsErr != nil {
+	if err != nil || slices.ContainsFunc(vfs, func(vf *valuesFile) bool { return vf.err != nil }) {
 		return nil, false
 	}
-	if i >= 0 {
-		ch.Values = values
+	var give func(c *chart.Chart)
+	give = func(c *chart.Chart) {
+		// A chart's Raw holds its subcharts' files too, by their paths.
+		for _, r := range c.Raw {
+			if len(r.Data) != 1 {
+				continue
+			}
+			if vf, ok := held[&r.Data[0]]; ok {
+				r.Data = vf.orig.Data
+				if r.Name == "values.yaml" {
+					c.Values = vf.values
+				}
+			}
+		}
+		for _, d := range c.Dependencies() {
+			give(d)
+		}
 	}
+	give(ch)
 	return ch, true
+}
+
+// isValuesFile reports whether a chart file is the values.yaml of the
+// chart or of a subchart directory under charts/ (at any depth), which
+// LoadFiles reads as values.
+func isValuesFile(name string) bool {
+	for {
+		if name == "values.yaml" {
+			return true
+		}
+		rest, ok := strings.CutPrefix(name, "charts/")
+		if !ok {
+			return false
+		}
+		_, name, ok = strings.Cut(rest, "/")
+		if !ok {
+			return false
+		}
+	}
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}

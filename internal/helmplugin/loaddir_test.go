@@ -21,8 +21,9 @@ import (
 // included) or the same error: the test repository's charts, and charts
 // made for the walk's corners (.helmignore, symbolic links to files and
 // directories, a byte order mark, empty files, values.yaml of several
-// documents, of none, invalid, absent, a packed subchart, an irregular
-// file, a values.yaml the fast path leaves to Helm).
+// documents, of none, invalid, absent, a packed subchart, subcharts and
+// their values at two depths, invalid and in a directory Helm skips, an
+// irregular file, a values.yaml the fast path leaves to Helm).
 func TestLoadDirMatchesHelm(t *testing.T) {
 	dirs, err := filepath.Glob("testdata/repo/*")
 	if err != nil {
@@ -47,6 +48,15 @@ func TestLoadDirMatchesHelm(t *testing.T) {
 			"Chart.yaml": chartYAML, "values.yaml": "sub: {x: 1}\n",
 			"charts/sub/Chart.yaml": "apiVersion: v2\nname: sub\nversion: 1.0.0\n", "charts/sub/values.yaml": "x: 0\ny: 2\n",
 			"charts/sub/templates/t.yaml": "k: v", "charts/_skipped/Chart.yaml": "bad: [",
+			"charts/sub/charts/deep/Chart.yaml": "apiVersion: v2\nname: deep\nversion: 1.0.0\n", "charts/sub/charts/deep/values.yaml": "z: 3\n",
+		},
+		"badsubvals": {
+			"Chart.yaml": chartYAML, "values.yaml": "a: 1\n",
+			"charts/sub/Chart.yaml": "apiVersion: v2\nname: sub\nversion: 1.0.0\n", "charts/sub/values.yaml": "a: [1\n",
+		},
+		"skippedvals": {
+			"Chart.yaml": chartYAML, "values.yaml": "a: 1\n",
+			"charts/_skipped/Chart.yaml": chartYAML, "charts/_skipped/values.yaml": "a: [1\n",
 		},
 	}
 	root := t.TempDir()
@@ -108,8 +118,10 @@ func TestLoadDirMatchesHelm(t *testing.T) {
 }
 
 // slowCharts load without error but not the fast way: values.yaml is a
-// list, which the fast path leaves to Helm.
-var slowCharts = map[string]bool{"listvals": true}
+// list, which the fast path leaves to Helm; a subchart directory Helm
+// skips (its name starts with "_") has invalid values, which the fast
+// path reads anyway.
+var slowCharts = map[string]bool{"listvals": true, "skippedvals": true}
 
 // sortDeps sorts the subcharts by name, recursively: Helm's loader adds
 // them in the order of a map.
