@@ -128,11 +128,12 @@ bench-helm:
 ## parameters` beside the `yq | jq` pipeline when the Go yq and jq are on
 ## PATH; BENCHROUNDS rounds, interleaved, medians of wall and CPU time, with
 ## a document-by-document comparison of the two renders first.
+## BASELINE=OLDBIN also times an earlier strata build, interleaved.
 ##   make bench-helm-cli CHARTS="/tmp/charts/kps /tmp/charts/argo-workflows"
 BENCHROUNDS ?= 10
 bench-helm-cli: build
 	@test -n "$(CHARTS)" || { echo 'usage: make bench-helm-cli CHARTS="dir1 dir2"'; exit 2; }
-	$(GO) run ./hack/helmbench -n $(BENCHROUNDS) -strata $(BIN) -helm "$$(bash hack/testbin/build.sh helm)" -compare $(CHARTS)
+	$(GO) run ./hack/helmbench -n $(BENCHROUNDS) -strata $(BIN) $(if $(BASELINE),-baseline $(BASELINE)) -helm "$$(bash hack/testbin/build.sh helm)" -compare $(CHARTS)
 
 ## bench-cmp: Argo CD's plugin sidecar (argocd-cmp-server, built from the
 ## module proxy), `strata cmp serve` and a drain-and-hash floor, driven as

@@ -25,6 +25,7 @@ var rank = map[string]int{
 	"internal/testbin":    0,
 	"internal/golden":     0,
 	"internal/eventually": 0,
+	"internal/startgc":    0,
 
 	"internal/values":   1,
 	"internal/manifest": 1,

@@ -7,12 +7,14 @@
 // that rotates from round to round, each a fresh process; it prints the
 // medians of the wall-clock and CPU (user+system) times and the ratios.
 //
-//	go run ./hack/helmbench [-n 10] [-strata bin/strata] [-helm PATH] [-compare] CHARTDIR...
+//	go run ./hack/helmbench [-n 10] [-strata bin/strata] [-baseline OLDBIN] [-helm PATH] [-compare] CHARTDIR...
 //
 // With -compare it also renders each chart once with both and compares
 // the documents as Argo CD reads helm's output (one line break dropped from
 // its end, split by Kubernetes' YAML reader, empty documents dropped, Lists
-// unpacked), printing every difference. `make bench-helm-cli CHARTS="..."`
+// unpacked), printing every difference, and strata's YAML output with
+// helm's output line by line. With -baseline it also times an earlier
+// strata binary, interleaved. `make bench-helm-cli CHARTS="..."`
 // runs it (docs/benchmarks.md).
 package main
 
@@ -57,6 +59,7 @@ func main() {
 	strata := flag.String("strata", "bin/strata", "the strata binary")
 	helm := flag.String("helm", "", "the helm binary (hack/testbin/build.sh helm prints it)")
 	compare := flag.Bool("compare", false, "also compare strata's documents with helm template's")
+	baseline := flag.String("baseline", "", "another strata binary (an earlier build) to time beside -strata, interleaved")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: helmbench [-n N] [-strata BIN] -helm BIN [-compare] CHARTDIR...\n")
 		flag.PrintDefaults()
@@ -66,13 +69,13 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*strata, *helm, *rounds, *compare, flag.Args()); err != nil {
+	if err := run(*strata, *baseline, *helm, *rounds, *compare, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "helmbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(strata, helm string, rounds int, compare bool, dirs []string) error {
+func run(strata, baseline, helm string, rounds int, compare bool, dirs []string) error {
 	home, err := os.MkdirTemp("", "helmbench-")
 	if err != nil {
 		return err
@@ -91,6 +94,15 @@ func run(strata, helm string, rounds int, compare bool, dirs []string) error {
 		{"strata cmp parameters", func(dir string) (sample, error) {
 			return timed(nil, "", strata, "cmp", "parameters", dir, "--builtin", "helm")
 		}},
+	}
+	if baseline != "" {
+		cmds = append(cmds,
+			command{"baseline cmp generate", func(dir string) (sample, error) {
+				return timed(nil, "", baseline, "cmp", "generate", dir, "--builtin", "helm")
+			}},
+			command{"baseline cmp parameters", func(dir string) (sample, error) {
+				return timed(nil, "", baseline, "cmp", "parameters", dir, "--builtin", "helm")
+			}})
 	}
 	yq, jq := goYQ(), ""
 	if p, err := exec.LookPath("jq"); err == nil {
@@ -143,6 +155,10 @@ func run(strata, helm string, rounds int, compare bool, dirs []string) error {
 			}
 		}
 		ratio("helm template", "strata cmp generate")
+		if baseline != "" {
+			ratio("helm template", "baseline cmp generate")
+			ratio("baseline cmp generate", "strata cmp generate")
+		}
 		if _, ok := med["yq | jq"]; ok {
 			ratio("yq | jq", "strata cmp parameters")
 		}
@@ -263,6 +279,20 @@ func compareDocs(strata, helm string, helmEnv []string, dir string) error {
 		}
 	}
 	fmt.Printf("# %s: %d documents from strata, %d from helm, %d differ\n", filepath.Base(dir), len(ours), len(theirs), diffs)
+	// strata's YAML output is helm template's own text: count the lines
+	// that differ (what differs at every render, such as randAlphaNum).
+	text, err := exec.Command(strata, "cmp", "generate", dir, "--builtin", "helm").Output()
+	if err != nil {
+		return fmt.Errorf("strata cmp generate %s: %w", dir, stderrOf(err))
+	}
+	a, b := strings.Split(string(text), "\n"), strings.Split(string(hout), "\n")
+	differ := 0
+	for i := range max(len(a), len(b)) {
+		if i >= len(a) || i >= len(b) || a[i] != b[i] {
+			differ++
+		}
+	}
+	fmt.Printf("# %s: YAML output %d bytes, helm's %d bytes, %d of %d lines differ\n", filepath.Base(dir), len(text), len(hout), differ, len(b))
 	return nil
 }
 

@@ -500,13 +500,26 @@ their output is parsed and checked as the repo-server would. Prints the
 manifests as a YAML stream (or a JSON list with -o json).
 
 --builtin helm renders APPDIR's Helm chart in-process instead, as Argo CD's
-Helm source would (see docs/helm.md). With --argocd-env it runs in place,
-inside another plugin's command, reading the application from the
+Helm source would (see docs/helm.md). Its YAML output is what helm template
+--include-crds prints for the same render, # Source comments included, which
+Argo CD reads as the manifests -o json prints. With --argocd-env it runs in
+place, inside another plugin's command, reading the application from the
 environment Argo CD gives that command: a plugin.yaml can wrap it, say with
 a kustomize pass after Helm.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return flags.run(cmd, g, args[0], func(p cmpserver.Plugin, req *params.Request) error {
+				if yg, ok := p.(cmpserver.YAMLGenerator); ok {
+					if f, err := document.ParseFormat(output); err == nil && f == document.YAML {
+						// The tool's own text (helm template's output).
+						text, err := yg.GenerateYAML(cmd.Context(), req)
+						if err != nil {
+							return err
+						}
+						_, err = g.stdout.Write(text)
+						return err
+					}
+				}
 				manifests, err := p.Generate(cmd.Context(), req)
 				if err != nil {
 					return err

@@ -80,7 +80,7 @@ func TestCmpGenerateHelmDependencies(t *testing.T) {
 	}
 	t.Setenv("HELM_REPOSITORY_CONFIG", listed)
 	out, errOut, code := run()
-	if code != 0 || !strings.Contains(out, "name: demo-leaf") || !strings.Contains(out, "version: 1.2.3") {
+	if code != 0 || !strings.Contains(out, "name: demo-leaf") || !strings.Contains(out, `version: "1.2.3"`) {
 		t.Fatalf("from $HELM_REPOSITORY_CONFIG: exit %d\n%s\n%s", code, out, errOut)
 	}
 	_, errOut, code = run("--helm-repository-config", empty)

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/strata-dev/strata/internal/startgc"
 )
 
 // Main runs strata with args and returns the process exit code.
@@ -75,6 +77,8 @@ layered, and explains every value it produces.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			// The collector was held off while the packages initialised.
+			startgc.Resume()
 			_, err := g.logger()
 			return err
 		},

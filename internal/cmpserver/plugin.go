@@ -21,6 +21,20 @@ type Plugin interface {
 	Generate(ctx context.Context, req *params.Request) ([]string, error)
 }
 
+// A YAMLGenerator is a Plugin that can also give its manifests as the YAML
+// text its tool prints: the built-in Helm plugin gives helm template's
+// output. The local CLI (cmp generate) prints that text as its YAML output
+// instead of writing every manifest again; the server never uses it.
+type YAMLGenerator interface {
+	// GenerateYAML checks and renders as Generate does, with the same
+	// errors, and returns a YAML stream that, read as Argo CD reads a
+	// tool's output (one line break dropped from its end, split by
+	// Kubernetes' YAML reader, each document converted by
+	// sigs.k8s.io/yaml, empty documents dropped, Lists unpacked), gives
+	// the manifests Generate returns.
+	GenerateYAML(ctx context.Context, req *params.Request) ([]byte, error)
+}
+
 // Info describes a plugin.
 type Info struct {
 	Name, Version       string

@@ -35,7 +35,7 @@ func (j *job) loadChart() (*chart.Chart, error) {
 	if ch, ok := j.p.charts.get(digest); ok {
 		return ch, nil
 	}
-	ch, err := loader.LoadDir(j.req.AppPath)
+	ch, err := loadDir(j.req.AppPath, j.p.opts.ReferenceYAML)
 	if err != nil {
 		if _, statErr := os.Stat(filepath.Join(j.req.AppPath, "Chart.yaml")); errors.Is(statErr, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s holds no Chart.yaml", ErrNotChart, j.appRel)

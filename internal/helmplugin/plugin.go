@@ -343,15 +343,45 @@ func (p *Plugin) Generate(ctx context.Context, req *params.Request) ([]string, e
 	return p.pool.generate(ctx, req)
 }
 
+// GenerateYAML renders the chart as Generate does, with the same checks and
+// errors, and returns what `helm template --include-crds` prints for it
+// (with the parameters' settings: the CRDs left out with skip-crds, the
+// test hooks with skip-tests): every CRD file, manifest and hook as
+// "---\n# Source: PATH\n" + its text + "\n", the CRDs and manifests
+// trimmed of the white space at their end and ended by one line break, in
+// helm's order. Read as Argo CD reads helm's output (one line break
+// dropped from the end, split into documents by Kubernetes' YAML reader,
+// each converted by sigs.k8s.io/yaml, empty documents dropped, Lists
+// unpacked), it gives the manifests Generate returns. It is the local
+// CLI's YAML output: printing helm's own text costs nothing, where writing
+// every manifest again as YAML costs as much as rendering. It always
+// renders in-process, in the calling process, whatever Options.Workers
+// says.
+func (p *Plugin) GenerateYAML(ctx context.Context, req *params.Request) ([]byte, error) {
+	var printed []byte
+	_, err := p.generateWith(ctx, req, nil, &printed)
+	if err != nil {
+		return nil, err
+	}
+	return printed, nil
+}
+
 // generate renders in-process; loaded, if not nil, is told the chart's
 // name once it is loaded.
 func (p *Plugin) generate(ctx context.Context, req *params.Request, loaded func(chart string)) ([]string, error) {
+	return p.generateWith(ctx, req, loaded, nil)
+}
+
+// generateWith is generate; with printed, it also sets *printed to helm
+// template's output (see GenerateYAML).
+func (p *Plugin) generateWith(ctx context.Context, req *params.Request, loaded func(chart string), printed *[]byte) ([]string, error) {
 	start := time.Now()
 	j, err := p.newJob(req)
 	if err != nil {
 		return nil, err
 	}
 	defer j.close()
+	j.printed = printed
 	ch, err := j.loadChart()
 	if err != nil {
 		return nil, err
@@ -389,6 +419,8 @@ type job struct {
 	env map[string]string
 	// read counts the bytes of values read so far.
 	read int64
+	// printed, if not nil, receives helm template's output (GenerateYAML).
+	printed *[]byte
 }
 
 func (p *Plugin) newJob(req *params.Request) (*job, error) {

@@ -344,21 +344,33 @@ func TestUnknownParametersIgnored(t *testing.T) {
 	}
 }
 
+// generateBoth runs Generate and GenerateYAML (the local CLI's YAML
+// output, which checks the manifests as Generate does without keeping
+// them) and returns their errors.
+func generateBoth(p *helmplugin.Plugin, req *params.Request) []error {
+	_, genErr := p.Generate(context.Background(), req)
+	_, yamlErr := p.GenerateYAML(context.Background(), req)
+	return []error{genErr, yamlErr}
+}
+
 // TestOutputLimits: a chart rendering more than the limits allow fails
-// with an error saying so.
+// with an error saying so, in Generate and GenerateYAML.
 func TestOutputLimits(t *testing.T) {
 	root, _ := hostileRepo(t)
 	write(t, filepath.Join(root, "app", "templates", "many.yaml"),
 		"{{- range until 20 }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{{ . }}\n{{- end }}\n")
+	req := &params.Request{AppName: "x", RepoRoot: root, AppPath: filepath.Join(root, "app")}
 	p := helmplugin.New(helmplugin.Options{Limits: helmplugin.Limits{MaxManifests: 10}})
-	_, err := p.Generate(context.Background(), &params.Request{AppName: "x", RepoRoot: root, AppPath: filepath.Join(root, "app")})
-	if err == nil || !strings.Contains(err.Error(), "the chart renders more than 10 manifests") {
-		t.Errorf("Generate error = %v, want the manifest limit", err)
+	for _, err := range generateBoth(p, req) {
+		if err == nil || !strings.Contains(err.Error(), "the chart renders more than 10 manifests") {
+			t.Errorf("error = %v, want the manifest limit", err)
+		}
 	}
 	p = helmplugin.New(helmplugin.Options{Limits: helmplugin.Limits{MaxManifestBytes: 500}})
-	_, err = p.Generate(context.Background(), &params.Request{AppName: "x", RepoRoot: root, AppPath: filepath.Join(root, "app")})
-	if err == nil || !strings.Contains(err.Error(), "the rendered manifests are larger than 500 bytes") {
-		t.Errorf("Generate error = %v, want the size limit", err)
+	for _, err := range generateBoth(p, req) {
+		if err == nil || !strings.Contains(err.Error(), "the rendered manifests are larger than 500 bytes") {
+			t.Errorf("error = %v, want the size limit", err)
+		}
 	}
 }
 
@@ -368,9 +380,10 @@ func TestNotKubernetesObject(t *testing.T) {
 	root, _ := hostileRepo(t)
 	write(t, filepath.Join(root, "app", "templates", "odd.yaml"), "just: data\n")
 	p := helmplugin.New(helmplugin.Options{})
-	_, err := p.Generate(context.Background(), &params.Request{AppName: "x", RepoRoot: root, AppPath: filepath.Join(root, "app")})
-	if err == nil || !strings.Contains(err.Error(), "app/templates/odd.yaml: a rendered document has no apiVersion or kind") {
-		t.Errorf("Generate error = %v, want the template named", err)
+	for _, err := range generateBoth(p, &params.Request{AppName: "x", RepoRoot: root, AppPath: filepath.Join(root, "app")}) {
+		if err == nil || !strings.Contains(err.Error(), "app/templates/odd.yaml: a rendered document has no apiVersion or kind") {
+			t.Errorf("error = %v, want the template named", err)
+		}
 	}
 }
 

@@ -170,29 +170,17 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
 		return nil, fmt.Errorf("chart dependencies processing failed: %w", err)
 	}
-	caps := common.DefaultCapabilities.Copy()
-	caps.KubeVersion = *kv
-	// A new slice: Copy shares the defaults' backing array between requests.
-	caps.APIVersions = slices.Concat(caps.APIVersions, common.VersionSet(e.apiVersions))
-	// What a release build of helm reports (its ldflags stamp these);
-	// linked as a library, Helm reports only its minor version.
-	caps.HelmVersion.Version, caps.HelmVersion.GitTreeState = HelmVersion, "clean"
-	opts := common.ReleaseOptions{Name: e.releaseName, Namespace: e.namespace, Revision: 1, IsInstall: true}
-	renderVals, err := commonutil.ToRenderValuesWithSchemaValidation(ch, vals, opts, caps, j.s.skipSchema)
-	if err != nil {
-		return nil, err
-	}
-	if ch.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(ch.Metadata.KubeVersion, caps.KubeVersion.String()) {
-		return nil, fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", ch.Metadata.KubeVersion, caps.KubeVersion.Version)
-	}
-	// The CRD files do not depend on the render: read them meanwhile, as
-	// printed in the middle of the output (the last file is read again
-	// below if it ends the CRDs and manifests).
+	// The CRD files do not depend on the values or the render (only on
+	// which subcharts are enabled): read them meanwhile, as printed in the
+	// middle of the output (the last file is read again below if it ends
+	// the CRDs and manifests).
 	var crds []chart.CRD
 	if !j.s.skipCRDs {
 		crds = ch.CRDObjects()
 	}
-	out := &output{lim: j.lim, cache: j.p.docs}
+	// For helm template's text (GenerateYAML) the manifests are checked
+	// and counted, not kept.
+	out := &output{lim: j.lim, cache: j.p.docs, drop: j.printed != nil}
 	type crdResult struct {
 		docs []*streamDoc
 		last int // where the last file's documents start
@@ -215,6 +203,21 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 		}
 		crdRead <- r
 	}()
+	caps := common.DefaultCapabilities.Copy()
+	caps.KubeVersion = *kv
+	// A new slice: Copy shares the defaults' backing array between requests.
+	caps.APIVersions = slices.Concat(caps.APIVersions, common.VersionSet(e.apiVersions))
+	// What a release build of helm reports (its ldflags stamp these);
+	// linked as a library, Helm reports only its minor version.
+	caps.HelmVersion.Version, caps.HelmVersion.GitTreeState = HelmVersion, "clean"
+	opts := common.ReleaseOptions{Name: e.releaseName, Namespace: e.namespace, Revision: 1, IsInstall: true}
+	renderVals, err := commonutil.ToRenderValuesWithSchemaValidation(ch, vals, opts, caps, j.s.skipSchema)
+	if err != nil {
+		return nil, err
+	}
+	if ch.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(ch.Metadata.KubeVersion, caps.KubeVersion.String()) {
+		return nil, fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", ch.Metadata.KubeVersion, caps.KubeVersion.Version)
+	}
 	// No client: lookup returns nothing, no DNS.
 	eng := engine.Engine{CustomTemplateFuncs: boundedFuncs(j.lim)}
 	files, err := eng.RenderWithContext(ctx, ch, renderVals)
@@ -275,10 +278,48 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 			return nil, err
 		}
 	}
+	if j.printed != nil {
+		*j.printed = printStream(crds, manifests, hooks)
+	}
 	if out.docs == nil {
 		return []string{}, nil
 	}
 	return out.docs, nil
+}
+
+// printStream returns what helm template prints (Helm's renderResources
+// and the template command): each CRD file, then each manifest, as
+// "---\n# Source: PATH\n" + its text + "\n", all of it trimmed of the
+// white space at both ends and ended by one line break; then each hook
+// the same way.
+func printStream(crds []chart.CRD, manifests, hooks []*doc) []byte {
+	n := 1
+	for _, c := range crds {
+		n += len(c.Filename) + len(c.File.Data) + 16
+	}
+	for _, d := range slices.Concat(manifests, hooks) {
+		n += len(d.source) + len(d.text) + 16
+	}
+	b := make([]byte, 0, n)
+	head := func(source string) {
+		b = append(b, "---\n# Source: "...)
+		b = append(b, source...)
+		b = append(b, '\n')
+	}
+	for _, c := range crds {
+		head(c.Filename)
+		b = append(append(b, c.File.Data...), '\n')
+	}
+	for _, d := range manifests {
+		head(d.source)
+		b = append(append(b, d.text...), '\n')
+	}
+	b = append(bytes.TrimSpace(b), '\n')
+	for _, d := range hooks {
+		head(d.source)
+		b = append(append(b, d.text...), '\n')
+	}
+	return b
 }
 
 // Where a document stands in helm template's output, which decides the
@@ -345,8 +386,11 @@ const maxListNesting = 8
 type output struct {
 	lim   Limits
 	docs  []string
-	total int
+	count int // manifests added
+	total int // their bytes
 	cache docCache
+	// drop checks and counts the manifests without keeping them.
+	drop bool
 }
 
 // addDoc adds a rendered document printed at pos (see printedText). Its
@@ -382,6 +426,9 @@ type streamDoc struct {
 // do (lines of "---"). A "# Source: " comment at the start of a document
 // names its source.
 func splitStream(stream []byte, source string) ([]*streamDoc, error) {
+	if docs, ok := splitStreamFast(stream, source); ok {
+		return docs, nil
+	}
 	var docs []*streamDoc
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(stream)))
 	for {
@@ -397,6 +444,44 @@ func splitStream(stream []byte, source string) ([]*streamDoc, error) {
 		}
 		docs = append(docs, &streamDoc{text: doc, source: source})
 	}
+}
+
+// splitStreamFast is splitStream on a stream that ends in a line break
+// and holds no carriage return, the common case, without Kubernetes'
+// reader, which reads it a line at a time into buffers: a line starting
+// with "---" ends the document before it, or, first in a document, is part
+// of it; the documents are the stream's own bytes. ok is false for any other stream,
+// and for a "---" line followed by more than white space and a comment,
+// which the reader reports as an error.
+func splitStreamFast(stream []byte, source string) (docs []*streamDoc, ok bool) {
+	if len(stream) == 0 || stream[len(stream)-1] != '\n' || bytes.IndexByte(stream, '\r') >= 0 {
+		return nil, false
+	}
+	start := 0 // where the document being read starts
+	end := func(at int) {
+		if at > start {
+			doc := stream[start:at:at]
+			if s := sourceOf(doc); s != "" {
+				source = s
+			}
+			docs = append(docs, &streamDoc{text: doc, source: source})
+		}
+	}
+	for i := 0; i < len(stream); {
+		next := i + bytes.IndexByte(stream[i:], '\n') + 1
+		if line := stream[i:next]; bytes.HasPrefix(line, []byte("---")) {
+			if rest := bytes.TrimSpace(line[3:]); len(rest) > 0 && rest[0] != '#' {
+				return nil, false
+			}
+			if i > start {
+				end(i)
+				start = next
+			} // else it starts the document, and stays in it (as in the reader)
+		}
+		i = next
+	}
+	end(len(stream))
+	return docs, true
 }
 
 // convertStreams reads the documents of CRD files, in parallel.
@@ -500,10 +585,13 @@ func (o *output) add(m string, source string) error {
 	if o.total > o.lim.MaxManifestBytes {
 		return fmt.Errorf("the rendered manifests are larger than %d bytes (at %s)", o.lim.MaxManifestBytes, where(source))
 	}
-	if len(o.docs) >= o.lim.MaxManifests {
+	if o.count >= o.lim.MaxManifests {
 		return fmt.Errorf("the chart renders more than %d manifests", o.lim.MaxManifests)
 	}
-	o.docs = append(o.docs, strings.TrimSpace(m))
+	o.count++
+	if !o.drop {
+		o.docs = append(o.docs, strings.TrimSpace(m))
+	}
 	return nil
 }
 

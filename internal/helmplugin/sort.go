@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 
 	release "helm.sh/helm/v4/pkg/release/v1"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
@@ -60,19 +61,20 @@ const docOverhead = 256
 // Helm's own sorter parses every document into its head and throws the
 // rest away.
 func sortRendered(files map[string]string, cache docCache) (hooks, manifests []*doc, err error) {
-	var docs []*doc
+	var names []string
 	for _, name := range slices.Sorted(mapKeys(files)) {
-		content := files[name]
-		if strings.HasPrefix(path.Base(name), "_") || strings.TrimSpace(content) == "" {
-			continue
-		}
-		entries := releaseutil.SplitManifests(content)
-		keys := slices.Collect(mapKeys(entries))
-		sort.Sort(releaseutil.BySplitManifestsOrder(keys))
-		for _, k := range keys {
-			docs = append(docs, &doc{source: name, text: entries[k]})
+		if !strings.HasPrefix(path.Base(name), "_") && strings.TrimSpace(files[name]) != "" {
+			names = append(names, name)
 		}
 	}
+	// Each file is split in parallel, its documents kept in order.
+	split := make([][]*doc, len(names))
+	parallel(len(names), func(i int) {
+		for _, text := range splitManifests(files[names[i]]) {
+			split[i] = append(split[i], &doc{source: names[i], text: text})
+		}
+	})
+	docs := slices.Concat(split...)
 	parallel(len(docs), func(i int) { docs[i].parse(cache) })
 	for _, d := range docs {
 		if d.err != nil {
@@ -87,6 +89,46 @@ func sortRendered(files map[string]string, cache docCache) (hooks, manifests []*
 	sortByKind(manifests)
 	sortByKind(hooks)
 	return hooks, manifests, nil
+}
+
+// splitManifests splits a rendered file into documents as Helm's
+// releaseutil.SplitManifests does, with the same texts, in order: white
+// space dropped from the start of the file; a line starting with "---"
+// (and the spaces and tabs after it) separates documents, wherever the
+// line ends; documents of white space only are dropped, the others lose
+// the white space at their start and keep the rest. It finds the
+// separators by hand instead of with Helm's regular expression, which
+// costs as much as reading the documents.
+func splitManifests(s string) []string {
+	s = strings.TrimLeftFunc(s, unicode.IsSpace)
+	var docs []string
+	add := func(d string) {
+		if strings.TrimSpace(d) != "" {
+			docs = append(docs, strings.TrimLeftFunc(d, unicode.IsSpace))
+		}
+	}
+	beg, from := 0, 0
+	for {
+		at := -1 // where the next separator starts
+		if from == 0 && strings.HasPrefix(s, "---") {
+			at = 0
+		} else if start := max(from-1, 0); start < len(s) {
+			// A separator starts a line: after a line break at from-1 or later.
+			if k := strings.Index(s[start:], "\n---"); k >= 0 {
+				at = start + k + 1
+			}
+		}
+		if at < 0 {
+			add(s[beg:])
+			return docs
+		}
+		add(s[beg:at])
+		end := at + len("---")
+		for end < len(s) && (s[end] == ' ' || s[end] == '\t') {
+			end++
+		}
+		beg, from = end, end
+	}
 }
 
 // parse reads the document's JSON form as Argo CD reads it from helm

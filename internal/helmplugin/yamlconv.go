@@ -278,7 +278,9 @@ func yamlToJSONTree(doc []byte) (js []byte, head releaseutil.SimpleHead, fromTre
 		// Not a mapping, nothing, or an error.
 		return nil, head, false, errReference
 	}
-	var w jsonWriter
+	// The JSON is about as long as the YAML: one buffer from the start
+	// instead of doubling one (CRDs run to megabytes).
+	w := jsonWriter{buf: make([]byte, 0, len(doc)+len(doc)/4)}
 	if err := w.mapping(ms); err != nil {
 		return nil, head, false, err
 	}

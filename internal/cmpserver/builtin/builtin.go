@@ -65,7 +65,10 @@ func New(name string, o Options) (cmpserver.Plugin, error) {
 // matches directories holding a Chart.yaml, and listens on helm.sock.
 type helm struct{ *helmplugin.Plugin }
 
-var _ cmpserver.Plugin = helm{}
+var (
+	_ cmpserver.Plugin        = helm{}
+	_ cmpserver.YAMLGenerator = helm{}
+)
 
 func (helm) Info() cmpserver.Info {
 	return cmpserver.Info{Name: helmplugin.Name, DiscoveryConfigured: true, ReadOnlyRepo: true}

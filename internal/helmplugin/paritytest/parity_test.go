@@ -19,8 +19,9 @@ import (
 // TestParity renders each case with the plugin and compares the result,
 // document for document (or its error), with what the helm CLI of the same
 // version prints for the command line Argo CD would build from the same
-// parameters (helmArgs). helmplugin's TestParityWant checks the want
-// sections, without helm.
+// parameters (helmArgs), and the local CLI's YAML output (GenerateYAML)
+// with helm's output byte for byte. helmplugin's TestParityWant checks the
+// want sections, without helm.
 func TestParity(t *testing.T) {
 	files := paritytest.Files(t, "../testdata/parity")
 	helm := testbin.Path(t, "helm")
@@ -47,6 +48,14 @@ func TestParity(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, gotDocs); diff != "" {
 				t.Errorf("documents differ from helm %s (-helm +strata):\n%s", strings.Join(args, " "), diff)
+			}
+			// The local CLI's YAML output is helm's own, byte for byte.
+			text, err := p.GenerateYAML(context.Background(), req)
+			if err != nil {
+				t.Fatalf("GenerateYAML failed where Generate did not: %v", err)
+			}
+			if diff := cmp.Diff(stdout, string(text)); diff != "" {
+				t.Errorf("GenerateYAML's text differs from helm %s's output (-helm +strata):\n%s", strings.Join(args, " "), diff)
 			}
 		})
 	}
