@@ -202,7 +202,9 @@ func TestWorkerLoopsFreeTheirSlots(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := p.Generate(t.Context(), loop); err == nil || !strings.Contains(err.Error(), `rendering chart "loop" in apps/loop did not finish`) {
+			// The chart's name is in the error once the worker has loaded it;
+			// on a loaded machine the budget can end before that.
+			if _, err := p.Generate(t.Context(), loop); err == nil || !strings.Contains(err.Error(), `in apps/loop did not finish`) || !strings.Contains(err.Error(), "time budget of 2s is spent") {
 				t.Errorf("Generate(loop) error = %v, want a render stopped", err)
 			}
 		}()
