@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	runtimedebug "runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -103,6 +104,9 @@ func operatorLogger(cmd *cobra.Command, g *globals, s *operator.Settings) (*slog
 	return nil, fmt.Errorf("log type %q ($LOG_TYPE or --log-type): use text, json or color", typ)
 }
 
+// operatorGCPercent is `operator run`'s GOGC when the environment sets none.
+const operatorGCPercent = 50
+
 func newOperatorRunCmd(g *globals) *cobra.Command {
 	var s operator.Settings
 	var envErr error
@@ -131,6 +135,12 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 				return err
 			}
 			routeClientLogs(log)
+			if _, set := os.LookupEnv("GOGC"); !set {
+				// A long-running process with a small live heap: the
+				// collector runs twice as often as Go's default for about
+				// 4 MB less resident memory (GOGC overrides it).
+				runtimedebug.SetGCPercent(operatorGCPercent)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			e, err := operator.New(s, log)
