@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/strata-dev/strata/internal/cli"
+	"github.com/strata-dev/strata/internal/eventually"
 	"github.com/strata-dev/strata/internal/layers/controller"
 )
 
@@ -49,6 +50,10 @@ func TestCommand(t *testing.T) {
 	e.create(configMap(ns, "catalog-values", "a: 1\n"), catalog(ns, "giantswarm", "catalog-values"), app(ns, "cli", "giantswarm"))
 	e.waitValues("cli", "a: 1\n", "{}")
 	e.waitReady("cli", metav1.ConditionTrue, controller.ReasonValuesMerged)
+	// The log line follows the status update that made the App Ready.
+	eventually.True(t, `the "values merged" log line`, func() (bool, string) {
+		return strings.Contains(stderr.String(), `"msg":"values merged"`), stderr.String()
+	})
 
 	cancel()
 	select {
