@@ -3,6 +3,7 @@ package operator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -75,6 +76,12 @@ func (e *Engine) runHook(ctx context.Context, he *hookEntry, b hook.BindingType,
 	}
 	e.observeHook(he, binding, activation, queueName, took, usage, err)
 	if err != nil {
+		var failed *hook.FailedError
+		if errors.As(err, &failed) && len(failed.StatusPatches) > 0 {
+			if perr := e.back.patcher.Apply(ctx, he.label(), failed.StatusPatches); perr != nil {
+				e.log.Error("applying the status patches (ignoreHookError) of a failed hook", "hook", he.label(), "error", perr)
+			}
+		}
 		return ch, err
 	}
 	if len(out.Stderr) > 0 || len(out.Stdout) > 0 {

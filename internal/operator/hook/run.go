@@ -2,6 +2,7 @@ package hook
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,6 +96,33 @@ type Output struct {
 	Duration time.Duration
 	// Usage is the CPU time and peak memory of the hook's process.
 	Usage hookexec.Usage
+}
+
+// A FailedError is the error of a hook that ran and failed (exit status,
+// timeout, signal). StatusPatches are the operations of its
+// $KUBERNETES_PATCH_PATH to apply all the same (StatusPatchesOnError).
+type FailedError struct {
+	Err           error
+	StatusPatches []KubeOperation
+}
+
+func (e *FailedError) Error() string { return e.Err.Error() }
+func (e *FailedError) Unwrap() error { return e.Err }
+
+// StatusPatchesOnError returns the operations of ops that shell-operator
+// applies although their hook failed: patches (JQPatch, MergePatch,
+// JSONPatch) of the status subresource marked ignoreHookError.
+func StatusPatchesOnError(ops []KubeOperation) []KubeOperation {
+	var out []KubeOperation
+	for _, op := range ops {
+		switch op.Operation {
+		case KubeJQPatch, KubeMergePatch, KubeJSONPatch:
+			if op.IgnoreHookError && strings.Trim(op.Subresource, "/") == "status" {
+				out = append(out, op)
+			}
+		}
+	}
+	return out
 }
 
 // Config runs `hook --config` and parses what it prints (ParseConfig).

@@ -155,7 +155,16 @@ func (r *Runner) run(ctx context.Context, h *Hook, in Input) (*Output, error) {
 	cmd := r.command(argv(h), hookEnv(h, env), orDefault(r.MaxLogBytes, DefaultMaxLogBytes))
 	res, err := cmd.Run(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%s failed: %w", h, err)
+		fe := &FailedError{Err: fmt.Errorf("%s failed: %w", h, err)}
+		// Status patches marked ignoreHookError are applied although the
+		// hook failed, as shell-operator does; a file that does not parse
+		// gives none (the hook's failure is the error reported).
+		if data, rerr := ws.ReadBounded(prefix+fileKubePatch, orDefault(r.MaxOutputBytes, DefaultMaxOutputBytes)); rerr == nil {
+			if ops, perr := ParseKubernetesPatch(data, "kubernetes patch ($KUBERNETES_PATCH_PATH)"); perr == nil {
+				fe.StatusPatches = StatusPatchesOnError(ops)
+			}
+		}
+		return nil, fe
 	}
 	out := &Output{Stdout: res.Stdout, Stderr: res.Stderr, Duration: res.Duration, Usage: res.Usage}
 	max := orDefault(r.MaxOutputBytes, DefaultMaxOutputBytes)

@@ -289,3 +289,35 @@ func TestRunnerPythonVenv(t *testing.T) {
 		t.Errorf("stdout %q, want %q", out.Stdout, want)
 	}
 }
+
+// TestRunnerFailedStatusPatches: a hook that fails still hands over the
+// status patches it marked ignoreHookError (shell-operator applies them),
+// and only those.
+func TestRunnerFailedStatusPatches(t *testing.T) {
+	ops := []string{
+		`{"operation":"MergePatch","kind":"Sprocket","namespace":"ns","name":"a","subresource":"/status","mergePatch":{"status":{"ok":false}},"ignoreHookError":true}`,
+		`{"operation":"MergePatch","kind":"Sprocket","namespace":"ns","name":"b","subresource":"status","mergePatch":{"status":{"ok":false}}}`,
+		`{"operation":"MergePatch","kind":"Sprocket","namespace":"ns","name":"c","mergePatch":{"spec":{"x":1}},"ignoreHookError":true}`,
+		`{"operation":"JQPatch","kind":"Sprocket","namespace":"ns","name":"d","subresource":"status","jqFilter":".status.ok = false","ignoreHookError":true}`,
+		`{"operation":"Delete","kind":"Sprocket","namespace":"ns","name":"e","subresource":"status","ignoreHookError":true}`,
+	}
+	body := "cat > \"$KUBERNETES_PATCH_PATH\" <<'OPS'\n" + strings.Join(ops, "\n") + "\nOPS\nexit 1\n"
+	_, err := runner(t).Run(context.Background(), script(t, hook.Global, body), hook.Input{})
+	var failed *hook.FailedError
+	if !errors.As(err, &failed) {
+		t.Fatalf("Run error = %v, want a *hook.FailedError", err)
+	}
+	var got []string
+	for _, op := range failed.StatusPatches {
+		got = append(got, string(op.Operation)+" "+op.Name)
+	}
+	if want := []string{"MergePatch a", "JQPatch d"}; !cmp.Equal(got, want) {
+		t.Errorf("StatusPatches = %v, want %v", got, want)
+	}
+	// A failed hook whose patch file does not parse: no status patches,
+	// the hook's own failure is the error.
+	_, err = runner(t).Run(context.Background(), script(t, hook.Global, `echo '{"operation":' > "$KUBERNETES_PATCH_PATH"; exit 2`), hook.Input{})
+	if !errors.As(err, &failed) || len(failed.StatusPatches) != 0 || !strings.Contains(err.Error(), "failed: `") {
+		t.Errorf("Run error = %v (%+v), want the hook's failure and no status patches", err, failed)
+	}
+}
