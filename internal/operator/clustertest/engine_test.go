@@ -19,6 +19,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/strata-dev/strata/internal/eventually"
 	"github.com/strata-dev/strata/internal/kube/kubetest"
@@ -67,6 +69,27 @@ fi
 for name in $(grep -o '"filterResult":"[^"]*"' "$BINDING_CONTEXT_PATH" | sed 's/.*:"\(.*\)"/\1/' | sort -u); do
   printf '{"operation":"CreateOrUpdate","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"seen-%s","namespace":"%s"},"data":{"by":"watch.sh"}}}\n' "$name" "$E2E_NAMESPACE" >> "$KUBERNETES_PATCH_PATH"
 done
+`,
+	"modules/001-echo/hooks/fail.sh": `#!/bin/sh
+if [ "$1" = "--config" ]; then
+  cat <<'CFG'
+configVersion: v1
+kubernetes:
+- name: gadgets
+  apiVersion: e2e.strata.test/v1
+  kind: Gadget
+  jqFilter: .metadata.name
+  executeHookOnSynchronization: false
+  allowFailure: true
+CFG
+  exit 0
+fi
+for name in $(grep -o '"filterResult":"[^"]*"' "$BINDING_CONTEXT_PATH" | sed 's/.*:"\(.*\)"/\1/' | sort -u); do
+  printf '{"operation":"MergePatch","apiVersion":"e2e.strata.test/v1","kind":"Gadget","namespace":"%s","name":"%s","subresource":"status","mergePatch":{"status":{"failed":"yes"}},"ignoreHookError":true}\n' "$E2E_NAMESPACE" "$name" >> "$KUBERNETES_PATCH_PATH"
+  printf '{"operation":"MergePatch","apiVersion":"e2e.strata.test/v1","kind":"Gadget","namespace":"%s","name":"%s","mergePatch":{"spec":{"touched":true}},"ignoreHookError":true}\n' "$E2E_NAMESPACE" "$name" >> "$KUBERNETES_PATCH_PATH"
+done
+echo "gadget check failed" >&2
+exit 1
 `,
 	"global-hooks/openapi/config-values.yaml": `type: object
 properties:
@@ -217,6 +240,9 @@ func TestEngineOnCluster(t *testing.T) {
 	c := kubetest.Shared(t)
 	const ns = "operator-e2e"
 	namespace(t, c, ns)
+	if err := c.InstallCRDs(t.Context(), "testdata/gadgets.yaml"); err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	writeTree(t, dir, e2eTree)
 	marker := filepath.Join(dir, "marker")
@@ -254,6 +280,31 @@ func TestEngineOnCluster(t *testing.T) {
 		d, ok := configMapData(t, c, ns, "seen-first")
 		return ok && d["by"] == "watch.sh", fmt.Sprint(d)
 	})
+
+	// A hook that fails: its status patch marked ignoreHookError is
+	// applied, its other patch is not.
+	gadgets := c.Dynamic.Resource(schema.GroupVersionResource{Group: "e2e.strata.test", Version: "v1", Resource: "gadgets"}).Namespace(ns)
+	g := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "e2e.strata.test/v1", "kind": "Gadget",
+		"metadata": map[string]any{"name": "g1", "namespace": ns},
+		"spec":     map[string]any{"size": int64(1)},
+	}}
+	if _, err := gadgets.Create(t.Context(), g, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually.True(t, "the failed hook's status patch applied", func() (bool, string) {
+		got, err := gadgets.Get(t.Context(), "g1", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		failed, _, _ := unstructured.NestedString(got.Object, "status", "failed")
+		return failed == "yes", fmt.Sprint(got.Object)
+	})
+	if got, err := gadgets.Get(t.Context(), "g1", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	} else if _, touched, _ := unstructured.NestedFieldNoCopy(got.Object, "spec", "touched"); touched {
+		t.Errorf("the failed hook's spec patch was applied: %v", got.Object)
+	}
 
 	// A config edit upgrades the release.
 	cfg, _ := configMapData(t, c, ns, "addon-operator")
