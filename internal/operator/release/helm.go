@@ -168,6 +168,13 @@ func NewHelm(ctx context.Context, rc *rest.Config, o HelmOptions) (*Helm, error)
 	if err := cfg.Init(g, o.Namespace, o.Driver); err != nil {
 		return nil, fmt.Errorf("helm releases: %w", err)
 	}
+	// Helm's kube client makes its clientset on first use, unguarded:
+	// made here, before modules of one order install in parallel (a data
+	// race otherwise); it also tells at start-up that the API server
+	// answers.
+	if err := cfg.KubeClient.IsReachable(); err != nil {
+		return nil, fmt.Errorf("helm releases: %w", err)
+	}
 	h := &Helm{opts: o, getter: g, cfg: cfg, crds: map[string]string{}}
 	if h.dyn, err = dynamic.NewForConfig(hc); err != nil {
 		return nil, fmt.Errorf("helm releases: %w", err)
