@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -120,6 +121,17 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 		}
 	}
 }
+
+// freshNamespace creates a namespace of its own for one run of a test
+// (-count=N reruns find nothing of the runs before).
+func freshNamespace(t *testing.T, c *kubetest.Cluster, prefix string) string {
+	t.Helper()
+	ns := fmt.Sprintf("%s-%d", prefix, nsSeq.Add(1))
+	namespace(t, c, ns)
+	return ns
+}
+
+var nsSeq atomic.Int64
 
 // engineRun is one in-process operator on the cluster.
 type engineRun struct {
@@ -238,8 +250,7 @@ func putConfigMap(t *testing.T, c *kubetest.Cluster, ns, name string, labels, da
 // and disabling the module uninstalls it and runs afterDeleteHelm.
 func TestEngineOnCluster(t *testing.T) {
 	c := kubetest.Shared(t)
-	const ns = "operator-e2e"
-	namespace(t, c, ns)
+	ns := freshNamespace(t, c, "operator-e2e")
 	if err := c.InstallCRDs(t.Context(), "testdata/gadgets.yaml"); err != nil {
 		t.Fatal(err)
 	}
@@ -388,8 +399,7 @@ echo '[{"op":"add","path":"/global/started","value":1}]' > "$CONFIG_VALUES_JSON_
 // before the kill kept, and no release gets a second revision.
 func TestOperatorKilledMidConverge(t *testing.T) {
 	c := kubetest.Shared(t)
-	const ns = "operator-kill"
-	namespace(t, c, ns)
+	ns := freshNamespace(t, c, "operator-kill")
 	dir := t.TempDir()
 	writeTree(t, dir, killTree)
 	marker, hold := filepath.Join(dir, "marker"), filepath.Join(dir, "hold")
@@ -474,8 +484,7 @@ func TestOperatorKilledMidConverge(t *testing.T) {
 // watch, cut by the restart, still delivers edits.
 func TestEngineAcrossAPIServerRestart(t *testing.T) {
 	c := kubetest.Start(t)
-	const ns = "operator-restart"
-	namespace(t, c, ns)
+	ns := freshNamespace(t, c, "operator-restart")
 	dir := t.TempDir()
 	writeTree(t, dir, killTree)
 	marker, hold := filepath.Join(dir, "marker"), filepath.Join(dir, "hold")
