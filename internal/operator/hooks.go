@@ -71,13 +71,16 @@ func (e *Engine) runHook(ctx context.Context, he *hookEntry, b hook.BindingType,
 	out, err := e.runner.Run(ctx, he.h, hook.Input{Version: he.cfg.Version, Contexts: filled, Values: vjson, ConfigValues: cjson})
 	took := time.Since(start)
 	var usage *hookexec.Usage
-	if out != nil {
+	var failed *hook.FailedError
+	switch {
+	case out != nil:
 		usage = &out.Usage
+	case errors.As(err, &failed):
+		usage = failed.Usage
 	}
 	e.observeHook(he, binding, activation, queueName, took, usage, err)
 	if err != nil {
-		var failed *hook.FailedError
-		if errors.As(err, &failed) && len(failed.StatusPatches) > 0 {
+		if failed != nil && len(failed.StatusPatches) > 0 {
 			if perr := e.back.patcher.Apply(ctx, he.label(), failed.StatusPatches); perr != nil {
 				e.log.Error("applying the status patches (ignoreHookError) of a failed hook", "hook", he.label(), "error", perr)
 			}
@@ -153,8 +156,8 @@ func (e *Engine) runHook(ctx context.Context, he *hookEntry, b hook.BindingType,
 	return ch, nil
 }
 
-// observeHook updates the hook run metrics; usage is nil when the run
-// failed (its process's usage is not reported then).
+// observeHook updates the hook run metrics; usage is nil when the hook's
+// process did not start (or its outputs were refused after it ran).
 func (e *Engine) observeHook(he *hookEntry, binding, activation, queueName string, took time.Duration, usage *hookexec.Usage, err error) {
 	allow := allowFailure(he.cfg, binding)
 	if he.module == "" {

@@ -104,6 +104,9 @@ type Output struct {
 type FailedError struct {
 	Err           error
 	StatusPatches []KubeOperation
+	// Usage is the CPU time and peak memory of the hook's process; nil
+	// when it did not start.
+	Usage *hookexec.Usage
 }
 
 func (e *FailedError) Error() string { return e.Err.Error() }

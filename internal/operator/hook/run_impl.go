@@ -156,6 +156,9 @@ func (r *Runner) run(ctx context.Context, h *Hook, in Input) (*Output, error) {
 	res, err := cmd.Run(ctx)
 	if err != nil {
 		fe := &FailedError{Err: fmt.Errorf("%s failed: %w", h, err)}
+		if res != nil {
+			fe.Usage = &res.Usage
+		}
 		// Status patches marked ignoreHookError are applied although the
 		// hook failed, as shell-operator does; a file that does not parse
 		// gives none (the hook's failure is the error reported).

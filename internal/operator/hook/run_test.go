@@ -314,6 +314,9 @@ func TestRunnerFailedStatusPatches(t *testing.T) {
 	if want := []string{"MergePatch a", "JQPatch d"}; !cmp.Equal(got, want) {
 		t.Errorf("StatusPatches = %v, want %v", got, want)
 	}
+	if failed.Usage == nil || failed.Usage.MaxRSS <= 0 {
+		t.Errorf("Usage of the failed run = %+v, want its process's", failed.Usage)
+	}
 	// A failed hook whose patch file does not parse: no status patches,
 	// the hook's own failure is the error.
 	_, err = runner(t).Run(context.Background(), script(t, hook.Global, `echo '{"operation":' > "$KUBERNETES_PATCH_PATH"; exit 2`), hook.Input{})
