@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/strata-dev/strata/internal/cmpserver/pluginpb"
+	"github.com/strata-dev/strata/internal/testbin"
 )
 
 // attackRepo holds a good chart (apps/web) and the hostile charts of issue
@@ -48,21 +49,12 @@ func TestCmpServeHelmAttacks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds strata")
 	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir, err := os.MkdirTemp("", "cmp") // short: unix socket paths are limited to 108 bytes
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	bin := filepath.Join(dir, "strata")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/strata")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building strata: %v\n%s", err, out)
-	}
+	bin := testbin.Strata(t)
 	socket := filepath.Join(dir, "helm.sock")
 	var stderr syncBuffer
 	srv := exec.Command(bin, "cmp", "serve", "--builtin", "helm", "--socket-dir", dir, "--cache-dir", filepath.Join(dir, "cache"),

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/strata-dev/strata/internal/cli"
 	"github.com/strata-dev/strata/internal/golden"
+	"github.com/strata-dev/strata/internal/testbin"
 )
 
 // TestExamples runs the shipped examples the way the README and docs show,
@@ -22,12 +22,7 @@ func TestExamples(t *testing.T) {
 	}
 	ex := func(p string) string { return filepath.Join(root, "examples", p) }
 	// The kustomize example's plugin runs the strata binary itself.
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "strata"), "./cmd/strata")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building strata: %v\n%s", err, out)
-	}
+	bin := filepath.Dir(testbin.Strata(t))
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	tests := []struct {
 		name string

@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,35 +29,11 @@ import (
 	"github.com/strata-dev/strata/internal/cmpserver"
 	"github.com/strata-dev/strata/internal/cmpserver/pluginpb"
 	"github.com/strata-dev/strata/internal/eventually"
+	"github.com/strata-dev/strata/internal/testbin"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// strataBinary builds cmd/strata once for the package's tests.
-func strataBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "strata-hostile-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "strata")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/strata")
-		cmd.Dir = "../.."
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("building strata: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
+// strataBinary is cmd/strata, built once for the package's tests.
+func strataBinary(t *testing.T) string { return testbin.Strata(t) }
 
 // memoryLimit is the address space the attacked commands get: less than
 // the attacks took before they were fixed (2 GB and more of memory), with

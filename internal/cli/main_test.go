@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/strata-dev/strata/internal/cli"
+	"github.com/strata-dev/strata/internal/testbin"
 )
 
 // TestMain lets the test binary stand in for strata when `cmp serve
@@ -15,5 +16,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) == 3 && os.Args[1] == "cmp" && os.Args[2] == "helm-worker" {
 		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	testbin.RemoveStrata()
+	os.Exit(code)
 }

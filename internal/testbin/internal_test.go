@@ -2,6 +2,10 @@ package testbin
 
 import (
 	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -55,4 +59,28 @@ func FuzzModulePath(f *testing.F) {
 			t.Errorf("modulePath(%q) = %q, spans lines", gomod, got)
 		}
 	})
+}
+
+// TestSweepStrata: the build directory of a test process that has ended is
+// removed; a live process's (this one's) is kept.
+func TestSweepStrata(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	done := exec.Command("true")
+	if err := done.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(os.TempDir(), strataDirPrefix+strconv.Itoa(done.Process.Pid))
+	live := filepath.Join(os.TempDir(), strataDirPrefix+strconv.Itoa(os.Getppid()))
+	for _, d := range []string{dead, live} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sweepStrata()
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("%s of an ended process: %v, want removed", dead, err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("%s of a live process: %v, want kept", live, err)
+	}
 }

@@ -116,6 +116,7 @@ func Main(m *testing.M) int {
 	shared.mu.Unlock()
 
 	code := m.Run()
+	testbin.RemoveStrata()
 
 	shared.mu.Lock()
 	defer shared.mu.Unlock()

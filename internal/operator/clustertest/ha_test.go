@@ -22,35 +22,11 @@ import (
 	"github.com/strata-dev/strata/internal/eventually"
 	"github.com/strata-dev/strata/internal/kube/kubetest"
 	"github.com/strata-dev/strata/internal/operator"
+	"github.com/strata-dev/strata/internal/testbin"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// strataBinary builds cmd/strata once for the package's tests.
-func strataBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "strata-operator-ha-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "strata")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/strata")
-		cmd.Dir = "../../.."
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("building strata: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
+// strataBinary is cmd/strata, built once for the package's tests.
+func strataBinary(t *testing.T) string { return testbin.Strata(t) }
 
 // startupHook is the tree's one global hook: on start-up it appends
 // "start <pod>" to $HA_MARKER, waits while $HA_HOLD exists, then appends
