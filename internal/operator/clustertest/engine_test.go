@@ -133,6 +133,22 @@ func freshNamespace(t *testing.T, c *kubetest.Cluster, prefix string) string {
 
 var nsSeq atomic.Int64
 
+// clusterSettings are the settings of an in-process operator on c for the
+// tree in dir, in namespace ns, with quick retries and no listeners.
+func clusterSettings(dir, ns string, c *kubetest.Cluster) operator.Settings {
+	s := operator.DefaultSettings()
+	s.ModulesDir = filepath.Join(dir, "modules")
+	s.GlobalHooksDir = filepath.Join(dir, "global-hooks")
+	s.Namespace = ns
+	s.KubeConfig = c.Kubeconfig
+	s.TempDir = filepath.Join(dir, "tmp")
+	s.ListenPort = ""
+	s.DebugUnixSocket = ""
+	s.Retry = 100 * time.Millisecond
+	s.RetryMax = time.Second
+	return s
+}
+
 // engineRun is one in-process operator on the cluster.
 type engineRun struct {
 	eng    *operator.Engine
@@ -261,16 +277,7 @@ func TestEngineOnCluster(t *testing.T) {
 	t.Setenv("E2E_NAMESPACE", ns)
 	putConfigMap(t, c, ns, "addon-operator", nil, map[string]string{"echo": "message: hello\n", "echoEnabled": "true"})
 
-	s := operator.DefaultSettings()
-	s.ModulesDir = filepath.Join(dir, "modules")
-	s.GlobalHooksDir = filepath.Join(dir, "global-hooks")
-	s.Namespace = ns
-	s.KubeConfig = c.Kubeconfig
-	s.TempDir = filepath.Join(dir, "tmp")
-	s.ListenPort = ""
-	s.DebugUnixSocket = ""
-	s.Retry = 100 * time.Millisecond
-	s.RetryMax = time.Second
+	s := clusterSettings(dir, ns, c)
 	s.ReleaseCheck = 200 * time.Millisecond
 
 	r := startEngine(t, s)
@@ -495,16 +502,7 @@ func TestEngineAcrossAPIServerRestart(t *testing.T) {
 	t.Setenv("E2E_HOLD", hold)
 	putConfigMap(t, c, ns, "addon-operator", nil, map[string]string{"firstEnabled": "true", "slowEnabled": "true"})
 
-	s := operator.DefaultSettings()
-	s.ModulesDir = filepath.Join(dir, "modules")
-	s.GlobalHooksDir = filepath.Join(dir, "global-hooks")
-	s.Namespace = ns
-	s.KubeConfig = c.Kubeconfig
-	s.TempDir = filepath.Join(dir, "tmp")
-	s.ListenPort = ""
-	s.DebugUnixSocket = ""
-	s.Retry = 100 * time.Millisecond
-	s.RetryMax = time.Second
+	s := clusterSettings(dir, ns, c)
 	e, err := operator.New(s, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
