@@ -8,8 +8,7 @@
 #   NAME  helm | etcd | kube-apiserver | argocd-cmp-server | addon-operator | all
 #         (argocd-cmp-server is Argo CD's plugin sidecar, the peer of
 #         hack/cmpbench, whose smoke test runs it; addon-operator is flant's,
-#         the peer of hack/opbench -cluster: no test runs it, so `all` leaves
-#         it out and only the benchmark builds it)
+#         the peer of hack/opbench -cluster, which release/clustertest also runs)
 #   -f    rebuild even when the cached binary exists
 #   -p    print the path each NAME would have, build nothing
 #
@@ -29,11 +28,10 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-names_all=(helm etcd kube-apiserver argocd-cmp-server)
-names_extra=(addon-operator)
+names_all=(helm etcd kube-apiserver argocd-cmp-server addon-operator)
 
 usage() {
-  echo "usage: $0 [-f] [-p] NAME...   (NAME: ${names_all[*]} ${names_extra[*]} | all)" >&2
+  echo "usage: $0 [-f] [-p] NAME...   (NAME: ${names_all[*]} | all)" >&2
   exit 2
 }
 
@@ -54,7 +52,7 @@ for n in "$@"; do
   case "$n" in
     all) names+=("${names_all[@]}") ;;
     helm | etcd | kube-apiserver | argocd-cmp-server | addon-operator) names+=("$n") ;;
-    *) echo "build.sh: unknown test binary \"$n\"; known: ${names_all[*]} ${names_extra[*]}" >&2; exit 2 ;;
+    *) echo "build.sh: unknown test binary \"$n\"; known: ${names_all[*]}" >&2; exit 2 ;;
   esac
 done
 

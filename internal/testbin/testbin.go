@@ -1,14 +1,13 @@
 // Package testbin finds the binaries that strata's integration tests and
 // benchmarks run — helm, etcd, kube-apiserver, Argo CD's plugin sidecar
-// argocd-cmp-server, and flant's addon-operator (a benchmark peer only) —
+// argocd-cmp-server, and flant's addon-operator —
 // and builds them on first use.
 //
 // Each binary is built from the Go module proxy by hack/testbin/build.sh,
 // from a small module under hack/testbin/NAME that pins its version, into a
 // cache directory ($STRATA_TESTBIN_DIR, default
 // ${XDG_CACHE_HOME:-$HOME/.cache}/strata/testbin) shared by every checkout and
-// every test process. `make testbin` builds all but the benchmark-only peers
-// ahead of a test run.
+// every test process. `make testbin` builds them all ahead of a test run.
 //
 // A test that needs a binary calls [Path]. When the binary cannot be had, the
 // test fails with the build output, unless the developer opted out with
@@ -45,13 +44,13 @@ const SkipEnv = "STRATA_SKIP_CLUSTER_TESTS"
 const UnitEnv = "STRATA_UNIT_TESTS"
 
 // names lists the binaries `build.sh all` (make testbin) builds: those the
-// tests run.
-var names = []string{"helm", "etcd", "kube-apiserver", "argocd-cmp-server"}
+// tests run. flant's addon-operator is hack/opbench -cluster's peer, and a
+// test runs it too (releases it made are taken over unchanged).
+var names = []string{"helm", "etcd", "kube-apiserver", "argocd-cmp-server", "addon-operator"}
 
-// peers lists the benchmark peers no test runs (flant's addon-operator, for
-// hack/opbench -cluster): Build knows them, Names leaves them out, so no
-// test run builds them or resolves their modules.
-var peers = []string{"addon-operator"}
+// peers lists benchmark peers no test runs: Build knows them, Names leaves
+// them out, so no test run builds them. None at present.
+var peers []string
 
 // Names returns the names of the binaries the tests run, which Path and
 // Build know; Build also knows the benchmark peers.
