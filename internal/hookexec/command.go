@@ -165,9 +165,11 @@ func (c *Command) Run(ctx context.Context) (*Result, error) {
 		return nil, fmt.Errorf("starting %s: %w", c, err)
 	}
 	in.start()
+	addLeader(cmd.Process.Pid)
 	l := watch(cmd)
 	stop := c.supervise(ctx, l, stdout.full, start)
 	waitErr := l.finish()
+	removeLeader(cmd.Process.Pid)
 	stdinErr := in.finish()
 
 	res := &Result{Duration: time.Since(start), ExitCode: -1}

@@ -1,0 +1,265 @@
+//go:build linux
+
+package hookexec
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// Now returns the current Mark.
+func Now() Mark {
+	var ts syscall.Timespec
+	// CLOCK_BOOTTIME (7): the clock of the start times in /proc/PID/stat.
+	if _, _, e := syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, 7, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
+		panic("clock_gettime(CLOCK_BOOTTIME): " + e.Error()) // in every kernel since 2.6.39
+	}
+	return Mark(time.Duration(ts.Nano()))
+}
+
+// userHZ is the unit of /proc/PID/stat's start times: USER_HZ, 100 on
+// every architecture Linux has (sysconf(_SC_CLK_TCK)).
+const userHZ = 100
+
+func (m Mark) ticks() int64 { return int64(time.Duration(m) / (time.Second / userHZ)) }
+
+// prSetChildSubreaper is PR_SET_CHILD_SUBREAPER from <linux/prctl.h>.
+const prSetChildSubreaper = 36
+
+// reapEvery is how often AdoptOrphans looks for exited orphans; one is
+// reaped once it has been seen exited twice, so that a child whose own
+// caller is about to reap it (os/exec waits right away) is left to it.
+const reapEvery = 2 * time.Second
+
+// AdoptOrphans makes this process the subreaper of everything it starts
+// (PR_SET_CHILD_SUBREAPER): a process whose parent exits is re-parented to
+// this process rather than to init, so that every process started from
+// here, directly or not, stays among its descendants, where [Survivors]
+// looks. Without it, a command that daemonizes (forks, and lets the parent
+// exit) leaves a process Survivors cannot see. AdoptOrphans also reaps
+// those orphans once they exit, until ctx is done. Call it once, in a
+// server, before it runs commands; the setting is for the whole process.
+func AdoptOrphans(ctx context.Context) error {
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0, 0, 0, 0); e != 0 {
+		return fmt.Errorf("becoming the subreaper of commands' orphans: %w", e)
+	}
+	go reapOrphans(ctx)
+	return nil
+}
+
+func reapOrphans(ctx context.Context) {
+	t := time.NewTicker(reapEvery)
+	defer t.Stop()
+	self := os.Getpid()
+	seen := map[int]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		procs, _, err := procScanner.scan()
+		if err != nil {
+			continue
+		}
+		now := map[int]bool{}
+		for _, p := range procs {
+			if p.ppid != self || p.state != 'Z' {
+				continue
+			}
+			if !seen[p.pid] {
+				now[p.pid] = true
+				continue
+			}
+			// Exited two looks ago and still not reaped: an orphan, or a
+			// child nobody waits for. Reap it if it is (still) a zombie;
+			// WNOHANG: never block on a process ID reused since.
+			var info [16]uint64
+			for {
+				_, _, e := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(p.pid), uintptr(unsafe.Pointer(&info)),
+					syscall.WEXITED|syscall.WNOHANG, 0, 0)
+				if e != syscall.EINTR {
+					break
+				}
+			}
+		}
+		seen = now
+	}
+}
+
+// Survivors returns how many processes descended from this one are alive
+// that started at or after since (within 10 ms, the resolution of the start
+// times the kernel keeps), not counting the main processes of the commands
+// Run is running. Once every command a directory was handed to has
+// returned from Run, and provided [AdoptOrphans] was called, a result of
+// 0 means nothing those commands started is still running: nothing can
+// write the directory any more. A process started since by another
+// command counts too; the answer errs on the side of "still running".
+//
+// Survivors reads /proc; concurrent calls share one reading, which starts
+// after the call.
+func Survivors(since Mark) (int, error) {
+	procs, lead, err := procScanner.scan()
+	if err != nil {
+		return 0, err
+	}
+	self := os.Getpid()
+	children := map[int][]int{}
+	for i, p := range procs {
+		children[p.ppid] = append(children[p.ppid], i)
+	}
+	min := since.ticks() - 1
+	n := 0
+	queue := children[self]
+	for len(queue) > 0 {
+		i := queue[0]
+		queue = queue[1:]
+		p := procs[i]
+		queue = append(queue, children[p.pid]...)
+		if _, ok := lead[p.pid]; ok || p.state == 'Z' || p.state == 'X' {
+			continue
+		}
+		if p.start >= min {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// proc is what Survivors reads of a process in /proc/PID/stat.
+type proc struct {
+	pid, ppid int
+	state     byte
+	start     int64 // clock ticks after boot
+}
+
+var procScanner scanner
+
+// A scanner reads the process table for its callers, each getting a
+// reading that started after its call; callers that come while one is
+// under way share the next.
+type scanner struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	started  int // readings started
+	finished int // the number of the last reading finished
+	running  bool
+	procs    []proc
+	leaders  map[int]struct{}
+	err      error
+}
+
+func (s *scanner) scan() ([]proc, map[int]struct{}, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cond == nil {
+		s.cond = sync.NewCond(&s.mu)
+	}
+	want := s.started + 1
+	for s.finished < want {
+		if s.running {
+			s.cond.Wait()
+			continue
+		}
+		s.running = true
+		s.started++
+		n := s.started
+		s.mu.Unlock()
+		lead := runningLeaders()
+		procs, err := readProcs()
+		s.mu.Lock()
+		s.procs, s.leaders, s.err, s.finished, s.running = procs, lead, err, n, false
+		s.cond.Broadcast()
+	}
+	return s.procs, s.leaders, s.err
+}
+
+// readProcs reads every process's /proc/PID/stat. Processes that end
+// while it reads are left out.
+func readProcs() ([]proc, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("listing processes: %w", err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, fmt.Errorf("listing processes: %w", err)
+	}
+	procs := make([]proc, 0, len(names))
+	var buf [1024]byte
+	path := make([]byte, 0, 32)
+	for _, name := range names {
+		if name == "" || name[0] < '1' || name[0] > '9' {
+			continue
+		}
+		pid, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		path = append(append(append(path[:0], "/proc/"...), name...), "/stat\x00"...)
+		n, ok := readSmall(path, buf[:])
+		if !ok {
+			continue // gone
+		}
+		p, err := parseStat(buf[:n])
+		if err != nil {
+			return nil, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		p.pid = pid
+		procs = append(procs, p)
+	}
+	return procs, nil
+}
+
+// readSmall reads the NUL-terminated path into buf with plain system calls.
+func readSmall(path []byte, buf []byte) (int, bool) {
+	fd, _, e := syscall.Syscall6(syscall.SYS_OPENAT, uintptr(atFDCWD), uintptr(unsafe.Pointer(&path[0])),
+		syscall.O_RDONLY|syscall.O_CLOEXEC, 0, 0, 0)
+	if e != 0 {
+		return 0, false
+	}
+	defer syscall.Close(int(fd))
+	n, err := syscall.Read(int(fd), buf)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// atFDCWD is AT_FDCWD, a variable so that it converts to a uintptr.
+var atFDCWD = -100
+
+// parseStat reads the state, parent and start time from a /proc/PID/stat
+// line: "pid (comm) state ppid ... starttime ...", where comm may hold
+// spaces and parentheses, so the fields are counted after its last ')'.
+func parseStat(b []byte) (proc, error) {
+	var p proc
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return p, fmt.Errorf("no command name in %q", b)
+	}
+	fields := bytes.Fields(b[i+1:])
+	// fields[0] is the state (field 3), fields[19] the start time (22).
+	if len(fields) < 20 || len(fields[0]) != 1 {
+		return p, fmt.Errorf("too few fields in %q", b)
+	}
+	p.state = fields[0][0]
+	ppid, err := strconv.Atoi(string(fields[1]))
+	if err != nil {
+		return p, fmt.Errorf("parent %q: %w", fields[1], err)
+	}
+	start, err := strconv.ParseInt(string(fields[19]), 10, 64)
+	if err != nil {
+		return p, fmt.Errorf("start time %q: %w", fields[19], err)
+	}
+	p.ppid, p.start = ppid, start
+	return p, nil
+}

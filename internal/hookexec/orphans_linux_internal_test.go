@@ -1,0 +1,40 @@
+//go:build linux
+
+package hookexec
+
+import "testing"
+
+func TestParseStat(t *testing.T) {
+	tail := " 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 123456 0 0"
+	tests := []struct {
+		line    string
+		want    proc
+		wantErr bool
+	}{
+		{line: "42 (sleep) S 7 42 42" + tail, want: proc{state: 'S', ppid: 7, start: 123456}},
+		{line: "42 (a) (b) Z 1 42 42" + tail, want: proc{state: 'Z', ppid: 1, start: 123456}},
+		{line: "42 (x y)) R 9 42 42" + tail + "\n", want: proc{state: 'R', ppid: 9, start: 123456}},
+		{line: "42 sleep S 7", wantErr: true},
+		{line: "42 (sleep) S 7 42", wantErr: true},
+		{line: "42 (sleep) S x 42 42" + tail, wantErr: true},
+		{line: "", wantErr: true},
+	}
+	for _, tt := range tests {
+		got, err := parseStat([]byte(tt.line))
+		if (err != nil) != tt.wantErr {
+			t.Errorf("parseStat(%q) error = %v, want error %v", tt.line, err, tt.wantErr)
+			continue
+		}
+		if err == nil && got != tt.want {
+			t.Errorf("parseStat(%q) = %+v, want %+v", tt.line, got, tt.want)
+		}
+	}
+}
+
+func FuzzParseStat(f *testing.F) {
+	f.Add([]byte("42 (sleep) S 7 42 42 0 0 0 0 0 0 0 0 0 0 20 0 1 0 123456 0 0"))
+	f.Add([]byte("1 ()) Z 0"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		parseStat(b) // must not panic
+	})
+}
