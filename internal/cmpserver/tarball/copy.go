@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // copyWorkers is how many files copyTree copies at once. Copying is
@@ -35,6 +36,15 @@ type Workspace struct {
 	removed func() // gives the copy's bytes back to the disk budget
 	once    sync.Once
 	err     error
+
+	// With recycling: the Store to give the copy back to, what it is a
+	// copy of, and when it was handed out (Recycling.Mark's and the
+	// system clock's time).
+	store  *Store
+	key    poolKey
+	tree   *tree
+	mark   int64
+	handed time.Time
 }
 
 // Dir returns the directory holding the repository: the root of the
@@ -54,7 +64,7 @@ func (w *Workspace) Close() error {
 			w.release()
 			return
 		}
-		if err := removeAll(w.dir); err != nil {
+		if err := w.keepOrRemove(); err != nil {
 			w.err = fmt.Errorf("removing the repository workspace: %w", err)
 		}
 		if w.removed != nil {

@@ -130,6 +130,8 @@ type tree struct {
 	links   []node
 	bytes   int64 // sum of the files' sizes
 	longest int   // the longest path or link target
+
+	idx *treeIndex // built for recycling; guarded by the Store's mutex
 }
 
 type node struct {

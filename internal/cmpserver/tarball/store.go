@@ -27,6 +27,7 @@ type Store struct {
 
 	maxBytes int64
 	disk     *diskBudget // nil: no budget
+	pool     *pool       // nil: workspaces are removed, never recycled
 
 	mu      sync.Mutex
 	entries map[string]*entry  // by checksum
@@ -70,6 +71,18 @@ type Stats struct {
 	// (whole 4 KiB blocks), Entries their number, in use or not.
 	Bytes   int64
 	Entries int
+
+	// With recycling (SetRecycling): Reused counts the Receives that got
+	// a recycled workspace instead of a new copy; Recycled the closed
+	// workspaces checked and kept; RecycleBusy those removed because a
+	// process their commands started was still running; RecycleChanged
+	// those removed because their commands had changed them in a way the
+	// check does not repair (see the package documentation). Kept and
+	// KeptBytes are the workspaces kept now and their repositories'
+	// bytes.
+	Reused, Recycled, RecycleBusy, RecycleChanged uint64
+	Kept                                          int
+	KeptBytes                                     int64
 }
 
 // DefaultCacheBytes is the size of a Store's cache when NewStore is given 0.
@@ -164,6 +177,10 @@ func (s *Store) Stats() Stats {
 	st := s.stats
 	st.Entries = len(s.entries)
 	st.Bytes = s.bytes
+	if s.pool != nil {
+		st.Kept = s.pool.order.Len()
+		st.KeptBytes = s.pool.bytes
+	}
 	return st
 }
 
@@ -413,6 +430,9 @@ func (s *Store) evictLocked() []string {
 		s.bytes -= e.disk
 		s.stats.Evictions++
 		victims = append(victims, e.dir)
+		if s.pool != nil {
+			victims = append(victims, s.pool.dropLocked(e.key)...)
+		}
 	}
 	return victims
 }
@@ -450,13 +470,19 @@ func (s *Store) workspace(ctx context.Context, e *entry, opts Options, lim Limit
 	if err := s.disk.wait(ctx, e.tree.bytes, "the request's copy of the repository"); err != nil {
 		return nil, err
 	}
+	key := poolKey{e.key, opts.PreserveFileMode}
+	if s.pool != nil {
+		if k := s.kept(ctx, e, key); k != nil {
+			return s.handOut(k.dir, e, key), nil
+		}
+	}
 	dir, err := os.MkdirTemp(s.work, "ws-")
 	if err != nil {
 		s.disk.give(e.tree.bytes)
 		return nil, fmt.Errorf("creating the repository workspace: %w", err)
 	}
 	n := e.tree.bytes
-	ws := &Workspace{dir: dir, repo: filepath.Join(dir, "repo"), tmp: filepath.Join(dir, "tmp"), removed: func() { s.disk.give(n) }}
+	ws := s.handOut(dir, e, key)
 	err = os.Mkdir(ws.tmp, 0o700)
 	if err == nil {
 		err = os.Mkdir(ws.repo, 0o700)
