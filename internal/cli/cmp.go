@@ -216,14 +216,15 @@ func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
 
 func newCmpServeCmd(g *globals) *cobra.Command {
 	var (
-		flags      pluginFlags
-		socketDir  string
-		cacheDir   string
-		cacheBytes int64
-		grace      time.Duration
-		metrics    string
-		repoLimits tarball.Limits
-		diskBytes  int64
+		flags        pluginFlags
+		socketDir    string
+		cacheDir     string
+		cacheBytes   int64
+		grace        time.Duration
+		metrics      string
+		repoLimits   tarball.Limits
+		diskBytes    int64
+		recycleBytes int64
 	)
 	cmd := &cobra.Command{
 		Use:   "serve --config PLUGIN.yaml|--builtin helm [--socket-dir DIR] [--metrics-listen ADDR]",
@@ -279,6 +280,15 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 			}()
 			if cp, ok := p.(*cmpserver.CommandPlugin); ok {
 				p = cp.Hiding(store.Root())
+				switch {
+				case recycleBytes < 0:
+				case flags.noSandbox:
+					log.Info("workspaces are not recycled: the commands run unconfined (--insecure-no-sandbox)")
+				default:
+					if err := cmpserver.RecycleWorkspaces(cmd.Context(), store, recycleBytes, flags.metrics); err != nil {
+						log.Warn("workspaces are not recycled; each request gets a new copy of its repository", "reason", err)
+					}
+				}
 			}
 			if c, ok := p.(io.Closer); ok {
 				defer c.Close() // the Helm plugin's render workers
@@ -296,6 +306,8 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 	fs.StringVar(&socketDir, "socket-dir", "", "directory of the plugin socket (default $ARGOCD_PLUGINSOCKFILEPATH or "+cmpserver.DefaultSocketDir+")")
 	fs.StringVar(&cacheDir, "cache-dir", "", "directory of the repository cache (default a directory under $TMPDIR)")
 	fs.Int64Var(&cacheBytes, "cache-bytes", tarball.DefaultCacheBytes, "size of the repository cache (0: the default; negative: keep no repository between requests, though concurrent identical requests still share one extraction)")
+	fs.Int64Var(&recycleBytes, "recycle-bytes", tarball.DefaultRecycleBytes, "with --config: repository bytes kept in the workspaces of finished requests for later requests of the same repository, "+
+		"each checked before it is handed out again (0: the default; negative: remove every workspace after its request)")
 	fs.DurationVar(&grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.StringVar(&metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address (host:port, or unix:PATH); off when empty")
 	d := tarball.DefaultLimits()

@@ -94,14 +94,23 @@ func reapOrphans(ctx context.Context) {
 	}
 }
 
-// Survivors returns how many processes descended from this one are alive
-// that started at or after since (within 10 ms, the resolution of the start
-// times the kernel keeps), not counting the main processes of the commands
-// Run is running. Once every command a directory was handed to has
-// returned from Run, and provided [AdoptOrphans] was called, a result of
-// 0 means nothing those commands started is still running: nothing can
-// write the directory any more. A process started since by another
-// command counts too; the answer errs on the side of "still running".
+// Survivors returns how many processes that this one started or adopted
+// are alive that started at or after since (within 10 ms, the resolution
+// of the start times the kernel keeps), not counting the main processes of
+// the commands Run is running, nor what those started.
+//
+// It is what a server that hands a directory to sandboxed commands needs
+// to know before it hands the directory to others: once every command the
+// directory was handed to has returned from Run, and provided
+// [AdoptOrphans] was called, a result of 0 means nothing those commands
+// started is still running, so nothing can write the directory any more.
+// A process they left behind was re-parented to this process (it is a
+// child now), and started after since. What a running command started
+// descends from that command, whose sandbox is another; what a process
+// left behind by earlier commands starts descends from that process,
+// started before since, in the sandbox of those earlier commands. Neither
+// counts. A process started since by this process's own code (not
+// through Run) counts: the answer errs on the side of "still running".
 //
 // Survivors reads /proc; concurrent calls share one reading, which starts
 // after the call.
@@ -111,22 +120,13 @@ func Survivors(since Mark) (int, error) {
 		return 0, err
 	}
 	self := os.Getpid()
-	children := map[int][]int{}
-	for i, p := range procs {
-		children[p.ppid] = append(children[p.ppid], i)
-	}
 	min := since.ticks() - 1
 	n := 0
-	queue := children[self]
-	for len(queue) > 0 {
-		i := queue[0]
-		queue = queue[1:]
-		p := procs[i]
-		queue = append(queue, children[p.pid]...)
-		if _, ok := lead[p.pid]; ok || p.state == 'Z' || p.state == 'X' {
+	for _, p := range procs {
+		if p.ppid != self || p.state == 'Z' || p.state == 'X' || p.start < min {
 			continue
 		}
-		if p.start >= min {
+		if _, ok := lead[p.pid]; !ok {
 			n++
 		}
 	}

@@ -18,8 +18,8 @@ import (
 
 // TestSurvivors: a daemon a command leaves behind (out of its process
 // group, its parent gone) is found, then its absence once killed, and it is
-// reaped; a running command's own process is not a survivor, what it
-// starts is.
+// reaped; a running command and what it starts are not survivors, a
+// process started otherwise is.
 func TestSurvivors(t *testing.T) {
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("no setsid program:", err)
@@ -78,10 +78,21 @@ func TestSurvivors(t *testing.T) {
 		_, err := os.Stat(started)
 		return err == nil, "not yet"
 	})
-	if n := survivors(mark); n != 1 {
-		t.Errorf("Survivors(while a command runs sleep) = %d, want 1 (sleep, not the shell)", n)
+	if n := survivors(mark); n != 0 {
+		t.Errorf("Survivors(while a command runs sleep) = %d, want 0: a running command's processes are in its own sandbox", n)
 	}
 	<-done
+
+	// A process this one started itself, not through Run, counts.
+	other := exec.Command("sleep", "60")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if n := survivors(mark); n != 1 {
+		t.Errorf("Survivors(with a child started since) = %d, want 1", n)
+	}
+	other.Process.Kill()
+	other.Wait()
 
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
