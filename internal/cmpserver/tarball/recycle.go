@@ -327,4 +327,3 @@ func newTreeIndex(t *tree) *treeIndex {
 	add(t.links, kindLink)
 	return idx
 }
-
