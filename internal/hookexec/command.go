@@ -160,12 +160,15 @@ func (c *Command) Run(ctx context.Context) (*Result, error) {
 	}
 
 	start := time.Now()
+	starting.RLock()
 	if err := c.startCmd(cmd); err != nil {
+		starting.RUnlock()
 		in.abort()
 		return nil, fmt.Errorf("starting %s: %w", c, err)
 	}
-	in.start()
 	addLeader(cmd.Process.Pid)
+	starting.RUnlock()
+	in.start()
 	l := watch(cmd)
 	stop := c.supervise(ctx, l, stdout.full, start)
 	waitErr := l.finish()

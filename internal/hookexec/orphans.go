@@ -18,6 +18,12 @@ var leaders = struct {
 	pids map[int]struct{}
 }{pids: map[int]struct{}{}}
 
+// starting is held for reading by Run from before it starts a command
+// until its process is in leaders, and for writing by a reading of the
+// process table: so a reading never finds a command's process that is not
+// yet known to be one.
+var starting sync.RWMutex
+
 func addLeader(pid int) {
 	leaders.Lock()
 	leaders.pids[pid] = struct{}{}

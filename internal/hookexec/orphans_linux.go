@@ -5,7 +5,9 @@ package hookexec
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"sync"
@@ -119,11 +121,10 @@ func Survivors(since Mark) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	self := os.Getpid()
 	min := since.ticks() - 1
 	n := 0
 	for _, p := range procs {
-		if p.ppid != self || p.state == 'Z' || p.state == 'X' || p.start < min {
+		if p.state == 'Z' || p.state == 'X' || p.start < min {
 			continue
 		}
 		if _, ok := lead[p.pid]; !ok {
@@ -172,8 +173,10 @@ func (s *scanner) scan() ([]proc, map[int]struct{}, error) {
 		s.started++
 		n := s.started
 		s.mu.Unlock()
+		starting.Lock()
 		lead := runningLeaders()
-		procs, err := readProcs()
+		procs, err := readChildren(lead)
+		starting.Unlock()
 		s.mu.Lock()
 		s.procs, s.leaders, s.err, s.finished, s.running = procs, lead, err, n, false
 		s.cond.Broadcast()
@@ -181,9 +184,66 @@ func (s *scanner) scan() ([]proc, map[int]struct{}, error) {
 	return s.procs, s.leaders, s.err
 }
 
-// readProcs reads every process's /proc/PID/stat. Processes that end
-// while it reads are left out.
-func readProcs() ([]proc, error) {
+// readChildren returns this process's children, from the children files
+// of its threads, reading /proc/PID/stat only for those that are not in
+// skip, which are returned with their process ID alone. Where the kernel
+// has no children files (CONFIG_PROC_CHILDREN), it reads every process.
+func readChildren(skip map[int]struct{}) ([]proc, error) {
+	d, err := os.Open("/proc/self/task")
+	if err != nil {
+		return nil, fmt.Errorf("listing this process's threads: %w", err)
+	}
+	tids, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, fmt.Errorf("listing this process's threads: %w", err)
+	}
+	var (
+		procs []proc
+		buf   [4096]byte
+		path  = make([]byte, 0, 64)
+		stat  [1024]byte
+	)
+	for _, tid := range tids {
+		path = append(append(append(path[:0], "/proc/self/task/"...), tid...), "/children\x00"...)
+		n, ok := readSmall(path, buf[:])
+		if !ok {
+			if _, err := os.Stat("/proc/self/task/" + tid + "/children"); errors.Is(err, fs.ErrNotExist) && tid == strconv.Itoa(os.Getpid()) {
+				return readProcs(os.Getpid())
+			}
+			continue // empty, or the thread ended
+		}
+		if n == len(buf) {
+			return readProcs(os.Getpid()) // more children than the buffer holds
+		}
+		for _, f := range bytes.Fields(buf[:n]) {
+			pid, err := strconv.Atoi(string(f))
+			if err != nil {
+				return nil, fmt.Errorf("/proc/self/task/%s/children: %q", tid, f)
+			}
+			if _, ok := skip[pid]; ok {
+				procs = append(procs, proc{pid: pid, ppid: os.Getpid(), state: 'R'})
+				continue
+			}
+			path = append(append(append(path[:0], "/proc/"...), f...), "/stat\x00"...)
+			m, ok := readSmall(path, stat[:])
+			if !ok {
+				continue // gone
+			}
+			p, err := parseStat(stat[:m])
+			if err != nil {
+				return nil, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+			}
+			p.pid = pid
+			procs = append(procs, p)
+		}
+	}
+	return procs, nil
+}
+
+// readProcs reads /proc/PID/stat of every process, and returns the
+// children of parent. Processes that end while it reads are left out.
+func readProcs(parent int) ([]proc, error) {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return nil, fmt.Errorf("listing processes: %w", err)
@@ -214,7 +274,9 @@ func readProcs() ([]proc, error) {
 			return nil, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 		}
 		p.pid = pid
-		procs = append(procs, p)
+		if p.ppid == parent {
+			procs = append(procs, p)
+		}
 	}
 	return procs, nil
 }

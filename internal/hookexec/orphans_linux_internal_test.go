@@ -2,7 +2,11 @@
 
 package hookexec
 
-import "testing"
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
 
 func TestParseStat(t *testing.T) {
 	tail := " 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 123456 0 0"
@@ -37,4 +41,54 @@ func FuzzParseStat(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		parseStat(b) // must not panic
 	})
+}
+
+// TestReadChildren holds the children files' reading to the reading of
+// every process.
+func TestReadChildren(t *testing.T) {
+	var cmds []*exec.Cmd
+	for range 3 {
+		c := exec.Command("sleep", "60")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, c)
+	}
+	t.Cleanup(func() {
+		for _, c := range cmds {
+			c.Process.Kill()
+			c.Wait()
+		}
+	})
+	skip := map[int]struct{}{cmds[0].Process.Pid: {}}
+	got, err := readChildren(skip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := readProcs(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]proc{}
+	for _, p := range all {
+		if _, ok := skip[p.pid]; ok {
+			p = proc{pid: p.pid, ppid: p.ppid, state: 'R'}
+		}
+		want[p.pid] = p
+	}
+	gotm := map[int]proc{}
+	for _, p := range got {
+		gotm[p.pid] = p
+	}
+	if len(gotm) != 3 || len(want) != 3 {
+		t.Fatalf("readChildren found %v, readProcs %v; want the 3 sleeps", got, all)
+	}
+	for pid, w := range want {
+		g := gotm[pid]
+		// The state may change between the two readings.
+		g.state, w.state = 0, 0
+		if g != w {
+			t.Errorf("child %d: readChildren %+v, readProcs %+v", pid, g, w)
+		}
+	}
 }
