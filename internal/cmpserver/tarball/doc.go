@@ -57,10 +57,12 @@
 //     spooled, verified copy.
 //   - The cache is bounded. Past its size, the least recently used trees
 //     are evicted, but never one being copied, read or about to be.
-//   - [Workspace.Close] always removes a private copy, even directories a
-//     command made read-only. A cache hit is still checked against the
-//     request's own Limits. [Store.Stats] counts hits, misses, extractions
-//     and evictions, and the cache's size.
+//   - [Workspace.Close] removes a private copy, even directories a command
+//     made read-only, or, with [Store.SetRecycling], checks it and keeps
+//     it for the next request of the same repository (below). A cache hit
+//     is still checked against the request's own Limits. [Store.Stats]
+//     counts hits, misses, extractions and evictions, recycled workspaces,
+//     and the cache's size.
 //
 // Cached trees keep the archive's permission bits (made safe as above,
 // less the write bits on disk); each copy applies its request's
@@ -162,6 +164,50 @@
 // So: built-in plugins read the cache itself; command plugins get a full
 // copy made with as few system calls as the kernel allows, confined with
 // Landlock so that the copy, not permissions, is what keeps requests
-// apart. A monorepo served to a command plugin still pays one file
-// creation per file.
+// apart. And the copies are recycled (below), so that a repeated
+// repository creates no file at all.
+//
+// # Recycling workspaces
+//
+// Creating files is what costs on disk, and removing a workspace makes the
+// next creations slower still (above). With [Store.SetRecycling] a closed
+// private copy is not removed: it is checked, and kept for the next
+// request of the same checksum and file modes, which then gets it instead
+// of a new copy. A repeated request of a command plugin costs what hashing
+// the stream costs, plus a stat per entry after the reply. What makes
+// handing a used copy to another request safe:
+//
+//   - Nothing of the earlier request still runs. A command could leave a
+//     process behind (a daemon, out of its process group) that writes the
+//     copy after it was checked. So the Store asks [Recycling.Quiet]
+//     first; the server answers with hookexec.Survivors, having made
+//     itself the subreaper of its commands (hookexec.AdoptOrphans), so
+//     that every process a command leaves behind becomes its child. A
+//     child started after the workspace was handed out (within a 10 ms
+//     tick), alive, and not a running command is such a process: the
+//     workspace is then removed, not kept. A running command, and what it
+//     starts, is confined to another workspace by its own sandbox; a
+//     process left behind earlier was started before the hand-out.
+//   - Every change is found. The kernel sets a file's change time (ctime)
+//     on every write, truncation, mode change, link, rename or extended
+//     attribute change, and no system call sets it back. An entry whose
+//     change time lies before the hand-out less a margin (2 s: file
+//     systems date with a clock one tick behind, some in whole seconds) is
+//     untouched and costs a stat. Any other file is read and compared
+//     with the cached one, and rewritten in place when it differs (a
+//     write, not a new file); its mode is reset; any other directory is
+//     listed and compared with the tree. Only ext4, XFS, Btrfs, tmpfs and
+//     overlayfs are trusted for this (SetRecycling refuses others:
+//     network file systems date changes with the server's clock).
+//   - What cannot be repaired in place is not repaired. An entry added,
+//     removed, renamed or replaced by another type, a file with another
+//     hard link or new extended attributes: the workspace is removed, and
+//     the next request gets a new copy. The temporary directory is
+//     emptied.
+//
+// Kept workspaces are bounded ([Recycling.MaxBytes]; those kept longest
+// go first) and leave with their tree when the cache evicts it. A Receive
+// that finds none kept but one being checked waits for it (checking is a
+// read of what changed, far cheaper than a copy). Timestamps are not
+// reset: a file a command rewrote keeps the time of its repair.
 package tarball
