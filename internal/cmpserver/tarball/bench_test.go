@@ -56,6 +56,8 @@ var benchRepos = []struct {
 //     command plugin's repeated request costs;
 //   - readonly: the same with Options.ReadOnly (hash, no copy), what a
 //     built-in plugin's costs;
+//   - recycled: the warm Receive with recycling (hash, no copy), the check
+//     of the workspace at Close in close-ns/op;
 //   - extract: Extract alone into a fresh directory, what Argo CD's own
 //     sidecar does for every request.
 //
@@ -134,6 +136,35 @@ func BenchmarkReceive(b *testing.B) {
 					}
 				})
 			}
+			b.Run("recycled", func(b *testing.B) {
+				// A command plugin's repeated request with recycling:
+				// hash, take the kept workspace; the check at Close is
+				// close-ns/op. Past the change-time margin (shortened
+				// here), untouched files cost a stat.
+				defer tarball.SetRecycleMargin(50 * time.Millisecond)()
+				b.SetBytes(int64(len(data)))
+				s, err := tarball.NewStore(filepath.Join(benchDir(b), "store"), 1<<40)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.SetRecycling(tarball.Recycling{Mark: func() int64 { return 0 }, Quiet: func(int64) (bool, error) { return true, nil }}); err != nil {
+					b.Skip(err)
+				}
+				receive(b, s, tarball.Options{}).Close()
+				time.Sleep(100 * time.Millisecond)
+				var closing time.Duration
+				b.ResetTimer()
+				cpu := cpuTime()
+				for i := 0; i < b.N; i++ {
+					closeWS(b, receive(b, s, tarball.Options{}), &closing)
+				}
+				b.StopTimer()
+				reportCPU(b, cpu)
+				b.ReportMetric(float64(closing.Nanoseconds())/float64(b.N), "close-ns/op")
+				if st := s.Stats(); st.Reused != uint64(b.N) {
+					b.Fatalf("recycled Receives made copies: %+v", st)
+				}
+			})
 			b.Run("extract", func(b *testing.B) {
 				b.SetBytes(int64(len(data)))
 				base := benchDir(b)
