@@ -26,6 +26,8 @@ func openHelmReleases(ctx context.Context, s Settings, rc *rest.Config, log *slo
 		Namespace:      s.Namespace,
 		Driver:         os.Getenv("HELM_DRIVER"),
 		MaxHistory:     s.HelmHistoryMax,
+		// 0 keeps every revision, as addon-operator (and Helm) read it.
+		AllHistory: s.HelmHistoryMax == 0,
 		ResourceLabels: labels,
 		Logger:         log,
 	}

@@ -39,8 +39,10 @@ type Settings struct {
 	CRDFilterPrefixes string
 	// TempDir holds the files hooks exchange with the operator.
 	TempDir string
-	// HelmHistoryMax bounds the revisions kept per release; 0 is the
-	// release store's default (the local store's history is always bounded).
+	// HelmHistoryMax bounds the revisions kept per release; 0 keeps every
+	// revision of a release on the cluster, as in addon-operator and Helm,
+	// and the local release store's default (its history is always
+	// bounded).
 	HelmHistoryMax int
 	// HelmIgnoreRelease is a release the purge of unknown releases skips.
 	HelmIgnoreRelease string
@@ -343,7 +345,7 @@ func (s *Settings) Check() error {
 		return fmt.Errorf("no modules and no global hooks: set MODULES_DIR (--modules-dir) or GLOBAL_HOOKS_DIR (--global-hooks-dir)")
 	}
 	if s.HelmHistoryMax < 0 {
-		return fmt.Errorf("HELM_HISTORY_MAX (--helm-history-max) %d: must be 0 (the default, 10) or more", s.HelmHistoryMax)
+		return fmt.Errorf("HELM_HISTORY_MAX (--helm-history-max) %d: must be 0 (no limit) or more", s.HelmHistoryMax)
 	}
 	if _, err := strconv.Atoi(s.ListenPort); s.ListenPort != "" && err != nil {
 		return fmt.Errorf("listen port %q: not a number; set ADDON_OPERATOR_LISTEN_PORT (--listen-port) to a port such as 9650", s.ListenPort)

@@ -53,6 +53,7 @@ func TestSettingsFromEnv(t *testing.T) {
 		}, ""},
 		{"HA off", map[string]string{"ADDON_OPERATOR_HA": "false"}, func(*operator.Settings) {}, ""},
 		{"HA empty", map[string]string{"ADDON_OPERATOR_HA": ""}, func(*operator.Settings) {}, ""},
+		{"no history limit", map[string]string{"HELM_HISTORY_MAX": "0"}, func(s *operator.Settings) { s.HelmHistoryMax = 0 }, ""},
 		{"empty numbers keep the defaults", map[string]string{"KUBE_CLIENT_QPS": "", "KUBE_CLIENT_BURST": " ", "HELM_HISTORY_MAX": ""}, func(*operator.Settings) {}, ""},
 		{"bad HA", map[string]string{"ADDON_OPERATOR_HA": "yes please"}, nil, "environment variable ADDON_OPERATOR_HA: \"yes please\" is not true or false"},
 		{"bad QPS", map[string]string{"KUBE_CLIENT_QPS": "fast"}, nil, "environment variable KUBE_CLIENT_QPS: \"fast\" is not a number"},

@@ -77,8 +77,11 @@ type HelmOptions struct {
 	// "secret" (also ""), "configmap" or "memory".
 	Driver string
 	// MaxHistory bounds the revisions kept per release; 0 means
-	// DefaultMaxHistory.
+	// DefaultMaxHistory, unless AllHistory is set.
 	MaxHistory int
+	// AllHistory keeps every revision (HELM_HISTORY_MAX=0 in
+	// addon-operator and Helm).
+	AllHistory bool
 	// Timeout bounds one install, upgrade or uninstall; 0 means
 	// DefaultHelmTimeout.
 	Timeout time.Duration
@@ -381,6 +384,9 @@ func (h *Helm) Put(ctx context.Context, r *Release) error {
 		up.Timeout, up.WaitStrategy = h.opts.Timeout, kube.HookOnlyStrategy
 		up.SkipCRDs = true
 		up.MaxHistory = h.opts.MaxHistory
+		if h.opts.AllHistory {
+			up.MaxHistory = 0 // Helm: no limit
+		}
 		up.Labels = labels
 		up.TakeOwnership = true
 		up.DisableOpenAPIValidation = skipClientValidation

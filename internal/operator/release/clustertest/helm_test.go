@@ -421,15 +421,28 @@ func unstructuredInt(obj map[string]any, path ...string) (int64, bool, error) {
 }
 
 func TestHistoryLimit(t *testing.T) {
-	e := setup(t, release.HelmOptions{MaxHistory: 3})
-	m := e.module("app", map[string]string{"templates/cm.yaml": cmTemplate})
-	for i := 1; i <= 5; i++ {
-		if res := e.converge(m, appValues(fmt.Sprint(i))); !res.Upgraded || res.Release.Revision != i {
-			t.Fatalf("Converge %d = %+v, want revision %d", i, res, i)
-		}
+	tests := []struct {
+		name string
+		opts release.HelmOptions
+		want []string
+	}{
+		{"limit of 3", release.HelmOptions{MaxHistory: 3}, []string{"3:superseded", "4:superseded", "5:deployed"}},
+		// HELM_HISTORY_MAX=0, as addon-operator reads it.
+		{"no limit", release.HelmOptions{AllHistory: true}, []string{"1:superseded", "2:superseded", "3:superseded", "4:superseded", "5:deployed"}},
 	}
-	if got, want := e.revisions("app"), []string{"3:superseded", "4:superseded", "5:deployed"}; !slices.Equal(got, want) {
-		t.Errorf("revisions with a history limit of 3 = %v, want %v", got, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := setup(t, tt.opts)
+			m := e.module("app", map[string]string{"templates/cm.yaml": cmTemplate})
+			for i := 1; i <= 5; i++ {
+				if res := e.converge(m, appValues(fmt.Sprint(i))); !res.Upgraded || res.Release.Revision != i {
+					t.Fatalf("Converge %d = %+v, want revision %d", i, res, i)
+				}
+			}
+			if got := e.revisions("app"); !slices.Equal(got, tt.want) {
+				t.Errorf("revisions = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
 
