@@ -23,11 +23,11 @@ func openHelmReleases(ctx context.Context, s Settings, rc *rest.Config, log *slo
 		return releaseStore{}, fmt.Errorf("ADDON_OPERATOR_CRD_EXTRA_LABELS (--crd-extra-labels): %w", err)
 	}
 	o := release.HelmOptions{
-		Namespace:      s.Namespace,
-		Driver:         os.Getenv("HELM_DRIVER"),
-		MaxHistory:     s.HelmHistoryMax,
+		Namespace:  s.Namespace,
+		Driver:     os.Getenv("HELM_DRIVER"),
+		MaxHistory: s.HelmHistoryMax,
 		// 0 keeps every revision, as addon-operator (and Helm) read it.
-		AllHistory: s.HelmHistoryMax == 0,
+		AllHistory:     s.HelmHistoryMax == 0,
 		ResourceLabels: labels,
 		Logger:         log,
 	}
