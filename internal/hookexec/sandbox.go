@@ -35,6 +35,19 @@ import (
 // On a kernel with Landlock ABI 6 or later, the command also cannot
 // signal processes outside its sandbox, nor connect to their abstract
 // unix sockets.
+//
+// The rules are cached for the process's lifetime, so that a command
+// does not pay for listing and opening every sibling again (thousands of
+// system calls when the Hidden directory lies in a crowded /tmp): the
+// allowed siblings stay open (O_PATH), and before each command the
+// directories listed are checked with a stat each and listed again only
+// when they have changed (or changed too recently for their timestamps
+// to tell), so an entry made beside a Hidden directory is readable by
+// the next command. Whole rulesets are kept by the inodes of their
+// Writable directories, so a command in a directory that served an
+// earlier one (a recycled workspace) starts with no rule to build. See
+// rulecache_linux.go for why this confines commands exactly as rules
+// built at each start would.
 type Sandbox struct {
 	// Writable are directories the command may read and change
 	// everything beneath: absolute paths.
