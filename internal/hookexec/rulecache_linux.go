@@ -26,9 +26,10 @@ import (
 //     descriptor of each sibling it allows (and of the devices), kept
 //     open. Before each use the listed ancestors are checked with a stat
 //     each: a directory whose inode, mtime or ctime has changed, or whose
-//     mtime was too recent to be trusted when it was listed (a change
-//     within the timestamp granularity leaves the mtime unchanged: see
-//     racyWindow), is listed again, and only the entries that appeared,
+//     timestamps were too recent to be trusted when it was listed (a
+//     change within the timestamp granularity leaves them unchanged:
+//     see racyWindow; multigrain timestamps, Linux 6.13 on ext4, XFS,
+//     Btrfs and tmpfs, have no such window), is listed again, and only the entries that appeared,
 //     disappeared or now name another inode are opened or closed. A
 //     directory made beside a Hidden one after the cache was built is
 //     readable by the next command, as it would be without the cache.
@@ -54,12 +55,63 @@ import (
 // A read-only part that would hold more than maxHeld descriptors is not
 // cached: each command builds its ruleset as before.
 
-// racyWindow is how old a directory's mtime must be, when it is listed,
-// for an unchanged mtime to prove the listing still holds. A change made
-// in the same timestamp tick as the listing leaves the mtime unchanged
-// (on kernels before 6.13, or file systems without multigrain
-// timestamps, the tick is a jiffy; some file systems count in seconds).
+// racyWindow is how old a directory's mtime and ctime must be, when it is
+// listed, for unchanged timestamps to prove the listing still holds. A
+// change made in the same timestamp tick as the listing leaves them
+// unchanged: the tick is a jiffy on most file systems, a second or two on
+// some. Not needed where the timestamps are multigrain (see exactStamps).
 const racyWindow = 2 * time.Second
+
+// multigrainKernel reports whether the kernel has multigrain timestamps
+// (Linux 6.13): on ext4, XFS, Btrfs and tmpfs, a change made after the
+// timestamps were read by stat gets a fine-grained timestamp, so it
+// always shows.
+var multigrainKernel = sync.OnceValue(func() bool {
+	var u syscall.Utsname
+	if err := syscall.Uname(&u); err != nil {
+		return false
+	}
+	var rel []byte
+	for _, c := range u.Release {
+		if c == 0 {
+			break
+		}
+		rel = append(rel, byte(c))
+	}
+	major, rest, _ := strings.Cut(string(rel), ".")
+	minor, _, _ := strings.Cut(rest, ".")
+	minor = strings.TrimRightFunc(minor, func(r rune) bool { return r < '0' || r > '9' })
+	ma, err1 := strconv.Atoi(major)
+	mi, err2 := strconv.Atoi(minor)
+	return err1 == nil && err2 == nil && (ma > 6 || ma == 6 && mi >= 13)
+})
+
+// Magic numbers of the file systems with multigrain timestamps.
+const (
+	ext4Magic  = 0xEF53
+	xfsMagic   = 0x58465342
+	btrfsMagic = 0x9123683E
+	tmpfsMagic = 0x01021994
+)
+
+// exactStamps reports whether dir's timestamps change with every change,
+// however soon after they were read: multigrain timestamps, on a file
+// system that stores nanoseconds (an ext4 with 128-byte inodes stores
+// seconds: a stamp without nanoseconds is not trusted).
+func exactStamps(dir string, s dirStamp) bool {
+	if !multigrainKernel() || s.mtime.Nsec == 0 || s.ctime.Nsec == 0 {
+		return false
+	}
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &fs); err != nil {
+		return false
+	}
+	switch uint32(fs.Type) {
+	case ext4Magic, xfsMagic, btrfsMagic, tmpfsMagic:
+		return true
+	}
+	return false
+}
 
 // Bounds on what the cache holds.
 const (
@@ -385,7 +437,7 @@ func (rr *readRules) refreshDir(d *listedDir) error {
 	if d.entries != nil && len(d.raw) > 0 && bytes.Equal(raw, d.raw) {
 		// The same entries, the same inodes (held ones cannot be reused).
 		d.scratch = raw
-		d.stamp, d.settled = stamp, settled(stamp, now)
+		d.stamp, d.settled = stamp, settled(d.path, stamp, now)
 		return nil
 	}
 	d.raw, d.scratch = raw, d.raw
@@ -439,16 +491,20 @@ func (rr *readRules) refreshDir(d *listedDir) error {
 	if gone {
 		d.raw = d.raw[:0]
 	}
-	d.stamp, d.settled = stamp, settled(stamp, now)
+	d.stamp, d.settled = stamp, settled(d.path, stamp, now)
 	if changed {
 		rr.changed()
 	}
 	return nil
 }
 
-// settled reports whether a directory's stamp, taken at now, is old
-// enough to prove that its listing is current as long as it is unchanged.
-func settled(s dirStamp, now time.Time) bool {
+// settled reports whether a directory's stamp, taken at now, proves that
+// its listing is current as long as it is unchanged: the timestamps are
+// exact, or old enough.
+func settled(dir string, s dirStamp, now time.Time) bool {
+	if exactStamps(dir, s) {
+		return true
+	}
 	before := now.Add(-racyWindow)
 	return time.Unix(s.mtime.Unix()).Before(before) && time.Unix(s.ctime.Unix()).Before(before)
 }
