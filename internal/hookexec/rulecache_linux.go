@@ -7,7 +7,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -183,15 +185,64 @@ type sharedRuleset struct {
 	fd   int
 	refs int // 1 while cached, plus 1 per command starting with it
 	used uint64
+	// launch feeds the thread that starts the commands with this
+	// ruleset: restricted by it once, and ended with it (see start).
+	// Made by the first start, closed with fd.
+	launch chan launchRequest
+}
+
+type launchRequest struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// start starts cmd from a thread confined by rs, made by the first
+// command and kept for the later ones: the confinement and a thread made
+// for each command cost some 0.15 ms of CPU each, for a ruleset of some
+// 600 rules. The caller holds a reference to rs. Commands started by one
+// thread share its Landlock domain: on ABI 6 and later they may signal
+// one another, as processes of one command may; they are commands with
+// the same Writable directories (the same request, or a workspace that
+// is reused only once the last request's processes are gone).
+func (rs *sharedRuleset) start(cmd *exec.Cmd) error {
+	rulesCache.mu.Lock()
+	if rs.launch == nil {
+		rs.launch = make(chan launchRequest)
+		go rs.launcher(rs.launch)
+	}
+	launch := rs.launch
+	rulesCache.mu.Unlock()
+	done := make(chan error, 1)
+	launch <- launchRequest{cmd: cmd, done: done}
+	return <-done
+}
+
+// launcher starts the commands sent on launch from a thread restricted by
+// rs, until launch is closed. The thread is locked and never unlocked:
+// it runs nothing else, and ends with this goroutine.
+func (rs *sharedRuleset) launcher(launch <-chan launchRequest) {
+	runtime.LockOSThread()
+	// rs.fd is open: the command that made launch holds a reference
+	// until its request is answered.
+	err := restrictThread(rs.fd)
+	for req := range launch {
+		if err != nil {
+			req.done <- err
+			continue
+		}
+		req.done <- req.cmd.Start()
+	}
 }
 
 // acquireRuleset returns a ruleset for writable and hidden (clean,
 // absolute paths), and a function the caller must call once it has
-// enforced it (or given up).
-func acquireRuleset(writable, hidden []string) (int, func(), error) {
+// started its command with it (or given up). A cached ruleset comes with
+// rs, which starts commands; otherwise rs is nil and the caller enforces
+// fd itself.
+func acquireRuleset(writable, hidden []string) (fd int, rs *sharedRuleset, release func(), err error) {
 	abi, err := LandlockABI()
 	if err != nil {
-		return -1, nil, err
+		return -1, nil, nil, err
 	}
 	// The Writable directories, held open for the time it takes: the
 	// rules name these inodes, whatever their paths come to name.
@@ -205,12 +256,12 @@ func acquireRuleset(writable, hidden []string) (int, func(), error) {
 	for _, d := range writable {
 		fd, err := syscall.Open(d, oPath|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_DIRECTORY, 0)
 		if err != nil {
-			return -1, nil, fmt.Errorf("sandbox: writable directory %s: %w", d, err)
+			return -1, nil, nil, fmt.Errorf("sandbox: writable directory %s: %w", d, err)
 		}
 		wfds = append(wfds, fd)
 		var st syscall.Stat_t
 		if err := syscall.Fstat(fd, &st); err != nil {
-			return -1, nil, fmt.Errorf("sandbox: writable directory %s: %w", d, err)
+			return -1, nil, nil, fmt.Errorf("sandbox: writable directory %s: %w", d, err)
 		}
 		fmt.Fprintf(&ids, "%d:%d/", st.Dev, st.Ino)
 	}
@@ -221,20 +272,28 @@ func acquireRuleset(writable, hidden []string) (int, func(), error) {
 	key := strings.Join(hidden, "\x00")
 	c := &rulesCache
 	c.mu.Lock()
-	fd, release, err := c.acquire(abi, key, hidden, wfds, writable, ids.String())
+	rs, err = c.acquire(abi, key, hidden, wfds, writable, ids.String())
 	c.mu.Unlock()
-	if err == nil && fd < 0 {
-		// Too many entries to hold: built for the one command.
-		if fd, err = makeRuleset(writable, hidden); err == nil {
-			release = func() { syscall.Close(fd) }
-		}
+	switch {
+	case err != nil:
+		return -1, nil, nil, err
+	case rs != nil:
+		return rs.fd, rs, func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			rs.release()
+		}, nil
 	}
-	return fd, release, err
+	// Too many entries to hold: built for the one command.
+	if fd, err = makeRuleset(writable, hidden); err != nil {
+		return -1, nil, nil, err
+	}
+	return fd, nil, func() { syscall.Close(fd) }, nil
 }
 
-// acquire is acquireRuleset's part under the lock; it returns -1 and no
+// acquire is acquireRuleset's part under the lock; it returns nil and no
 // error when the ruleset is not to be cached.
-func (c *ruleCache) acquire(abi int, key string, hidden []string, wfds []int, writable []string, ids string) (int, func(), error) {
+func (c *ruleCache) acquire(abi int, key string, hidden []string, wfds []int, writable []string, ids string) (*sharedRuleset, error) {
 	rr := c.sets[key]
 	if rr == nil {
 		if len(c.sets) >= maxHiddenSets {
@@ -251,11 +310,11 @@ func (c *ruleCache) acquire(abi int, key string, hidden []string, wfds []int, wr
 	}
 	if !rr.uncached {
 		if err := rr.refresh(); err != nil {
-			return -1, nil, fmt.Errorf("sandbox: %w", err)
+			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
 	if rr.uncached {
-		return -1, nil, nil
+		return nil, nil
 	}
 
 	rkey := strconv.FormatUint(rr.gen, 10) + "/" + ids
@@ -263,11 +322,11 @@ func (c *ruleCache) acquire(abi int, key string, hidden []string, wfds []int, wr
 	if rs := rr.rulesets[rkey]; rs != nil {
 		rs.refs++
 		rs.used = rr.clock
-		return rs.fd, rr.releaser(rs), nil
+		return rs, nil
 	}
 	fd, err := createRuleset(abi)
 	if err != nil {
-		return -1, nil, err
+		return nil, err
 	}
 	handled := handledFS(abi)
 	err = rr.addTo(fd, handled)
@@ -278,14 +337,14 @@ func (c *ruleCache) acquire(abi int, key string, hidden []string, wfds []int, wr
 	}
 	if err != nil {
 		syscall.Close(fd)
-		return -1, nil, fmt.Errorf("sandbox: %w", err)
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	rs := &sharedRuleset{fd: fd, refs: 2, used: rr.clock}
 	if len(rr.rulesets) >= maxRulesets {
 		rr.evictOldest()
 	}
 	rr.rulesets[rkey] = rs
-	return fd, rr.releaser(rs), nil
+	return rs, nil
 }
 
 func newReadRules(hidden []string) *readRules {
@@ -315,18 +374,12 @@ func newReadRules(hidden []string) *readRules {
 	return rr
 }
 
-// releaser returns the function that gives rs back.
-func (rr *readRules) releaser(rs *sharedRuleset) func() {
-	return func() {
-		rulesCache.mu.Lock()
-		defer rulesCache.mu.Unlock()
-		rs.release()
-	}
-}
-
 func (rs *sharedRuleset) release() {
 	if rs.refs--; rs.refs == 0 {
 		syscall.Close(rs.fd)
+		if rs.launch != nil {
+			close(rs.launch)
+		}
 	}
 }
 

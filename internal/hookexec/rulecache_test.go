@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/strata-dev/strata/internal/hookexec"
 )
@@ -182,4 +183,51 @@ func TestSandboxCacheConcurrent(t *testing.T) {
 			t.Errorf("%s/mine = %q, %v", d, b, err)
 		}
 	}
+}
+
+// TestSandboxCacheSignals checks, on Landlock ABI 6 and later, that a
+// command cannot signal a command of another workspace while both run
+// with cached rulesets.
+func TestSandboxCacheSignals(t *testing.T) {
+	_, hidden := sandboxRoot(t)
+	if abi, _ := hookexec.LandlockABI(); abi < 6 {
+		t.Logf("Landlock ABI %d cannot scope signals; checking the commands only run", abi)
+	}
+	ws1 := filepath.Join(hidden, "work", "ws-1")
+	ws2 := filepath.Join(hidden, "work", "ws-2")
+	// Cache both rulesets first.
+	for _, d := range []string{ws1, ws2} {
+		if _, err := sandboxed(t, d, hidden, "true"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sb := &hookexec.Sandbox{Writable: []string{ws1}, Hidden: []string{hidden}}
+	long := &hookexec.Command{Argv: sh("echo $$ > pid.tmp && mv pid.tmp pid && exec sleep 30"), Dir: ws1,
+		Env: []string{"PATH=/usr/bin:/bin"}, Sandbox: sb, Grace: -1}
+	done := make(chan error, 1)
+	go func() {
+		_, err := long.Run(ctx)
+		done <- err
+	}()
+	var pid string
+	for pid == "" {
+		select {
+		case err := <-done:
+			t.Fatalf("the long command ended: %v", err)
+		default:
+		}
+		if b, err := os.ReadFile(filepath.Join(ws1, "pid")); err == nil {
+			pid = strings.TrimSpace(string(b))
+		} else {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	out, err := sandboxed(t, ws2, hidden, "kill -0 "+pid+" && echo reached")
+	if abi, _ := hookexec.LandlockABI(); abi >= 6 && err == nil {
+		t.Errorf("a command of another workspace signalled process %s: %q", pid, out)
+	}
+	cancel()
+	<-done
 }

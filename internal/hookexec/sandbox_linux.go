@@ -84,11 +84,14 @@ func (s *Sandbox) start(cmd *exec.Cmd) error {
 	}
 	// The rules are made on this thread, unrestricted: making them reads
 	// the directories around the Hidden ones.
-	ruleset, release, err := acquireRuleset(writable, hidden)
+	ruleset, shared, release, err := acquireRuleset(writable, hidden)
 	if err != nil {
 		return err
 	}
 	defer release()
+	if shared != nil {
+		return shared.start(cmd)
+	}
 	done := make(chan error, 1)
 	go func() {
 		// Never unlocked: the thread ends with this goroutine, and the
