@@ -28,20 +28,19 @@ import (
 //     descriptor of each sibling it allows (and of the devices), kept
 //     open. Before each use the listed ancestors are checked with a stat
 //     each: a directory whose inode, mtime or ctime has changed, or whose
-//     timestamps were too recent to be trusted when it was listed (a
-//     change within the timestamp granularity leaves them unchanged:
-//     see racyWindow; multigrain timestamps, Linux 6.13 on ext4, XFS,
-//     Btrfs and tmpfs, have no such window), is listed again, and only the entries that appeared,
-//     disappeared or now name another inode are opened or closed. A
-//     directory made beside a Hidden one after the cache was built is
-//     readable by the next command, as it would be without the cache.
+//     timestamps were too recent to be trusted when it was listed (see
+//     racyWindow and exactStamps), is listed again, and only the entries
+//     that appeared, disappeared or now name another inode are opened or
+//     closed. A directory made beside a Hidden one after the cache was
+//     built is readable by the next command, as without the cache.
 //   - whole rulesets, per read-only part and set of Writable directories
 //     (by device and inode: a held rule pins its inode, so the number
 //     cannot be reused while the ruleset exists): a recycled workspace, or
-//     a request's second command, starts with no rule to add, only a
-//     landlock_restrict_self. A ruleset is shared by the commands that
-//     use it at once (the kernel copies it into each command's domain)
-//     and closed when it is neither cached nor in use.
+//     a request's second command, needs no rule added. Such a ruleset
+//     starts its commands from a thread of its own, restricted by it once
+//     (sharedRuleset.start): no thread, no Landlock domain per command.
+//     It is closed, and its thread ended, when it is neither cached nor in
+//     use.
 //
 // Why this keeps the confinement: a rule only ever names an inode that
 // was, when listed, a non-hidden sibling (readable), a Writable directory
@@ -55,7 +54,8 @@ import (
 // force for the command's whole run.
 //
 // A read-only part that would hold more than maxHeld descriptors is not
-// cached: each command builds its ruleset as before.
+// cached: each command builds its ruleset, on a thread of its own, as
+// before.
 
 // racyWindow is how old a directory's mtime and ctime must be, when it is
 // listed, for unchanged timestamps to prove the listing still holds. A
@@ -117,8 +117,12 @@ func exactStamps(dir string, s dirStamp) bool {
 
 // Bounds on what the cache holds.
 const (
-	maxHiddenSets = 8  // sets of Hidden directories
-	maxRulesets   = 16 // whole rulesets per set of Hidden directories
+	maxHiddenSets = 8 // sets of Hidden directories
+	// maxRulesets bounds the whole rulesets per set of Hidden directories:
+	// as many workspaces as a busy sidecar recycles in turn (16 clients
+	// keep 16 or more in use). Each holds some 60 KiB of kernel memory
+	// for 600 rules, a descriptor and, once used, a parked thread.
+	maxRulesets = 64
 )
 
 // maxHeld bounds the descriptors one read-only part keeps open: a
