@@ -231,3 +231,29 @@ func TestSandboxCacheSignals(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestSandboxCacheKeepsDescriptors checks that the descriptors the cache
+// holds open (hundreds, for a crowded directory) do not reach commands.
+func TestSandboxCacheKeepsDescriptors(t *testing.T) {
+	root, hidden := sandboxRoot(t)
+	for i := range 50 {
+		if err := os.Mkdir(filepath.Join(root, fmt.Sprintf("d-%02d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws1 := filepath.Join(hidden, "work", "ws-1")
+	for range 2 {
+		out, err := sandboxed(t, ws1, hidden, "ls -l /proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// What the test process itself inherited may show; what the
+		// cache holds must not: the directories beside the hidden one,
+		// the devices, rulesets.
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, root) || strings.Contains(line, "landlock") || strings.Contains(line, "-> /dev/") && !strings.HasSuffix(line, "/dev/null") {
+				t.Errorf("the command inherited %q", line)
+			}
+		}
+	}
+}
