@@ -87,6 +87,9 @@ type CommandPlugin struct {
 	cfg  *Config
 	opts CommandOptions
 	log  *slog.Logger
+	// lookupEnv is opts.Env, never nil: the request's PATH must not
+	// choose the binary. hookexec does not change it.
+	lookupEnv []string
 }
 
 var _ Plugin = (*CommandPlugin)(nil)
@@ -99,7 +102,11 @@ func NewCommandPlugin(cfg *Config, opts CommandOptions) *CommandPlugin {
 		log = slog.New(slog.DiscardHandler)
 	}
 	log = log.With("plugin", cfg.Name)
-	return &CommandPlugin{cfg: cfg, opts: opts, log: log}
+	lookupEnv := opts.Env
+	if lookupEnv == nil {
+		lookupEnv = []string{}
+	}
+	return &CommandPlugin{cfg: cfg, opts: opts, log: log, lookupEnv: lookupEnv}
 }
 
 // Hiding returns a copy of p whose commands cannot reach dirs either (see
@@ -245,7 +252,7 @@ func (p *CommandPlugin) run(ctx context.Context, step string, c Command, req *pa
 		Argv:      c.Argv(),
 		Dir:       req.AppPath,
 		Env:       p.Environ(req),
-		LookupEnv: append([]string{}, p.opts.Env...), // never nil: the request's PATH must not choose the binary
+		LookupEnv: p.lookupEnv,
 		Timeout:   p.opts.Timeout,
 		Grace:     p.opts.Grace,
 		MaxStdout: p.opts.MaxOutput,
@@ -265,6 +272,9 @@ func (p *CommandPlugin) run(ctx context.Context, step string, c Command, req *pa
 	}
 	if errors.Is(err, syscall.E2BIG) {
 		err = tooBigToStart(cmd, err)
+	}
+	if !p.log.Enabled(ctx, slog.LevelDebug) {
+		return res, err
 	}
 	attrs := []any{"step", step, "app", req.AppName, "command", shortCommand(cmd.Argv)}
 	if res != nil {

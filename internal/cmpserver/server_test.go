@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -131,8 +132,14 @@ func startServer(t *testing.T, p cmpserver.Plugin) *testServer {
 	ts := &testServer{socket: socket, store: filepath.Join(dir, "repos"), cancel: cancel, done: make(chan error, 1)}
 	go func() { ts.done <- srv.Serve(ctx, socket) }()
 	eventually.True(t, "the server listens on "+socket, func() (bool, string) {
-		_, err := os.Stat(socket)
-		return err == nil, fmt.Sprint(err)
+		// A connection, not the socket file: the file exists from bind,
+		// a moment before listen, and a connection then is refused.
+		c, err := net.Dial("unix", socket)
+		if err != nil {
+			return false, err.Error()
+		}
+		c.Close()
+		return true, ""
 	})
 	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

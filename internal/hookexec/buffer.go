@@ -2,6 +2,7 @@ package hookexec
 
 import (
 	"errors"
+	"io"
 	"sync"
 )
 
@@ -108,6 +109,42 @@ func (b *tailBuffer) Bytes() ([]byte, bool) {
 	out = append(out, b.buf[:b.start]...)
 	return out, b.dropped > 0
 }
+
+// copyBuffers are the buffers readFrom copies a command's output through:
+// os/exec copies into a writer that is not a file with io.Copy, which
+// would otherwise allocate 32 KiB for each of stdout and stderr of every
+// command.
+var copyBuffers = sync.Pool{New: func() any { return new([32 << 10]byte) }}
+
+// readFrom copies r into w through a pooled buffer until EOF or an error
+// (Write's included), as io.Copy does.
+func readFrom(w io.Writer, r io.Reader) (int64, error) {
+	buf := copyBuffers.Get().(*[32 << 10]byte)
+	defer copyBuffers.Put(buf)
+	var total int64
+	for {
+		n, err := r.Read(buf[:])
+		if n > 0 {
+			m, werr := w.Write(buf[:n])
+			total += int64(m)
+			if werr != nil {
+				return total, werr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
+// ReadFrom copies r's output in until EOF or the bound (see Write).
+func (b *headBuffer) ReadFrom(r io.Reader) (int64, error) { return readFrom(b, r) }
+
+// ReadFrom copies r's output in until EOF.
+func (b *tailBuffer) ReadFrom(r io.Reader) (int64, error) { return readFrom(b, r) }
 
 func clampInt(n int64) int {
 	return int(min(n, int64(maxInt)))

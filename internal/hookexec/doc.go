@@ -38,9 +38,10 @@
 // write only the Writable ones (a plugin command: its own copy of the
 // repository and its temporary directory). The rules are enforced on a
 // thread made for the one command, from which it is started; the rest of
-// the process is never restricted. Without Landlock in the kernel, Run
-// refuses a command with a Sandbox ([ErrNoSandbox]) rather than run it
-// unconfined.
+// the process is never restricted. The rules are cached between commands
+// and checked against the directories before each (see [Sandbox]).
+// Without Landlock in the kernel, Run refuses a command with a Sandbox
+// ([ErrNoSandbox]) rather than run it unconfined.
 //
 // A [Workspace] is a private temporary directory for the files a hook
 // exchanges with its caller (addon-operator passes VALUES_PATH,

@@ -84,11 +84,14 @@ func (s *Sandbox) start(cmd *exec.Cmd) error {
 	}
 	// The rules are made on this thread, unrestricted: making them reads
 	// the directories around the Hidden ones.
-	ruleset, err := makeRuleset(writable, hidden)
+	ruleset, shared, release, err := acquireRuleset(writable, hidden)
 	if err != nil {
 		return err
 	}
-	defer syscall.Close(ruleset)
+	defer release()
+	if shared != nil {
+		return shared.start(cmd)
+	}
 	done := make(chan error, 1)
 	go func() {
 		// Never unlocked: the thread ends with this goroutine, and the
@@ -149,18 +152,10 @@ func makeRuleset(writable, hidden []string) (int, error) {
 		return -1, err
 	}
 	handled := handledFS(abi)
-	attr := rulesetAttr{handledAccessFS: handled}
-	size := unsafe.Sizeof(attr)
-	if abi >= 6 {
-		attr.scoped = scopeAbstractUnix | scopeSignal
-	} else {
-		size = unsafe.Offsetof(attr.scoped)
+	ruleset, err := createRuleset(abi)
+	if err != nil {
+		return -1, err
 	}
-	fd, _, e := syscall.Syscall(sysLandlockCreateRuleset, uintptr(unsafe.Pointer(&attr)), size, 0)
-	if e != 0 {
-		return -1, fmt.Errorf("sandbox: landlock_create_ruleset: %w", e)
-	}
-	ruleset := int(fd)
 
 	add := func(path string, access uint64, dirOnly bool) error {
 		flags := oPath | syscall.O_CLOEXEC | syscall.O_NOFOLLOW
@@ -183,13 +178,7 @@ func makeRuleset(writable, hidden []string) (int, error) {
 		default:
 			access &= accessFileOnly
 		}
-		rule := pathBeneathAttr{allowedAccess: access & handled, parentFD: int32(pfd)}
-		_, _, e := syscall.Syscall6(sysLandlockAddRule, uintptr(ruleset), landlockRulePathBeneath,
-			uintptr(unsafe.Pointer(&rule)), 0, 0, 0)
-		if e != 0 {
-			return fmt.Errorf("landlock_add_rule: %w", e)
-		}
-		return nil
+		return addRule(ruleset, pfd, access&handled)
 	}
 	err = allowReading(hidden, func(p string) error { return add(p, accessRead, false) })
 	for _, d := range writable {
@@ -216,6 +205,36 @@ func makeRuleset(writable, hidden []string) (int, error) {
 		return -1, fmt.Errorf("sandbox: %w", err)
 	}
 	return ruleset, nil
+}
+
+// createRuleset returns a new Landlock ruleset handling every file system
+// right of the ABI (and, from ABI 6, scoping signals and abstract unix
+// sockets), with no rule yet.
+func createRuleset(abi int) (int, error) {
+	attr := rulesetAttr{handledAccessFS: handledFS(abi)}
+	size := unsafe.Sizeof(attr)
+	if abi >= 6 {
+		attr.scoped = scopeAbstractUnix | scopeSignal
+	} else {
+		size = unsafe.Offsetof(attr.scoped)
+	}
+	fd, _, e := syscall.Syscall(sysLandlockCreateRuleset, uintptr(unsafe.Pointer(&attr)), size, 0)
+	if e != 0 {
+		return -1, fmt.Errorf("sandbox: landlock_create_ruleset: %w", e)
+	}
+	return int(fd), nil
+}
+
+// addRule adds to ruleset a rule granting access beneath the file open
+// as fd (with O_PATH).
+func addRule(ruleset, fd int, access uint64) error {
+	rule := pathBeneathAttr{allowedAccess: access, parentFD: int32(fd)}
+	_, _, e := syscall.Syscall6(sysLandlockAddRule, uintptr(ruleset), landlockRulePathBeneath,
+		uintptr(unsafe.Pointer(&rule)), 0, 0, 0)
+	if e != 0 {
+		return fmt.Errorf("landlock_add_rule: %w", e)
+	}
+	return nil
 }
 
 // restrictThread sets no_new_privs and enforces ruleset on the calling
