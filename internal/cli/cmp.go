@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
+	"runtime/trace"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -325,10 +328,17 @@ type localFlags struct {
 	kubeVersion string
 	apiVersions []string
 	argocdEnv   bool
+	// cpuProfile and trace name files for a CPU profile and an execution
+	// trace of the command (hidden flags, for measuring one run).
+	cpuProfile, trace string
 }
 
 func (f *localFlags) bind(fs *pflag.FlagSet) {
 	f.plugin.bind(fs)
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the command to this file (go tool pprof reads it)")
+	fs.StringVar(&f.trace, "trace", "", "write an execution trace of the command to this file (go tool trace reads it)")
+	_ = fs.MarkHidden("cpuprofile")
+	_ = fs.MarkHidden("trace")
 	fs.StringVar(&f.repoRoot, "repo-root", "", "the repository root (default: the enclosing git work tree, else APPDIR)")
 	fs.StringVar(&f.paramsFile, "parameters", "", "parameters in ARGOCD_APP_PARAMETERS JSON: [{\"name\":...,\"string\":...}]")
 	fs.StringArrayVar(&f.params, "param", nil, "a string parameter: name=value")
@@ -376,7 +386,16 @@ func (f *localFlags) local(g *globals, appDir string) (*cmpserver.Local, error) 
 // would receive it, calls fn, and removes the private copy. With
 // --argocd-env the request is read from the environment instead, and the
 // plugin runs in place.
-func (f *localFlags) run(cmd *cobra.Command, g *globals, dir string, fn func(cmpserver.Plugin, *params.Request) error) error {
+func (f *localFlags) run(cmd *cobra.Command, g *globals, dir string, fn func(cmpserver.Plugin, *params.Request) error) (err error) {
+	stop, err := f.profile()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if serr := stop(); err == nil {
+			err = serr
+		}
+	}()
 	f.plugin.helm = f.plugin.helm.oneShot()
 	if f.argocdEnv {
 		if f.plugin.builtin == "" {
@@ -404,6 +423,49 @@ func (f *localFlags) run(cmd *cobra.Command, g *globals, dir string, fn func(cmp
 	}
 	defer cleanup()
 	return fn(l.Plugin, req)
+}
+
+// profile starts the CPU profile and the execution trace the hidden
+// --cpuprofile and --trace flags ask for; stop ends them and closes the
+// files.
+func (f *localFlags) profile() (stop func() error, err error) {
+	var stops []func() error
+	stop = func() error {
+		var errs []error
+		for _, s := range slices.Backward(stops) {
+			errs = append(errs, s())
+		}
+		return errors.Join(errs...)
+	}
+	start := func(name, flag string, begin func(io.Writer) error, end func()) error {
+		if name == "" {
+			return nil
+		}
+		file, err := os.Create(name)
+		if err != nil {
+			return fmt.Errorf("--%s: %w", flag, err)
+		}
+		if err := begin(file); err != nil {
+			file.Close()
+			return fmt.Errorf("--%s: %w", flag, err)
+		}
+		stops = append(stops, func() error {
+			end()
+			if err := file.Close(); err != nil {
+				return fmt.Errorf("--%s: %w", flag, err)
+			}
+			return nil
+		})
+		return nil
+	}
+	if err := start(f.cpuProfile, "cpuprofile", pprof.StartCPUProfile, pprof.StopCPUProfile); err != nil {
+		return nil, err
+	}
+	if err := start(f.trace, "trace", trace.Start, trace.Stop); err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
 }
 
 // oneShotGC lets a one-shot local run's heap grow to five times the live
