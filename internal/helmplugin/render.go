@@ -181,6 +181,8 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 	// For helm template's text (GenerateYAML) the manifests are checked
 	// and counted, not kept.
 	out := &output{lim: j.lim, cache: j.p.docs, drop: j.printed != nil}
+	// Nor converted, where reading them tells all the checks need.
+	out.cache.check = out.drop
 	type crdResult struct {
 		docs []*streamDoc
 		last int // where the last file's documents start
@@ -229,7 +231,7 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 			delete(files, name)
 		}
 	}
-	hooks, manifests, err := sortRendered(files, j.p.docs)
+	hooks, manifests, err := sortRendered(files, out.cache)
 	if err != nil {
 		return nil, err
 	}
@@ -257,26 +259,23 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 			crd.docs = append(crd.docs[:crd.last], docs...)
 		}
 	}
-	if err := out.addStreams(crd.docs); err != nil {
+	err = out.account(crd.docs, manifests, hooks, sectionEnd)
+	if errors.Is(err, errRecount) {
+		// Counted by bounds of their JSON's length, the documents passed
+		// the limit: they are converted and counted exactly.
+		out.cache.check = false
+		out.convertStreams(crd.docs)
+		docs := slices.Concat(manifests, hooks)
+		parallel(len(docs), func(i int) { docs[i].parse(out.cache) })
+		for _, d := range docs {
+			if d.err != nil {
+				return nil, d.err
+			}
+		}
+		err = out.account(crd.docs, manifests, hooks, sectionEnd)
+	}
+	if err != nil {
 		return nil, err
-	}
-	for i, d := range manifests {
-		end := middle
-		if i == len(manifests)-1 {
-			end = sectionEnd
-		}
-		if err := out.addDoc(d, end); err != nil {
-			return nil, err
-		}
-	}
-	for i, d := range hooks {
-		end := middle
-		if i == len(hooks)-1 {
-			end = lastHook
-		}
-		if err := out.addDoc(d, end); err != nil {
-			return nil, err
-		}
 	}
 	if j.printed != nil {
 		*j.printed = printStream(crds, manifests, hooks)
@@ -379,6 +378,40 @@ func missingDependencies(ch *chart.Chart) []string {
 	return missing
 }
 
+// account adds the CRDs' documents, the manifests and the hooks, in
+// helm template's order, the last of the manifests and hooks as printed
+// at sectionEnd and lastHook.
+func (o *output) account(crds []*streamDoc, manifests, hooks []*doc, sectionEnd position) error {
+	o.docs, o.count, o.total, o.bounded = nil, 0, 0, false
+	if err := o.addStreams(crds); err != nil {
+		return err
+	}
+	for i, d := range manifests {
+		end := middle
+		if i == len(manifests)-1 {
+			end = sectionEnd
+		}
+		if err := o.addDoc(d, end); err != nil {
+			return err
+		}
+	}
+	for i, d := range hooks {
+		end := middle
+		if i == len(hooks)-1 {
+			end = lastHook
+		}
+		if err := o.addDoc(d, end); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errRecount says that the documents read by yamlCheck, counted by bounds
+// of their JSON's length, pass MaxManifestBytes: they must be converted
+// and counted again, exactly.
+var errRecount = errors.New("the bounds of the manifests' lengths pass the limit")
+
 // maxListNesting bounds how deep Lists inside Lists are unpacked.
 const maxListNesting = 8
 
@@ -391,6 +424,9 @@ type output struct {
 	cache docCache
 	// drop checks and counts the manifests without keeping them.
 	drop bool
+	// bounded: total holds bounds of the lengths of documents yamlCheck
+	// read (see addChecked).
+	bounded bool
 }
 
 // addDoc adds a rendered document printed at pos (see printedText). Its
@@ -404,6 +440,11 @@ func (o *output) addDoc(d *doc, pos position) error {
 	text := printedText(d.text, pos)
 	if text == printedText(d.text, middle) {
 		return o.addJSON(d.json, &d.parsed, d.source) // read as it is printed
+	}
+	if o.cache.checking() {
+		if head, bound, err := yamlCheck([]byte(text)); err == nil {
+			return o.addJSON("", &parsed{kind: head.Kind, version: head.Version, checked: true, bound: bound}, d.source)
+		}
 	}
 	js, head, err := convertDoc([]byte(text), o.cache.reference)
 	if err != nil {
@@ -527,6 +568,11 @@ func (o *output) streamJSON(doc []byte) (string, *parsed, error) {
 			return p.json, nil, nil
 		}
 	}
+	if o.cache.checking() {
+		if head, bound, err := yamlCheck(doc); err == nil {
+			return "", &parsed{kind: head.Kind, version: head.Version, headed: true, checked: true, bound: bound}, nil
+		}
+	}
 	var (
 		js     []byte
 		head   releaseutil.SimpleHead
@@ -558,6 +604,10 @@ func (o *output) streamJSON(doc []byte) (string, *parsed, error) {
 // Argo CD reads it): an empty one is dropped, a List is unpacked, and
 // anything else must be an object with apiVersion and kind.
 func (o *output) addJSON(js string, p *parsed, source string) error {
+	if p != nil && p.checked {
+		// An object with apiVersion and kind, not a List.
+		return o.within(p.bound, true, source)
+	}
 	if emptyJSON(js) {
 		return nil
 	}
@@ -581,17 +631,30 @@ func (o *output) addJSON(js string, p *parsed, source string) error {
 }
 
 func (o *output) add(m string, source string) error {
-	o.total += len(m)
+	if err := o.within(len(m), false, source); err != nil {
+		return err
+	}
+	if !o.drop {
+		o.docs = append(o.docs, strings.TrimSpace(m))
+	}
+	return nil
+}
+
+// within counts a manifest of n bytes of JSON (at most n bytes, if
+// bounded) within the limits.
+func (o *output) within(n int, bounded bool, source string) error {
+	o.total += n
+	o.bounded = o.bounded || bounded
 	if o.total > o.lim.MaxManifestBytes {
+		if o.bounded {
+			return errRecount
+		}
 		return fmt.Errorf("the rendered manifests are larger than %d bytes (at %s)", o.lim.MaxManifestBytes, where(source))
 	}
 	if o.count >= o.lim.MaxManifests {
 		return fmt.Errorf("the chart renders more than %d manifests", o.lim.MaxManifests)
 	}
 	o.count++
-	if !o.drop {
-		o.docs = append(o.docs, strings.TrimSpace(m))
-	}
 	return nil
 }
 

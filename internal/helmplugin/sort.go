@@ -36,6 +36,10 @@ type parsed struct {
 	known         bool // every hook it names is one Helm knows,
 	test          bool // and one of them is test
 	headed        bool // a CRD's: kind and version are read (see streamJSON)
+	// checked: read by yamlCheck (docCache.check), json is empty and bound
+	// bounds its length; kind and version are set.
+	checked bool
+	bound   int
 }
 
 // A docCache keeps what reading a rendered document gave, by the SHA-256
@@ -48,7 +52,14 @@ type docCache struct {
 	// reference reads every document with sigs.k8s.io/yaml only
 	// (Options.ReferenceYAML).
 	reference bool
+	// check reads documents with yamlCheck first, for output that keeps
+	// no JSON (GenerateYAML): what it reads is checked, not converted, and
+	// not cached.
+	check bool
 }
+
+// checking reports whether documents are read with yamlCheck first.
+func (c docCache) checking() bool { return c.check && !c.reference }
 
 // docOverhead is what a cache entry costs besides its text and JSON.
 const docOverhead = 256
@@ -152,6 +163,15 @@ func (d *doc) parse(cache docCache) {
 		key = sha256.Sum256(text)
 		if p, ok := cache.lru.get(key); ok {
 			d.parsed = p
+			return
+		}
+	}
+	if cache.checking() {
+		// A head with a line break a block scalar may have given is read
+		// again below; such a document goes the usual way.
+		if head, bound, err := yamlCheck(text); err == nil && !(mayEndInBlockScalar(d.text) && headHasLineBreak(head)) {
+			d.parsed = parsed{kind: head.Kind, version: head.Version, checked: true, bound: bound}
+			d.readHooks(head)
 			return
 		}
 	}
