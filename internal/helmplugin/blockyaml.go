@@ -323,9 +323,10 @@ func (p *blockParser) literal(indent int, strip bool) (string, error) {
 // a key at indent whose first line is first (resolved as v), from the line
 // after the current one, and moves to the line after them. Continuation
 // lines are indented deeper than indent; they are folded as YAML folds
-// them (a line break becomes a space, each blank line a line break). Only
-// lines that plainly continue it are taken here: a line that could end the
-// scalar (a ": ", a " #", a final ':', a comment line) gives errReference.
+// them (a line break becomes a space, each blank line a line break); a
+// comment line ends the scalar. Only lines that plainly continue it are
+// taken here: a line that could end it otherwise (a ": ", a " #", a final
+// ':') gives errReference.
 func (p *blockParser) plainLines(indent int, first string, v any) (any, error) {
 	text, pos := p.text, p.pos
 	var b strings.Builder
@@ -352,7 +353,13 @@ func (p *blockParser) plainLines(indent int, first string, v any) (any, error) {
 			break
 		}
 		c := strings.TrimRight(line[sp:], " ")
-		if c[0] == '#' || c[len(c)-1] == ':' || strings.Contains(c, ": ") || strings.Contains(c, " #") {
+		if c[0] == '#' {
+			// A comment line ends the scalar (a line after it that is
+			// indented deeper than indent is an error, or something
+			// else: the caller gives errReference for it).
+			break
+		}
+		if c[len(c)-1] == ':' || strings.Contains(c, ": ") || strings.Contains(c, " #") {
 			return nil, errReference
 		}
 		if p.scan {
@@ -646,6 +653,9 @@ func scalarOf(s string, scan bool) (any, error) {
 		}
 		return v, nil
 	case '{', '[':
+		if s[0] == '[' && !strings.HasPrefix(s, "[]") {
+			return flowSequence(s, scan)
+		}
 		if len(s) < 2 || !onlyComment(s[2:]) {
 			return nil, errReference
 		}
@@ -679,6 +689,87 @@ func scalarOf(s string, scan bool) (any, error) {
 		return text, err
 	}
 	return v, err
+}
+
+// flowSequence reads a flow sequence of scalars that ends on its line,
+// perhaps followed by a comment: "[a, 'b', \"c\"]". Its entries are
+// quoted scalars, or plain ones holding none of the flow indicators, no
+// ':', '#', quote or tab, resolved as yaml.v2 resolves them. Anything else
+// (a nested collection, a mapping entry, an empty entry or a trailing
+// comma, a sequence going on past the line) gives errReference. With
+// scan, the entries are checked (a NaN or an infinity gives errReference)
+// and not kept.
+func flowSequence(s string, scan bool) (any, error) {
+	var l []any
+	if !scan {
+		l = []any{}
+	}
+	i := 1 // after '[' or ','
+	for {
+		for i < len(s) && s[i] == ' ' {
+			i++
+		}
+		if i == len(s) {
+			return nil, errReference
+		}
+		var v any
+		switch c := s[i]; {
+		case c == '\'' || c == '"':
+			text, after, err := quotedScalar(s[i:])
+			if err != nil {
+				return nil, err
+			}
+			v, i = text, len(s)-len(after)
+		case plainStart(s[i:]) && !(s[i] == '-' && strings.IndexByte(",[]{}", s[i+1]) >= 0):
+			end := i
+			for end < len(s) && s[end] != ',' && s[end] != ']' {
+				if strings.IndexByte("[]{}:#'\"\t", s[end]) >= 0 {
+					return nil, errReference
+				}
+				end++
+			}
+			text := strings.TrimRight(s[i:end], " ")
+			r, isString, err := resolvePlainValue(text)
+			switch {
+			case err != nil:
+				return nil, err
+			case isString:
+				v = text
+			default:
+				v = r
+			}
+			i = end
+		default:
+			return nil, errReference
+		}
+		if f, isFloat := v.(float64); isFloat && scan && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			return nil, errReference
+		}
+		if !scan {
+			l = append(l, v)
+		}
+		for i < len(s) && s[i] == ' ' {
+			i++
+		}
+		switch {
+		case i == len(s):
+			return nil, errReference
+		case s[i] == ']':
+			if !onlyComment(s[i+1:]) {
+				return nil, errReference
+			}
+			return l, nil
+		case s[i] != ',':
+			return nil, errReference
+		}
+		i++
+		for i < len(s) && s[i] == ' ' {
+			i++
+		}
+		if i < len(s) && s[i] == ']' {
+			return nil, errReference // a trailing comma
+		}
+	}
 }
 
 // onlyComment reports whether what follows a scalar on its line is

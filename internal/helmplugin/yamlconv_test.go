@@ -217,6 +217,57 @@ var yamlCases = []string{
 	"'" + strings.Repeat("k", 990) + "': v\n",
 }
 
+// flowCases are one-line flow sequences of scalars and plain scalars ended
+// by a comment line, which the block parser reads, and their neighbours
+// it must leave to yaml.v2.
+var flowCases = []string{
+	"a: [x]\n",
+	"a: [x, y]\n",
+	"a: [x,y,z] # c\n",
+	"a: [ x , y ]\n",
+	"a: ['namespace']\n",
+	"a: [\"IPv6\", \"IPv4\"]\n",
+	"a: ['it''s', \"q\\\"\", \"\\u00e9\"]\n",
+	"a: [__name__, scope]\n",
+	"a: [1, -2, 0x1F, 1.5, .5, 1e3, .inf, -.Inf, .nan, ~, null, yes, No, on, '1', y]\n",
+	"a: [a b, c  d]\n",
+	"a: [-1, -x, -]\n",
+	"a: [-]\n",
+	"a: [x, ]\n",
+	"a: [,]\n",
+	"a: [ ]\n",
+	"a: [x,,y]\n",
+	"a: [x\n",
+	"a: [x, [y]]\n",
+	"a: [x, {y: z}]\n",
+	"a: [x: y]\n",
+	"a: [x:y]\n",
+	"a: [x #c]\n",
+	"a: [x] y\n",
+	"a: [x]#c\n",
+	"a: [x]]\n",
+	"a: [x\ty]\n",
+	"a: [a'b]\n",
+	"a: [*x]\n",
+	"a: [&x y]\n",
+	"a: [!!str 1]\n",
+	"a: [? x]\n",
+	"a: [<<]\n",
+	"a: [x,\n  y]\n",
+	"- [a, b]\n",
+	"a:\n- [a, b]\n- [c]\n",
+	"a:\n  [a, b]\n",
+	"a:\n  - [a, 'b']\n  - x\n",
+	"port: 80\ntargetPort: 3000\n  # comment\nnext: 1\n",
+	"a: x\n  y\n  # c\nb: 1\n",
+	"a: x\n  # c\n  y\n",
+	"a: x\n  # c\n\n  y\nb: 2\n",
+	"a:\n  b: null\n  # - c: d\n  #   e: f\nz: 1\n",
+	"a: x\n\n  # c\nb: 1\n",
+	"a: 'x'\n  # c\nb: 1\n",
+	"- x\n  # c\n- y\n",
+}
+
 // checkCases are manifests for yamlCheck: objects with a head, in the
 // block style it scans, and ones it must leave to the conversion.
 var checkCases = []string{
@@ -248,7 +299,7 @@ var checkCases = []string{
 // that every feature a case shows is read alone too (a case the block
 // parser declines for one line is read line by line).
 func allYAMLCases() []string {
-	all := slices.Concat(yamlCases, checkCases)
+	all := slices.Concat(yamlCases, flowCases, checkCases)
 	seen := map[string]bool{}
 	for _, c := range all {
 		for line := range strings.Lines(c) {
@@ -460,7 +511,8 @@ func TestFastPathTaken(t *testing.T) {
 	if _, err := loadValuesFast([]byte(values)); err != nil {
 		t.Errorf("loadValuesFast(%q) = %v, want the fast path", values, err)
 	}
-	for _, doc := range []string{strings.TrimSuffix(values, "list: [a, {b: c}]\n"), manifestDoc, "a:\n  - x: 1\n    y: [] # c\n  - 'q'\nb: {}\n", "a:\n  description: |-\n    One.\n\n    Two.\n  script: |\n    x\n"} {
+	for _, doc := range []string{strings.TrimSuffix(values, "list: [a, {b: c}]\n"), manifestDoc, "a:\n  - x: 1\n    y: [] # c\n  - 'q'\nb: {}\n", "a:\n  description: |-\n    One.\n\n    Two.\n  script: |\n    x\n",
+		flowCases[2], flowCases[6], flowCases[8], "a:\n  - [a, 'b']\n  - x\n", "port: 80\n  # comment\nnext: 1\n"} {
 		if _, _, err := parseBlockYAML(doc); err != nil {
 			t.Errorf("parseBlockYAML(%q) = %v, want it read", doc, err)
 		}
