@@ -192,7 +192,7 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 	go func() {
 		var r crdResult
 		for _, crd := range crds {
-			docs, err := splitStream([]byte(printedText(string(crd.File.Data), middle)), crd.Filename)
+			docs, err := splitStream(printedCRD(crd.File.Data), crd.Filename)
 			if err != nil {
 				r.err = err
 				break
@@ -251,7 +251,7 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 	if last := len(crds) - 1; last >= 0 && len(manifests) == 0 {
 		data := string(crds[last].File.Data)
 		if text := printedText(data, sectionEnd); text != printedText(data, middle) {
-			docs, err := splitStream([]byte(text), crds[last].Filename)
+			docs, err := splitStream(text, crds[last].Filename)
 			if err != nil {
 				return nil, err
 			}
@@ -442,7 +442,7 @@ func (o *output) addDoc(d *doc, pos position) error {
 		return o.addJSON(d.json, &d.parsed, d.source) // read as it is printed
 	}
 	if o.cache.checking() {
-		if head, bound, err := yamlCheck([]byte(text)); err == nil {
+		if head, bound, err := yamlCheck(text); err == nil {
 			return o.addJSON("", &parsed{kind: head.Kind, version: head.Version, checked: true, bound: bound}, d.source)
 		}
 	}
@@ -453,10 +453,22 @@ func (o *output) addDoc(d *doc, pos position) error {
 	return o.addJSON(string(js), &parsed{json: string(js), kind: head.Kind, version: head.Version}, d.source)
 }
 
+// printedCRD is printedText(string(data), middle), in one copy of data.
+func printedCRD(data []byte) string {
+	if bytes.IndexByte(data, '\r') >= 0 {
+		return printedText(string(data), middle)
+	}
+	var b strings.Builder
+	b.Grow(len(data) + 1)
+	b.Write(data)
+	b.WriteByte('\n')
+	return b.String()
+}
+
 // A streamDoc is a document of a CRD file: its text and the source it
 // names, and what reading it gave.
 type streamDoc struct {
-	text   []byte
+	text   string
 	source string
 	json   string
 	head   *parsed // the JSON's kind and version, when reading it told them
@@ -466,20 +478,21 @@ type streamDoc struct {
 // splitStream splits a YAML stream into documents the way Kubernetes tools
 // do (lines of "---"). A "# Source: " comment at the start of a document
 // names its source.
-func splitStream(stream []byte, source string) ([]*streamDoc, error) {
+func splitStream(stream string, source string) ([]*streamDoc, error) {
 	if docs, ok := splitStreamFast(stream, source); ok {
 		return docs, nil
 	}
 	var docs []*streamDoc
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(stream)))
+	r := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(stream)))
 	for {
-		doc, err := r.Read()
+		raw, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			return docs, nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: splitting the YAML documents: %w", where(source), err)
 		}
+		doc := string(raw)
 		if s := sourceOf(doc); s != "" {
 			source = s
 		}
@@ -494,14 +507,14 @@ func splitStream(stream []byte, source string) ([]*streamDoc, error) {
 // of it; the documents are the stream's own bytes. ok is false for any other stream,
 // and for a "---" line followed by more than white space and a comment,
 // which the reader reports as an error.
-func splitStreamFast(stream []byte, source string) (docs []*streamDoc, ok bool) {
-	if len(stream) == 0 || stream[len(stream)-1] != '\n' || bytes.IndexByte(stream, '\r') >= 0 {
+func splitStreamFast(stream string, source string) (docs []*streamDoc, ok bool) {
+	if len(stream) == 0 || stream[len(stream)-1] != '\n' || strings.IndexByte(stream, '\r') >= 0 {
 		return nil, false
 	}
 	start := 0 // where the document being read starts
 	end := func(at int) {
 		if at > start {
-			doc := stream[start:at:at]
+			doc := stream[start:at]
 			if s := sourceOf(doc); s != "" {
 				source = s
 			}
@@ -509,9 +522,9 @@ func splitStreamFast(stream []byte, source string) (docs []*streamDoc, ok bool) 
 		}
 	}
 	for i := 0; i < len(stream); {
-		next := i + bytes.IndexByte(stream[i:], '\n') + 1
-		if line := stream[i:next]; bytes.HasPrefix(line, []byte("---")) {
-			if rest := bytes.TrimSpace(line[3:]); len(rest) > 0 && rest[0] != '#' {
+		next := i + strings.IndexByte(stream[i:], '\n') + 1
+		if line := stream[i:next]; strings.HasPrefix(line, "---") {
+			if rest := strings.TrimSpace(line[3:]); len(rest) > 0 && rest[0] != '#' {
 				return nil, false
 			}
 			if i > start {
@@ -554,7 +567,13 @@ func (o *output) addStreams(docs []*streamDoc) error {
 // render, and often its largest documents. It returns the document's kind
 // and version too when the fast path read them as encoding/json reads them
 // from the JSON (see yamlToJSONTree), else nil: addJSON reads them.
-func (o *output) streamJSON(doc []byte) (string, *parsed, error) {
+func (o *output) streamJSON(text string) (string, *parsed, error) {
+	if o.cache.checking() {
+		if head, bound, err := yamlCheck(text); err == nil {
+			return "", &parsed{kind: head.Kind, version: head.Version, headed: true, checked: true, bound: bound}, nil
+		}
+	}
+	doc := []byte(text)
 	var key [32]byte
 	if o.cache.lru != nil {
 		h := sha256.New()
@@ -566,11 +585,6 @@ func (o *output) streamJSON(doc []byte) (string, *parsed, error) {
 				return p.json, &p, nil
 			}
 			return p.json, nil, nil
-		}
-	}
-	if o.cache.checking() {
-		if head, bound, err := yamlCheck(doc); err == nil {
-			return "", &parsed{kind: head.Kind, version: head.Version, headed: true, checked: true, bound: bound}, nil
 		}
 	}
 	var (
@@ -703,13 +717,13 @@ func unpack(js []byte, source string, depth int, add func(string, string) error)
 
 // sourceOf returns the template named by a "# Source: " comment at the
 // start of a document.
-func sourceOf(doc []byte) string {
-	for _, line := range bytes.SplitN(doc, []byte("\n"), 4) {
-		line = bytes.TrimSpace(line)
-		if s, ok := bytes.CutPrefix(line, []byte("# Source: ")); ok {
-			return string(s)
+func sourceOf(doc string) string {
+	for _, line := range strings.SplitN(doc, "\n", 4) {
+		line = strings.TrimSpace(line)
+		if s, ok := strings.CutPrefix(line, "# Source: "); ok {
+			return s
 		}
-		if len(line) > 0 && line[0] != '#' && string(line) != "---" {
+		if len(line) > 0 && line[0] != '#' && line != "---" {
 			break
 		}
 	}

@@ -150,6 +150,16 @@ func splitManifests(s string) []string {
 // document, so the head is read again from the text when one of its
 // fields could have been such a scalar.
 func (d *doc) parse(cache docCache) {
+	if cache.checking() {
+		// A head with a line break a block scalar may have given is read
+		// again below; such a document goes the usual way.
+		head, bound, err := yamlCheck(printedText(d.text, middle))
+		if err == nil && !(mayEndInBlockScalar(d.text) && headHasLineBreak(head)) {
+			d.parsed = parsed{kind: head.Kind, version: head.Version, checked: true, bound: bound}
+			d.readHooks(head)
+			return
+		}
+	}
 	var text []byte
 	if strings.Contains(d.text, "\r") {
 		text = []byte(printedText(d.text, middle))
@@ -163,15 +173,6 @@ func (d *doc) parse(cache docCache) {
 		key = sha256.Sum256(text)
 		if p, ok := cache.lru.get(key); ok {
 			d.parsed = p
-			return
-		}
-	}
-	if cache.checking() {
-		// A head with a line break a block scalar may have given is read
-		// again below; such a document goes the usual way.
-		if head, bound, err := yamlCheck(text); err == nil && !(mayEndInBlockScalar(d.text) && headHasLineBreak(head)) {
-			d.parsed = parsed{kind: head.Kind, version: head.Version, checked: true, bound: bound}
-			d.readHooks(head)
 			return
 		}
 	}

@@ -302,8 +302,8 @@ func yamlToJSONTree(doc []byte) (js []byte, head releaseutil.SimpleHead, fromTre
 // the document is not a plain object of the block style scanBlockYAML
 // reads, with apiVersion and kind read by treeHead (a List is one to
 // unpack): yamlToJSON reads such documents, and what is wrong with one.
-func yamlCheck(doc []byte) (head releaseutil.SimpleHead, bound int, err error) {
-	root, isMap, err := scanBlockYAML(string(doc))
+func yamlCheck(doc string) (head releaseutil.SimpleHead, bound int, err error) {
+	root, isMap, err := scanBlockYAML(doc)
 	if err != nil || !isMap {
 		return head, 0, errReference
 	}

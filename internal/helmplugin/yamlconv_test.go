@@ -400,7 +400,7 @@ func TestYAMLCheckMatchesHelm(t *testing.T) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) { checkYAMLCheck(t, []byte(text)) })
 	}
 	for _, text := range checkCases[:4] {
-		if _, _, err := yamlCheck([]byte(text)); err != nil {
+		if _, _, err := yamlCheck(text); err != nil {
 			t.Errorf("yamlCheck(%q) = %v, want it read", text, err)
 		}
 	}
@@ -411,7 +411,7 @@ func TestYAMLCheckMatchesHelm(t *testing.T) {
 // same head: the output checks then see what Generate's see).
 func checkYAMLCheck(t *testing.T, doc []byte) {
 	t.Helper()
-	head, bound, err := yamlCheck(doc)
+	head, bound, err := yamlCheck(string(doc))
 	if err != nil {
 		if err != errReference {
 			t.Fatalf("yamlCheck(%q) error = %v, want errReference", doc, err)
