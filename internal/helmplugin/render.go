@@ -425,7 +425,7 @@ type output struct {
 	// drop checks and counts the manifests without keeping them.
 	drop bool
 	// bounded: total holds bounds of the lengths of documents yamlCheck
-	// read (see addChecked).
+	// read (see within).
 	bounded bool
 }
 
