@@ -7,10 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
+	"runtime/trace"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -339,10 +343,17 @@ type localFlags struct {
 	kubeVersion string
 	apiVersions []string
 	argocdEnv   bool
+	// cpuProfile and trace name files for a CPU profile and an execution
+	// trace of the command (hidden flags, for measuring one run).
+	cpuProfile, trace string
 }
 
 func (f *localFlags) bind(fs *pflag.FlagSet) {
 	f.plugin.bind(fs)
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the command to this file (go tool pprof reads it)")
+	fs.StringVar(&f.trace, "trace", "", "write an execution trace of the command to this file (go tool trace reads it)")
+	_ = fs.MarkHidden("cpuprofile")
+	_ = fs.MarkHidden("trace")
 	fs.StringVar(&f.repoRoot, "repo-root", "", "the repository root (default: the enclosing git work tree, else APPDIR)")
 	fs.StringVar(&f.paramsFile, "parameters", "", "parameters in ARGOCD_APP_PARAMETERS JSON: [{\"name\":...,\"string\":...}]")
 	fs.StringArrayVar(&f.params, "param", nil, "a string parameter: name=value")
@@ -390,7 +401,16 @@ func (f *localFlags) local(g *globals, appDir string) (*cmpserver.Local, error) 
 // would receive it, calls fn, and removes the private copy. With
 // --argocd-env the request is read from the environment instead, and the
 // plugin runs in place.
-func (f *localFlags) run(cmd *cobra.Command, g *globals, dir string, fn func(cmpserver.Plugin, *params.Request) error) error {
+func (f *localFlags) run(cmd *cobra.Command, g *globals, dir string, fn func(cmpserver.Plugin, *params.Request) error) (err error) {
+	stop, err := f.profile()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if serr := stop(); err == nil {
+			err = serr
+		}
+	}()
 	f.plugin.helm = f.plugin.helm.oneShot()
 	if f.argocdEnv {
 		if f.plugin.builtin == "" {
@@ -420,15 +440,85 @@ func (f *localFlags) run(cmd *cobra.Command, g *globals, dir string, fn func(cmp
 	return fn(l.Plugin, req)
 }
 
-// oneShotGC lets a one-shot local run's heap grow to five times the live
-// data between collections (GOGC=400) instead of twice, unless GOGC says
-// otherwise: a render allocates a lot for a short time, and collecting it
-// costs a quarter of the CPU at Go's default.
-func oneShotGC() {
-	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(400)
+// profile starts the CPU profile and the execution trace the hidden
+// --cpuprofile and --trace flags ask for; stop ends them and closes the
+// files.
+func (f *localFlags) profile() (stop func() error, err error) {
+	var stops []func() error
+	stop = func() error {
+		var errs []error
+		for _, s := range slices.Backward(stops) {
+			errs = append(errs, s())
+		}
+		return errors.Join(errs...)
 	}
+	start := func(name, flag string, begin func(io.Writer) error, end func()) error {
+		if name == "" {
+			return nil
+		}
+		file, err := os.Create(name)
+		if err != nil {
+			return fmt.Errorf("--%s: %w", flag, err)
+		}
+		if err := begin(file); err != nil {
+			file.Close()
+			return fmt.Errorf("--%s: %w", flag, err)
+		}
+		stops = append(stops, func() error {
+			end()
+			if err := file.Close(); err != nil {
+				return fmt.Errorf("--%s: %w", flag, err)
+			}
+			return nil
+		})
+		return nil
+	}
+	if err := start(f.cpuProfile, "cpuprofile", pprof.StartCPUProfile, pprof.StopCPUProfile); err != nil {
+		return nil, err
+	}
+	if err := start(f.trace, "trace", trace.Start, trace.Stop); err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
 }
+
+// oneShotGC tunes the collector for a one-shot local run, unless GOGC says
+// otherwise: a render allocates a lot for a short time, and collecting it
+// costs a tenth of its CPU. The heap grows without collections until the
+// Go runtime's memory nears oneShotHeap, which most renders never reach;
+// from the first collection on, it grows to five times the live data
+// between collections (GOGC=400), as it did from the start with GOMEMLIMIT
+// set.
+func oneShotGC() {
+	if _, set := os.LookupEnv("GOGC"); set {
+		return
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		debug.SetGCPercent(oneShotGOGC)
+		return
+	}
+	// Not -1, which would wait for a collection under way to end.
+	debug.SetGCPercent(1_000_000)
+	debug.SetMemoryLimit(oneShotHeap)
+	runtime.AddCleanup(&gcSentinel{}, func(struct{}) {
+		debug.SetGCPercent(oneShotGOGC)
+		debug.SetMemoryLimit(math.MaxInt64)
+	}, struct{}{})
+}
+
+const (
+	// oneShotHeap is the memory a one-shot run's heap grows to before its
+	// first collection.
+	oneShotHeap = 128 << 20
+	// oneShotGOGC is its GOGC after that.
+	oneShotGOGC = 400
+)
+
+// A gcSentinel is unreachable once made: the first collection after
+// oneShotGC frees it, which runs its cleanup. It holds a pointer so that
+// it is not allocated with other small objects, which would keep it.
+type gcSentinel struct{ _ *byte }
 
 // envRequest builds a request from the environment Argo CD gives a
 // plugin's commands (params.BuildEnv), for a built-in plugin run by another

@@ -27,10 +27,26 @@ import (
 //
 // A nil MapSlice with ok is a null document (nothing but comments).
 func parseBlockYAML(text string) (root yaml.MapSlice, isMap bool, err error) {
+	return readBlockYAML(text, false)
+}
+
+// scanBlockYAML reads text as parseBlockYAML does, taking the same
+// decisions line for line, but keeps only what Helm's manifest sorter and
+// the output checks read: the entries of the root mapping whose keys are
+// apiVersion, kind or metadata, in any case (what treeHead looks at). It
+// reads everything else without keeping it, and gives errReference, on top
+// of parseBlockYAML's cases, for whatever jsonWriter might not write (a key
+// that is not a string, a NaN or an infinity): a document it reads is one
+// yamlToJSONTree converts, with the head treeHead reads from this root.
+func scanBlockYAML(text string) (root yaml.MapSlice, isMap bool, err error) {
+	return readBlockYAML(text, true)
+}
+
+func readBlockYAML(text string, scan bool) (root yaml.MapSlice, isMap bool, err error) {
 	if !plainText(text) {
 		return nil, false, errReference
 	}
-	p := &blockParser{text: text}
+	p := &blockParser{text: text, scan: scan, root: true}
 	p.next()
 	if p.eof {
 		return nil, false, nil
@@ -52,31 +68,54 @@ func parseBlockYAML(text string) (root yaml.MapSlice, isMap bool, err error) {
 // handles: \n line breaks, printable characters yaml.v2 reads, no tabs,
 // no document markers or directives.
 func plainText(text string) bool {
-	lineStart := true
-	for i := 0; i < len(text); {
-		c := text[i]
-		if lineStart && (c == '-' || c == '.' || c == '%') && (strings.HasPrefix(text[i:], "---") || strings.HasPrefix(text[i:], "...") || c == '%') {
+	for start := 0; start < len(text); {
+		// At the start of a line.
+		if c := text[start]; c == '%' || (c == '-' && strings.HasPrefix(text[start:], "---")) || (c == '.' && strings.HasPrefix(text[start:], "...")) {
 			return false
 		}
-		lineStart = c == '\n'
-		if c < utf8.RuneSelf {
-			if c != '\n' && (c < 0x20 || c == 0x7F) {
+		line, next := text[start:], len(text)
+		if end := strings.IndexByte(line, '\n'); end >= 0 {
+			line, next = line[:end], start+end+1
+		}
+		for i := 0; i < len(line); {
+			if i+8 <= len(line) && printableASCII8(line[i:i+8]) {
+				i += 8
+				continue
+			}
+			c := line[i]
+			if c-0x20 < 0x7F-0x20 { // printable ASCII
+				i++
+				continue
+			}
+			if c < utf8.RuneSelf {
+				return false // a control character other than \n, or DEL
+			}
+			r, size := utf8.DecodeRuneInString(line[i:])
+			switch {
+			case r == utf8.RuneError && size == 1:
+				return false
+			case r < 0xA0, r == 0x2028, r == 0x2029, r == 0xFEFF, r >= 0xD800 && r < 0xE000, r > 0xFFFD && r < 0x10000:
+				// C1 controls and NEL, YAML 1.1's other line breaks, BOMs.
 				return false
 			}
-			i++
-			continue
+			i += size
 		}
-		r, size := utf8.DecodeRuneInString(text[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			return false
-		case r < 0xA0, r == 0x2028, r == 0x2029, r == 0xFEFF, r >= 0xD800 && r < 0xE000, r > 0xFFFD && r < 0x10000:
-			// C1 controls and NEL, YAML 1.1's other line breaks, BOMs.
-			return false
-		}
-		i += size
+		start = next
 	}
 	return true
+}
+
+// printableASCII8 reports whether the eight bytes of s are all printable
+// ASCII (0x20 to 0x7E), eight at a time: a byte below 0x20 sets its top bit
+// in w-0x20… where w had it clear, a byte above 0x7E sets it in w+0x01…
+// or has it in w (a carry out of a byte comes from one that has it).
+func printableASCII8(s string) bool {
+	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	below := (w - 0x20*ones) &^ w & highs
+	above := ((w + ones) | w) & highs
+	return below|above == 0
 }
 
 // A blockParser walks the text a line at a time. The current line is the
@@ -88,6 +127,9 @@ type blockParser struct {
 	indent  int
 	content string
 	eof     bool
+	// scan reads values without keeping them (scanBlockYAML); root is
+	// true until the root mapping starts.
+	scan, root bool
 }
 
 // next moves to the next line with content.
@@ -122,45 +164,89 @@ func (p *blockParser) isEntry() bool {
 // mapping reads the block mapping whose keys are at indent.
 func (p *blockParser) mapping(indent int) (yaml.MapSlice, error) {
 	var m yaml.MapSlice
+	root := p.root
+	p.root = false
 	for !p.eof && p.indent == indent {
 		if p.isEntry() {
 			return nil, errReference // a sequence entry among keys
 		}
-		key, rest, err := splitKey(p.content)
-		if err != nil {
-			return nil, err
-		}
-		var value any
-		switch {
-		case rest == "":
-			p.next()
-			value, err = p.nested(indent)
-		case rest == "|" || rest == "|-":
-			value, err = p.literal(indent, rest == "|-")
-		case (rest[0] == '\'' || rest[0] == '"') && closeQuote(rest[0], rest[1:]) < 0:
-			value, err = p.quotedLines(indent, rest[0], rest[1:])
-		default:
-			if value, err = scalar(rest); err != nil {
+		var (
+			key  any
+			rest string
+			err  error
+		)
+		keep, scan := !p.scan, p.scan
+		if scan {
+			text, quoted, after, err := splitKeyText(p.content)
+			if err != nil {
 				return nil, err
 			}
-			if plainStart(rest) && !strings.Contains(rest, " #") {
-				value, err = p.plainLines(indent, rest, value)
-			} else {
-				p.next()
+			if !quoted {
+				if _, isString, err := resolvePlainValue(text); err != nil || !isString {
+					return nil, errReference
+				}
 			}
+			if rest = after; root && headKey(text) {
+				// Read and kept as parseBlockYAML reads it.
+				key, keep, p.scan = text, true, false
+			}
+		} else if key, rest, err = splitKey(p.content); err != nil {
+			return nil, err
 		}
+		value, err := p.mappingValue(indent, rest)
+		p.scan = scan
 		if err != nil {
 			return nil, err
 		}
 		if rest != "" && p.indent > indent {
 			return nil, errReference // a multi-line scalar, or an error
 		}
-		m = append(m, yaml.MapItem{Key: key, Value: value})
+		if keep {
+			m = append(m, yaml.MapItem{Key: key, Value: value})
+		}
 	}
 	if p.indent > indent {
 		return nil, errReference
 	}
 	return m, nil
+}
+
+// mappingValue reads the value of a key at indent, rest being what
+// follows the key on its line.
+func (p *blockParser) mappingValue(indent int, rest string) (value any, err error) {
+	switch {
+	case rest == "":
+		p.next()
+		return p.nested(indent)
+	case rest == "|" || rest == "|-":
+		return p.literal(indent, rest == "|-")
+	case (rest[0] == '\'' || rest[0] == '"') && closeQuote(rest[0], rest[1:]) < 0:
+		return p.quotedLines(indent, rest[0], rest[1:])
+	}
+	if value, err = p.scalar(rest); err != nil {
+		return nil, err
+	}
+	if plainStart(rest) && !strings.Contains(rest, " #") {
+		return p.plainLines(indent, rest, value)
+	}
+	p.next()
+	return value, nil
+}
+
+// headKey reports whether a root key is one treeHead looks at.
+func headKey(k string) bool {
+	return strings.EqualFold(k, "apiVersion") || strings.EqualFold(k, "kind") || strings.EqualFold(k, "metadata")
+}
+
+// scalar is the function scalar; when scanning, it reads a string as nil
+// (see scalarOf), and a NaN or an infinity (which jsonWriter leaves to
+// encoding/json) gives errReference.
+func (p *blockParser) scalar(s string) (any, error) {
+	v, err := scalarOf(s, p.scan)
+	if f, isFloat := v.(float64); isFloat && p.scan && (math.IsNaN(f) || math.IsInf(f, 0)) {
+		return nil, errReference
+	}
+	return v, err
 }
 
 // literal reads the literal block scalar ("|" or, with strip, "|-") that
@@ -204,13 +290,16 @@ func (p *blockParser) literal(indent int, strip bool) (string, error) {
 		} else if sp < m {
 			break // the scalar ends; what follows is read as usual
 		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
+		if !p.scan {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			for ; breaks > 0; breaks-- {
+				b.WriteByte('\n')
+			}
+			b.WriteString(line[m:])
 		}
-		for ; breaks > 0; breaks-- {
-			b.WriteByte('\n')
-		}
-		b.WriteString(line[m:])
+		breaks = 0
 		broken = end >= 0
 		pos = next
 	}
@@ -221,7 +310,9 @@ func (p *blockParser) literal(indent int, strip bool) (string, error) {
 		if !broken {
 			return "", errReference
 		}
-		b.WriteByte('\n')
+		if !p.scan {
+			b.WriteByte('\n')
+		}
 	}
 	p.pos = pos
 	p.next()
@@ -232,9 +323,10 @@ func (p *blockParser) literal(indent int, strip bool) (string, error) {
 // a key at indent whose first line is first (resolved as v), from the line
 // after the current one, and moves to the line after them. Continuation
 // lines are indented deeper than indent; they are folded as YAML folds
-// them (a line break becomes a space, each blank line a line break). Only
-// lines that plainly continue it are taken here: a line that could end the
-// scalar (a ": ", a " #", a final ':', a comment line) gives errReference.
+// them (a line break becomes a space, each blank line a line break); a
+// comment line ends the scalar. Only lines that plainly continue it are
+// taken here: a line that could end it otherwise (a ": ", a " #", a final
+// ':') gives errReference.
 func (p *blockParser) plainLines(indent int, first string, v any) (any, error) {
 	text, pos := p.text, p.pos
 	var b strings.Builder
@@ -261,8 +353,21 @@ func (p *blockParser) plainLines(indent int, first string, v any) (any, error) {
 			break
 		}
 		c := strings.TrimRight(line[sp:], " ")
-		if c[0] == '#' || c[len(c)-1] == ':' || strings.Contains(c, ": ") || strings.Contains(c, " #") {
+		if c[0] == '#' {
+			// A comment line ends the scalar (a line after it that is
+			// indented deeper than indent is an error, or something
+			// else: the caller gives errReference for it).
+			break
+		}
+		if c[len(c)-1] == ':' || strings.Contains(c, ": ") || strings.Contains(c, " #") {
 			return nil, errReference
+		}
+		if p.scan {
+			// Folded, the scalar holds a space or a line break: a
+			// string, whatever its text.
+			folded, breaks = true, 0
+			pos = next
+			continue
 		}
 		if !folded {
 			b.WriteString(strings.TrimRight(first, " "))
@@ -279,8 +384,11 @@ func (p *blockParser) plainLines(indent int, first string, v any) (any, error) {
 	}
 	p.pos = pos
 	p.next()
-	if !folded {
+	switch {
+	case !folded:
 		return v, nil
+	case p.scan:
+		return "", nil
 	}
 	return resolvePlain(b.String())
 }
@@ -309,7 +417,7 @@ func unquote(q byte, s string) (string, error) {
 	if q == '\'' {
 		return strings.ReplaceAll(s, "''", "'"), nil
 	}
-	v, after, err := quoted("\"" + s + "\"")
+	v, after, err := quotedScalar("\"" + s + "\"")
 	if err != nil || after != "" {
 		return "", errReference
 	}
@@ -399,7 +507,7 @@ func (p *blockParser) nested(indent int) (any, error) {
 		return p.sequence(p.indent)
 	case p.indent > indent && (p.content[0] == '{' || p.content[0] == '['):
 		// {} or [] on a line of its own (anything else is left alone).
-		v, err := scalar(p.content)
+		v, err := p.scalar(p.content)
 		if err != nil {
 			return nil, err
 		}
@@ -433,7 +541,9 @@ func (p *blockParser) sequence(indent int) ([]any, error) {
 			if err != nil {
 				return nil, err
 			}
-			l = append(l, v)
+			if !p.scan {
+				l = append(l, v)
+			}
 			continue
 		}
 		if rest[0] == '-' && (len(rest) == 1 || rest[1] == ' ') {
@@ -447,14 +557,18 @@ func (p *blockParser) sequence(indent int) ([]any, error) {
 			if err != nil {
 				return nil, err
 			}
-			l = append(l, v)
+			if !p.scan {
+				l = append(l, v)
+			}
 			continue
 		}
-		v, err := scalar(rest)
+		v, err := p.scalar(rest)
 		if err != nil {
 			return nil, err
 		}
-		l = append(l, v)
+		if !p.scan {
+			l = append(l, v)
+		}
 		p.next()
 		if p.indent > indent {
 			return nil, errReference
@@ -466,17 +580,32 @@ func (p *blockParser) sequence(indent int) ([]any, error) {
 // splitKey splits "key: rest" (or "key:") into the key, resolved as
 // yaml.v2 resolves it, and the rest (empty when only a comment follows).
 func splitKey(s string) (key any, rest string, err error) {
+	text, quoted, rest, err := splitKeyText(s)
+	switch {
+	case err != nil:
+		return nil, "", err
+	case quoted:
+		return text, rest, nil
+	}
+	if key, err = resolvePlain(text); err != nil {
+		return nil, "", err
+	}
+	return key, rest, nil
+}
+
+// splitKeyText is splitKey with the key unresolved: the text of a plain
+// key, or, quoted, the string a quoted key is.
+func splitKeyText(s string) (key string, quoted bool, rest string, err error) {
 	var after string
 	switch s[0] {
 	case '"', '\'':
-		var k string
-		if k, after, err = quoted(s); err != nil {
-			return nil, "", err
+		if key, after, err = quotedScalar(s); err != nil {
+			return "", false, "", err
 		}
-		key = k
+		quoted = true
 	default:
 		if !plainStart(s) {
-			return nil, "", errReference
+			return "", false, "", errReference
 		}
 		i := 0
 		for ; i < len(s); i++ {
@@ -484,37 +613,38 @@ func splitKey(s string) (key any, rest string, err error) {
 				break
 			}
 			if s[i] == '#' && s[i-1] == ' ' {
-				return nil, "", errReference // a comment before any ':'
+				return "", false, "", errReference // a comment before any ':'
 			}
 		}
 		if i == len(s) {
-			return nil, "", errReference // no key
+			return "", false, "", errReference // no key
 		}
-		k := strings.TrimRight(s[:i], " ")
-		if key, err = resolvePlain(k); err != nil {
-			return nil, "", err
-		}
+		key = strings.TrimRight(s[:i], " ")
 		after = s[i:]
 	}
 	if after == "" || after[0] != ':' || (len(after) > 1 && after[1] != ' ') {
-		return nil, "", errReference
+		return "", false, "", errReference
 	}
 	if len(s)-len(after) > 1000 {
-		return nil, "", errReference // longer than yaml.v2 lets a simple key be
+		return "", false, "", errReference // longer than yaml.v2 lets a simple key be
 	}
 	rest = strings.TrimLeft(after[1:], " ")
 	if rest != "" && rest[0] == '#' {
 		rest = ""
 	}
-	return key, rest, nil
+	return key, quoted, rest, nil
 }
 
 // scalar reads a value written on one line: a quoted or plain scalar, or
 // {} or [], with perhaps a comment after it.
-func scalar(s string) (any, error) {
+func scalar(s string) (any, error) { return scalarOf(s, false) }
+
+// scalarOf is scalar; with scan, a scalar that is a string is read as nil
+// (a string in an interface costs an allocation).
+func scalarOf(s string, scan bool) (any, error) {
 	switch s[0] {
 	case '"', '\'':
-		v, after, err := quoted(s)
+		v, after, err := quotedScalar(s)
 		if err != nil {
 			return nil, err
 		}
@@ -523,6 +653,9 @@ func scalar(s string) (any, error) {
 		}
 		return v, nil
 	case '{', '[':
+		if s[0] == '[' && !strings.HasPrefix(s, "[]") {
+			return flowSequence(s, scan)
+		}
 		if len(s) < 2 || !onlyComment(s[2:]) {
 			return nil, errReference
 		}
@@ -550,7 +683,93 @@ func scalar(s string) (any, error) {
 	if s[0] == ':' {
 		return nil, errReference
 	}
-	return resolvePlain(strings.TrimRight(s[:end], " "))
+	text := strings.TrimRight(s[:end], " ")
+	v, isString, err := resolvePlainValue(text)
+	if isString && !scan {
+		return text, err
+	}
+	return v, err
+}
+
+// flowSequence reads a flow sequence of scalars that ends on its line,
+// perhaps followed by a comment: "[a, 'b', \"c\"]". Its entries are
+// quoted scalars, or plain ones holding none of the flow indicators, no
+// ':', '#', quote or tab, resolved as yaml.v2 resolves them. Anything else
+// (a nested collection, a mapping entry, an empty entry or a trailing
+// comma, a sequence going on past the line) gives errReference. With
+// scan, the entries are checked (a NaN or an infinity gives errReference)
+// and not kept.
+func flowSequence(s string, scan bool) (any, error) {
+	var l []any
+	if !scan {
+		l = []any{}
+	}
+	i := 1 // after '[' or ','
+	for {
+		for i < len(s) && s[i] == ' ' {
+			i++
+		}
+		if i == len(s) {
+			return nil, errReference
+		}
+		var v any
+		switch c := s[i]; {
+		case c == '\'' || c == '"':
+			text, after, err := quotedScalar(s[i:])
+			if err != nil {
+				return nil, err
+			}
+			v, i = text, len(s)-len(after)
+		case plainStart(s[i:]) && !(s[i] == '-' && strings.IndexByte(",[]{}", s[i+1]) >= 0):
+			end := i
+			for end < len(s) && s[end] != ',' && s[end] != ']' {
+				if strings.IndexByte("[]{}:#'\"\t", s[end]) >= 0 {
+					return nil, errReference
+				}
+				end++
+			}
+			text := strings.TrimRight(s[i:end], " ")
+			r, isString, err := resolvePlainValue(text)
+			switch {
+			case err != nil:
+				return nil, err
+			case isString:
+				v = text
+			default:
+				v = r
+			}
+			i = end
+		default:
+			return nil, errReference
+		}
+		if f, isFloat := v.(float64); isFloat && scan && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			return nil, errReference
+		}
+		if !scan {
+			l = append(l, v)
+		}
+		for i < len(s) && s[i] == ' ' {
+			i++
+		}
+		switch {
+		case i == len(s):
+			return nil, errReference
+		case s[i] == ']':
+			if !onlyComment(s[i+1:]) {
+				return nil, errReference
+			}
+			return l, nil
+		case s[i] != ',':
+			return nil, errReference
+		}
+		i++
+		for i < len(s) && s[i] == ' ' {
+			i++
+		}
+		if i < len(s) && s[i] == ']' {
+			return nil, errReference // a trailing comma
+		}
+	}
 }
 
 // onlyComment reports whether what follows a scalar on its line is
@@ -575,9 +794,9 @@ func plainStart(s string) bool {
 	return true
 }
 
-// quoted reads a single- or double-quoted scalar that ends on the same
+// quotedScalar reads a single- or double-quoted scalar that ends on the same
 // line, and returns it and what follows its closing quote.
-func quoted(s string) (string, string, error) {
+func quotedScalar(s string) (string, string, error) {
 	q := s[0]
 	var b strings.Builder
 	for i := 1; i < len(s); i++ {
@@ -649,55 +868,65 @@ func quoted(s string) (string, string, error) {
 // resolvePlain resolves a plain scalar as yaml.v2's resolve does for an
 // untagged scalar decoded into interface{} (timestamps stay strings).
 func resolvePlain(in string) (any, error) {
+	v, isString, err := resolvePlainValue(in)
+	if isString {
+		return in, err
+	}
+	return v, err
+}
+
+// resolvePlainValue is resolvePlain, but for a scalar that is a string it
+// returns nil and isString (a string in an interface costs an allocation).
+func resolvePlainValue(in string) (v any, isString bool, err error) {
 	if in == "" {
-		return nil, nil
+		return nil, false, nil
 	}
 	switch c := in[0]; {
 	case c == '+' || c == '-' || c >= '0' && c <= '9':
 		if v, ok := plainSpecial[in]; ok {
-			return v, nil
+			return v, false, nil
 		}
 		plain := strings.ReplaceAll(in, "_", "")
 		if v, err := strconv.ParseInt(plain, 0, 64); err == nil {
-			return int(v), nil
+			return int(v), false, nil
 		}
 		if v, err := strconv.ParseUint(plain, 0, 64); err == nil {
-			return v, nil
+			return v, false, nil
 		}
 		if yamlStyleFloat.MatchString(plain) {
 			if v, err := strconv.ParseFloat(plain, 64); err == nil {
-				return v, nil
+				return v, false, nil
 			}
 		}
 		if strings.HasPrefix(plain, "0b") {
 			if v, err := strconv.ParseInt(plain[2:], 2, 64); err == nil {
-				return int(v), nil
+				return int(v), false, nil
 			}
 			if v, err := strconv.ParseUint(plain[2:], 2, 64); err == nil {
-				return v, nil
+				return v, false, nil
 			}
 		} else if strings.HasPrefix(plain, "-0b") {
 			if v, err := strconv.ParseInt("-"+plain[3:], 2, 64); err == nil {
-				return int(v), nil
+				return int(v), false, nil
 			}
 		}
 	case c == '.':
 		if v, ok := plainSpecial[in]; ok {
-			return v, nil
+			return v, false, nil
 		}
 		if v, err := strconv.ParseFloat(in, 64); err == nil {
-			return v, nil
+			return v, false, nil
 		}
 	case strings.IndexByte("yYnNtTfFoO~", c) >= 0:
 		if v, ok := plainSpecial[in]; ok {
-			return v, nil
+			return v, false, nil
 		}
 	case c == '<':
 		if in == "<<" {
-			return nil, errReference // a merge key
+			return nil, false, errReference // a merge key
 		}
 	}
-	return in, nil
+	return nil, true, nil
 }
 
 var yamlStyleFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)

@@ -3,7 +3,6 @@ package helmplugin
 import (
 	"bytes"
 	"errors"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -217,17 +216,6 @@ func walkEntry(path, prefix string, info fs.FileInfo, rules *ignore.Rules, found
 	return true
 }
 
-// readExactly reads the file at path, which must hold size bytes.
-func readExactly(path string, size int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data := make([]byte, size+1)
-	n, err := io.ReadFull(f, data)
-	if (!errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF)) || int64(n) != size {
-		return nil, errors.New("the file changed size")
-	}
-	return data[:n], nil
-}
+// errChangedSize says that a chart file did not hold the bytes the walk
+// found (loadDirFast then leaves the chart to Helm's loader).
+var errChangedSize = errors.New("the file changed size")

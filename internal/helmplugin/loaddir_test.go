@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -183,4 +184,32 @@ func tgzChart(t *testing.T, name string, files map[string]string) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// TestReadExactly: a file is read whole when it holds the size the walk
+// found, and refused when it holds more or fewer bytes or is missing.
+func TestReadExactly(t *testing.T) {
+	dir := t.TempDir()
+	big := bytes.Repeat([]byte("0123456789"), 100_000) // read in several reads
+	for name, data := range map[string][]byte{"empty": nil, "small": []byte("a: b\n"), "big": big} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readExactly(p, int64(len(data)))
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("readExactly(%s) = %d bytes, %v; want the file's %d", name, len(got), err, len(data))
+		}
+		for _, size := range []int64{int64(len(data)) - 1, int64(len(data)) + 1} {
+			if size < 0 {
+				continue
+			}
+			if _, err := readExactly(p, size); err == nil {
+				t.Errorf("readExactly(%s, %d) of a %d-byte file succeeded", name, size, len(data))
+			}
+		}
+	}
+	if _, err := readExactly(filepath.Join(dir, "missing"), 0); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("readExactly(missing) error = %v, want it not to exist", err)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -371,6 +372,29 @@ func TestOutputLimits(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "the rendered manifests are larger than 500 bytes") {
 			t.Errorf("error = %v, want the size limit", err)
 		}
+	}
+	// Around the limit GenerateYAML, which counts the documents by bounds
+	// of their JSON's length (several times the JSON), counts them exactly
+	// again, as Generate does: the same successes and errors.
+	manifests, err := helmplugin.New(helmplugin.Options{}).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, m := range manifests {
+		total += len(m)
+	}
+	failed, passed := false, false
+	for _, limit := range []int{total - 40, total - 1, total, total + 1, 2 * total} {
+		p := helmplugin.New(helmplugin.Options{Limits: helmplugin.Limits{MaxManifestBytes: limit}})
+		errs := generateBoth(p, req)
+		if fmt.Sprint(errs[0]) != fmt.Sprint(errs[1]) {
+			t.Errorf("limit %d: Generate error = %v, GenerateYAML error = %v", limit, errs[0], errs[1])
+		}
+		failed, passed = failed || errs[0] != nil, passed || errs[0] == nil
+	}
+	if !failed || !passed {
+		t.Errorf("limits around %d bytes: want some to fail and some to pass (failed %v, passed %v)", total, failed, passed)
 	}
 }
 

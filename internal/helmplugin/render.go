@@ -181,6 +181,8 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 	// For helm template's text (GenerateYAML) the manifests are checked
 	// and counted, not kept.
 	out := &output{lim: j.lim, cache: j.p.docs, drop: j.printed != nil}
+	// Nor converted, where reading them tells all the checks need.
+	out.cache.check = out.drop
 	type crdResult struct {
 		docs []*streamDoc
 		last int // where the last file's documents start
@@ -190,7 +192,7 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 	go func() {
 		var r crdResult
 		for _, crd := range crds {
-			docs, err := splitStream([]byte(printedText(string(crd.File.Data), middle)), crd.Filename)
+			docs, err := splitStream(printedCRD(crd.File.Data), crd.Filename)
 			if err != nil {
 				r.err = err
 				break
@@ -229,7 +231,7 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 			delete(files, name)
 		}
 	}
-	hooks, manifests, err := sortRendered(files, j.p.docs)
+	hooks, manifests, err := sortRendered(files, out.cache)
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +251,7 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 	if last := len(crds) - 1; last >= 0 && len(manifests) == 0 {
 		data := string(crds[last].File.Data)
 		if text := printedText(data, sectionEnd); text != printedText(data, middle) {
-			docs, err := splitStream([]byte(text), crds[last].Filename)
+			docs, err := splitStream(text, crds[last].Filename)
 			if err != nil {
 				return nil, err
 			}
@@ -257,26 +259,23 @@ func (j *job) template(ctx context.Context, ch *chart.Chart, vals map[string]any
 			crd.docs = append(crd.docs[:crd.last], docs...)
 		}
 	}
-	if err := out.addStreams(crd.docs); err != nil {
+	err = out.account(crd.docs, manifests, hooks, sectionEnd)
+	if errors.Is(err, errRecount) {
+		// Counted by bounds of their JSON's length, the documents passed
+		// the limit: they are converted and counted exactly.
+		out.cache.check = false
+		out.convertStreams(crd.docs)
+		docs := slices.Concat(manifests, hooks)
+		parallel(len(docs), func(i int) { docs[i].parse(out.cache) })
+		for _, d := range docs {
+			if d.err != nil {
+				return nil, d.err
+			}
+		}
+		err = out.account(crd.docs, manifests, hooks, sectionEnd)
+	}
+	if err != nil {
 		return nil, err
-	}
-	for i, d := range manifests {
-		end := middle
-		if i == len(manifests)-1 {
-			end = sectionEnd
-		}
-		if err := out.addDoc(d, end); err != nil {
-			return nil, err
-		}
-	}
-	for i, d := range hooks {
-		end := middle
-		if i == len(hooks)-1 {
-			end = lastHook
-		}
-		if err := out.addDoc(d, end); err != nil {
-			return nil, err
-		}
 	}
 	if j.printed != nil {
 		*j.printed = printStream(crds, manifests, hooks)
@@ -379,6 +378,40 @@ func missingDependencies(ch *chart.Chart) []string {
 	return missing
 }
 
+// account adds the CRDs' documents, the manifests and the hooks, in
+// helm template's order, the last of the manifests and hooks as printed
+// at sectionEnd and lastHook.
+func (o *output) account(crds []*streamDoc, manifests, hooks []*doc, sectionEnd position) error {
+	o.docs, o.count, o.total, o.bounded = nil, 0, 0, false
+	if err := o.addStreams(crds); err != nil {
+		return err
+	}
+	for i, d := range manifests {
+		end := middle
+		if i == len(manifests)-1 {
+			end = sectionEnd
+		}
+		if err := o.addDoc(d, end); err != nil {
+			return err
+		}
+	}
+	for i, d := range hooks {
+		end := middle
+		if i == len(hooks)-1 {
+			end = lastHook
+		}
+		if err := o.addDoc(d, end); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errRecount says that the documents read by yamlCheck, counted by bounds
+// of their JSON's length, pass MaxManifestBytes: they must be converted
+// and counted again, exactly.
+var errRecount = errors.New("the bounds of the manifests' lengths pass the limit")
+
 // maxListNesting bounds how deep Lists inside Lists are unpacked.
 const maxListNesting = 8
 
@@ -391,6 +424,9 @@ type output struct {
 	cache docCache
 	// drop checks and counts the manifests without keeping them.
 	drop bool
+	// bounded: total holds bounds of the lengths of documents yamlCheck
+	// read (see within).
+	bounded bool
 }
 
 // addDoc adds a rendered document printed at pos (see printedText). Its
@@ -405,6 +441,11 @@ func (o *output) addDoc(d *doc, pos position) error {
 	if text == printedText(d.text, middle) {
 		return o.addJSON(d.json, &d.parsed, d.source) // read as it is printed
 	}
+	if o.cache.checking() {
+		if head, bound, err := yamlCheck(text); err == nil {
+			return o.addJSON("", &parsed{kind: head.Kind, version: head.Version, checked: true, bound: bound}, d.source)
+		}
+	}
 	js, head, err := convertDoc([]byte(text), o.cache.reference)
 	if err != nil {
 		return fmt.Errorf("YAML parse error on %s: %w", d.source, err)
@@ -412,10 +453,22 @@ func (o *output) addDoc(d *doc, pos position) error {
 	return o.addJSON(string(js), &parsed{json: string(js), kind: head.Kind, version: head.Version}, d.source)
 }
 
+// printedCRD is printedText(string(data), middle), in one copy of data.
+func printedCRD(data []byte) string {
+	if bytes.IndexByte(data, '\r') >= 0 {
+		return printedText(string(data), middle)
+	}
+	var b strings.Builder
+	b.Grow(len(data) + 1)
+	b.Write(data)
+	b.WriteByte('\n')
+	return b.String()
+}
+
 // A streamDoc is a document of a CRD file: its text and the source it
 // names, and what reading it gave.
 type streamDoc struct {
-	text   []byte
+	text   string
 	source string
 	json   string
 	head   *parsed // the JSON's kind and version, when reading it told them
@@ -425,20 +478,21 @@ type streamDoc struct {
 // splitStream splits a YAML stream into documents the way Kubernetes tools
 // do (lines of "---"). A "# Source: " comment at the start of a document
 // names its source.
-func splitStream(stream []byte, source string) ([]*streamDoc, error) {
+func splitStream(stream string, source string) ([]*streamDoc, error) {
 	if docs, ok := splitStreamFast(stream, source); ok {
 		return docs, nil
 	}
 	var docs []*streamDoc
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(stream)))
+	r := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(stream)))
 	for {
-		doc, err := r.Read()
+		raw, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			return docs, nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: splitting the YAML documents: %w", where(source), err)
 		}
+		doc := string(raw)
 		if s := sourceOf(doc); s != "" {
 			source = s
 		}
@@ -453,14 +507,14 @@ func splitStream(stream []byte, source string) ([]*streamDoc, error) {
 // of it; the documents are the stream's own bytes. ok is false for any other stream,
 // and for a "---" line followed by more than white space and a comment,
 // which the reader reports as an error.
-func splitStreamFast(stream []byte, source string) (docs []*streamDoc, ok bool) {
-	if len(stream) == 0 || stream[len(stream)-1] != '\n' || bytes.IndexByte(stream, '\r') >= 0 {
+func splitStreamFast(stream string, source string) (docs []*streamDoc, ok bool) {
+	if len(stream) == 0 || stream[len(stream)-1] != '\n' || strings.IndexByte(stream, '\r') >= 0 {
 		return nil, false
 	}
 	start := 0 // where the document being read starts
 	end := func(at int) {
 		if at > start {
-			doc := stream[start:at:at]
+			doc := stream[start:at]
 			if s := sourceOf(doc); s != "" {
 				source = s
 			}
@@ -468,9 +522,9 @@ func splitStreamFast(stream []byte, source string) (docs []*streamDoc, ok bool) 
 		}
 	}
 	for i := 0; i < len(stream); {
-		next := i + bytes.IndexByte(stream[i:], '\n') + 1
-		if line := stream[i:next]; bytes.HasPrefix(line, []byte("---")) {
-			if rest := bytes.TrimSpace(line[3:]); len(rest) > 0 && rest[0] != '#' {
+		next := i + strings.IndexByte(stream[i:], '\n') + 1
+		if line := stream[i:next]; strings.HasPrefix(line, "---") {
+			if rest := strings.TrimSpace(line[3:]); len(rest) > 0 && rest[0] != '#' {
 				return nil, false
 			}
 			if i > start {
@@ -513,7 +567,13 @@ func (o *output) addStreams(docs []*streamDoc) error {
 // render, and often its largest documents. It returns the document's kind
 // and version too when the fast path read them as encoding/json reads them
 // from the JSON (see yamlToJSONTree), else nil: addJSON reads them.
-func (o *output) streamJSON(doc []byte) (string, *parsed, error) {
+func (o *output) streamJSON(text string) (string, *parsed, error) {
+	if o.cache.checking() {
+		if head, bound, err := yamlCheck(text); err == nil {
+			return "", &parsed{kind: head.Kind, version: head.Version, headed: true, checked: true, bound: bound}, nil
+		}
+	}
+	doc := []byte(text)
 	var key [32]byte
 	if o.cache.lru != nil {
 		h := sha256.New()
@@ -558,6 +618,10 @@ func (o *output) streamJSON(doc []byte) (string, *parsed, error) {
 // Argo CD reads it): an empty one is dropped, a List is unpacked, and
 // anything else must be an object with apiVersion and kind.
 func (o *output) addJSON(js string, p *parsed, source string) error {
+	if p != nil && p.checked {
+		// An object with apiVersion and kind, not a List.
+		return o.within(p.bound, true, source)
+	}
 	if emptyJSON(js) {
 		return nil
 	}
@@ -581,17 +645,30 @@ func (o *output) addJSON(js string, p *parsed, source string) error {
 }
 
 func (o *output) add(m string, source string) error {
-	o.total += len(m)
+	if err := o.within(len(m), false, source); err != nil {
+		return err
+	}
+	if !o.drop {
+		o.docs = append(o.docs, strings.TrimSpace(m))
+	}
+	return nil
+}
+
+// within counts a manifest of n bytes of JSON (at most n bytes, if
+// bounded) within the limits.
+func (o *output) within(n int, bounded bool, source string) error {
+	o.total += n
+	o.bounded = o.bounded || bounded
 	if o.total > o.lim.MaxManifestBytes {
+		if o.bounded {
+			return errRecount
+		}
 		return fmt.Errorf("the rendered manifests are larger than %d bytes (at %s)", o.lim.MaxManifestBytes, where(source))
 	}
 	if o.count >= o.lim.MaxManifests {
 		return fmt.Errorf("the chart renders more than %d manifests", o.lim.MaxManifests)
 	}
 	o.count++
-	if !o.drop {
-		o.docs = append(o.docs, strings.TrimSpace(m))
-	}
 	return nil
 }
 
@@ -640,13 +717,13 @@ func unpack(js []byte, source string, depth int, add func(string, string) error)
 
 // sourceOf returns the template named by a "# Source: " comment at the
 // start of a document.
-func sourceOf(doc []byte) string {
-	for _, line := range bytes.SplitN(doc, []byte("\n"), 4) {
-		line = bytes.TrimSpace(line)
-		if s, ok := bytes.CutPrefix(line, []byte("# Source: ")); ok {
-			return string(s)
+func sourceOf(doc string) string {
+	for _, line := range strings.SplitN(doc, "\n", 4) {
+		line = strings.TrimSpace(line)
+		if s, ok := strings.CutPrefix(line, "# Source: "); ok {
+			return s
 		}
-		if len(line) > 0 && line[0] != '#' && string(line) != "---" {
+		if len(line) > 0 && line[0] != '#' && line != "---" {
 			break
 		}
 	}

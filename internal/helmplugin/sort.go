@@ -36,6 +36,10 @@ type parsed struct {
 	known         bool // every hook it names is one Helm knows,
 	test          bool // and one of them is test
 	headed        bool // a CRD's: kind and version are read (see streamJSON)
+	// checked: read by yamlCheck (docCache.check), json is empty and bound
+	// bounds its length; kind and version are set.
+	checked bool
+	bound   int
 }
 
 // A docCache keeps what reading a rendered document gave, by the SHA-256
@@ -48,7 +52,14 @@ type docCache struct {
 	// reference reads every document with sigs.k8s.io/yaml only
 	// (Options.ReferenceYAML).
 	reference bool
+	// check reads documents with yamlCheck first, for output that keeps
+	// no JSON (GenerateYAML): what it reads is checked, not converted, and
+	// not cached.
+	check bool
 }
+
+// checking reports whether documents are read with yamlCheck first.
+func (c docCache) checking() bool { return c.check && !c.reference }
 
 // docOverhead is what a cache entry costs besides its text and JSON.
 const docOverhead = 256
@@ -139,6 +150,16 @@ func splitManifests(s string) []string {
 // document, so the head is read again from the text when one of its
 // fields could have been such a scalar.
 func (d *doc) parse(cache docCache) {
+	if cache.checking() {
+		// A head with a line break a block scalar may have given is read
+		// again below; such a document goes the usual way.
+		head, bound, err := yamlCheck(printedText(d.text, middle))
+		if err == nil && !(mayEndInBlockScalar(d.text) && headHasLineBreak(head)) {
+			d.parsed = parsed{kind: head.Kind, version: head.Version, checked: true, bound: bound}
+			d.readHooks(head)
+			return
+		}
+	}
 	var text []byte
 	if strings.Contains(d.text, "\r") {
 		text = []byte(printedText(d.text, middle))

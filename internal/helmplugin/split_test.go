@@ -86,15 +86,15 @@ func readerSplit(stream []byte) ([]string, error) {
 // the same error.
 func checkSplitStream(t *testing.T, stream []byte) {
 	want, wantErr := readerSplit(stream)
-	docs, err := splitStream(stream, "file.yaml")
+	docs, err := splitStream(string(stream), "file.yaml")
 	if (err == nil) != (wantErr == nil) || err != nil && !strings.Contains(err.Error(), wantErr.Error()) {
 		t.Fatalf("splitStream(%q): error %v, the reader's %v", stream, err, wantErr)
 	}
 	var got []string
 	source := "file.yaml"
 	for i, d := range docs {
-		got = append(got, string(d.text))
-		if s := sourceOf([]byte(want[i])); s != "" {
+		got = append(got, d.text)
+		if s := sourceOf(want[i]); s != "" {
 			source = s
 		}
 		if d.source != source {
@@ -114,7 +114,7 @@ func TestSplitStreamMatchesReader(t *testing.T) {
 		checkSplitStream(t, []byte(printedText(s, middle)))
 	}
 	// A CRD file as printed takes the fast way.
-	if _, ok := splitStreamFast([]byte(printedText(more[0], middle)), "f"); !ok {
+	if _, ok := splitStreamFast(printedText(more[0], middle), "f"); !ok {
 		t.Error("splitStreamFast declined a plain stream")
 	}
 }

@@ -294,6 +294,34 @@ func yamlToJSONTree(doc []byte) (js []byte, head releaseutil.SimpleHead, fromTre
 	return w.buf, head, false, nil
 }
 
+// yamlCheck reads a rendered document as yamlToJSON does, without
+// writing its JSON: for the output printed as helm template prints it
+// (GenerateYAML), which keeps no JSON but checks every document as Argo
+// CD will read it. It returns the head yamlToJSON returns and a bound of
+// the length of the JSON it writes (see jsonBound), or errReference when
+// the document is not a plain object of the block style scanBlockYAML
+// reads, with apiVersion and kind read by treeHead (a List is one to
+// unpack): yamlToJSON reads such documents, and what is wrong with one.
+func yamlCheck(doc string) (head releaseutil.SimpleHead, bound int, err error) {
+	root, isMap, err := scanBlockYAML(doc)
+	if err != nil || !isMap {
+		return head, 0, errReference
+	}
+	head, ok := treeHead(root)
+	if !ok || head.Kind == "" || head.Version == "" || strings.HasSuffix(head.Kind, "List") {
+		return releaseutil.SimpleHead{}, 0, errReference
+	}
+	return head, jsonBound(len(doc)), nil
+}
+
+// jsonBound bounds the length of the JSON of a document of n bytes that
+// scanBlockYAML reads: a byte of a key or a scalar becomes at most six in
+// JSON (< is \u003c), and what a line adds besides (quotes, a colon, a
+// comma, a null for an empty value, a number printed longer: "- 9e20" is
+// 21 digits) is less than the eight bytes its own text and line break
+// give it at that rate. The differential tests and FuzzYAMLConv check it.
+func jsonBound(n int) int { return 8*n + 16 }
+
 // treeHead reads the head from the decoded document when its fields are
 // plainly there: apiVersion, kind and metadata.annotations spelt exactly,
 // with string values. Anything else (a field spelt in another case, which

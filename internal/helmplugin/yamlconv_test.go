@@ -217,13 +217,91 @@ var yamlCases = []string{
 	"'" + strings.Repeat("k", 990) + "': v\n",
 }
 
+// flowCases are one-line flow sequences of scalars and plain scalars ended
+// by a comment line, which the block parser reads, and their neighbours
+// it must leave to yaml.v2.
+var flowCases = []string{
+	"a: [x]\n",
+	"a: [x, y]\n",
+	"a: [x,y,z] # c\n",
+	"a: [ x , y ]\n",
+	"a: ['namespace']\n",
+	"a: [\"IPv6\", \"IPv4\"]\n",
+	"a: ['it''s', \"q\\\"\", \"\\u00e9\"]\n",
+	"a: [__name__, scope]\n",
+	"a: [1, -2, 0x1F, 1.5, .5, 1e3, .inf, -.Inf, .nan, ~, null, yes, No, on, '1', y]\n",
+	"a: [a b, c  d]\n",
+	"a: [-1, -x, -]\n",
+	"a: [-]\n",
+	"a: [x, ]\n",
+	"a: [,]\n",
+	"a: [ ]\n",
+	"a: [x,,y]\n",
+	"a: [x\n",
+	"a: [x, [y]]\n",
+	"a: [x, {y: z}]\n",
+	"a: [x: y]\n",
+	"a: [x:y]\n",
+	"a: [x #c]\n",
+	"a: [x] y\n",
+	"a: [x]#c\n",
+	"a: [x]]\n",
+	"a: [x\ty]\n",
+	"a: [a'b]\n",
+	"a: [*x]\n",
+	"a: [&x y]\n",
+	"a: [!!str 1]\n",
+	"a: [? x]\n",
+	"a: [<<]\n",
+	"a: [x,\n  y]\n",
+	"- [a, b]\n",
+	"a:\n- [a, b]\n- [c]\n",
+	"a:\n  [a, b]\n",
+	"a:\n  - [a, 'b']\n  - x\n",
+	"port: 80\ntargetPort: 3000\n  # comment\nnext: 1\n",
+	"a: x\n  y\n  # c\nb: 1\n",
+	"a: x\n  # c\n  y\n",
+	"a: x\n  # c\n\n  y\nb: 2\n",
+	"a:\n  b: null\n  # - c: d\n  #   e: f\nz: 1\n",
+	"a: x\n\n  # c\nb: 1\n",
+	"a: 'x'\n  # c\nb: 1\n",
+	"- x\n  # c\n- y\n",
+}
+
+// checkCases are manifests for yamlCheck: objects with a head, in the
+// block style it scans, and ones it must leave to the conversion.
+var checkCases = []string{
+	manifestDoc,
+	"apiVersion: v1\nkind: ConfigMap\n",
+	"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    helm.sh/hook: pre-install,post-install\n    a: 'b'\ndata:\n  k: |\n    line\n\n    <tag> & \"q\"\n  l: |-\n    x\n  m: folded\n    over lines\n  o2: 'quoted\n    over lines'\n",
+	"apiVersion: v1\nkind: ConfigMap\n<<<<<<<<: <<<<<<<<<<\n<: \n'<': <\n\"<&>\": \"\\u2028\"\nx: [] # c\nyy: {}\nz:\n- \n-\n- 9e20\n- 1_0e1_9\n- 0x1F\n- .5\n- ~\n- y\n",
+	"apiVersion: v1\nkind: ConfigMapList\nitems: []\n",
+	"apiVersion: v1\nkind: ''\n",
+	"kind: ConfigMap\n",
+	"apiVersion: v1\nKind: ConfigMap\nkind: Secret\n",
+	"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  Name: x\n",
+	"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    a: 1\n",
+	"apiVersion: v1\nkind: ConfigMap\nspec:\n  1: x\n",
+	"apiVersion: v1\nkind: ConfigMap\nspec:\n  true: x\n",
+	"apiVersion: v1\nkind: ConfigMap\nspec:\n  a: .nan\n  b: -.inf\n",
+	"apiVersion: v1\nkind: ConfigMap\nspec:\n  - .inf\n",
+	"apiVersion: v1\nkind: ConfigMap\nspec:\n  a: x\n  a: y\n",
+	"apiVersion: v1\nkind: ConfigMap\nkind: Secret\n",
+	"apiVersion: v1\nkind: ConfigMap\nspec: !!str x\n",
+	"apiVersion: v1\nkind: ConfigMap\nspec: &a x\nother: *a\n",
+	"apiVersion: v1\nkind: |\n  ConfigMap\n",
+	"apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n",
+	"apiVersion: v1\nkind: ConfigMap\nmetadata:\n",
+	"apiVersion: 1\nkind: ConfigMap\n",
+}
+
 // allYAMLCases are yamlCases, then each line of each case on its own, so
 // that every feature a case shows is read alone too (a case the block
 // parser declines for one line is read line by line).
 func allYAMLCases() []string {
-	all := slices.Clone(yamlCases)
+	all := slices.Concat(yamlCases, flowCases, checkCases)
 	seen := map[string]bool{}
-	for _, c := range yamlCases {
+	for _, c := range all {
 		for line := range strings.Lines(c) {
 			if !seen[line] {
 				seen[line] = true
@@ -314,6 +392,70 @@ func TestBlockYAMLMatchesYAMLv2(t *testing.T) {
 	}
 }
 
+// TestYAMLCheckMatchesHelm: where yamlCheck reads a document, Helm's
+// functions read it too, to the same head, and its JSON is no longer than
+// the bound; and it reads the plain manifests it is for.
+func TestYAMLCheckMatchesHelm(t *testing.T) {
+	for i, text := range allYAMLCases() {
+		t.Run(fmt.Sprint(i), func(t *testing.T) { checkYAMLCheck(t, []byte(text)) })
+	}
+	for _, text := range checkCases[:4] {
+		if _, _, err := yamlCheck(text); err != nil {
+			t.Errorf("yamlCheck(%q) = %v, want it read", text, err)
+		}
+	}
+}
+
+// checkYAMLCheck compares yamlCheck with Helm's functions and with the
+// fast conversion (which a document yamlCheck reads must take, to the
+// same head: the output checks then see what Generate's see).
+func checkYAMLCheck(t *testing.T, doc []byte) {
+	t.Helper()
+	head, bound, err := yamlCheck(string(doc))
+	if err != nil {
+		if err != errReference {
+			t.Fatalf("yamlCheck(%q) error = %v, want errReference", doc, err)
+		}
+		return
+	}
+	wantJS, wantErr := sigsyaml.YAMLToJSON(doc)
+	var wantHead releaseutil.SimpleHead
+	headErr := sigsyaml.Unmarshal(doc, &wantHead)
+	if wantErr != nil || headErr != nil {
+		t.Fatalf("yamlCheck(%q) read it; Helm fails: %v %v", doc, wantErr, headErr)
+	}
+	if diff := cmp.Diff(wantHead, head); diff != "" {
+		t.Fatalf("yamlCheck(%q) head differs (-helm +check):\n%s", doc, diff)
+	}
+	if len(wantJS) > bound {
+		t.Fatalf("yamlCheck(%q) bound %d, but the JSON is %d bytes: %s", doc, bound, len(wantJS), wantJS)
+	}
+	if head.Kind == "" || head.Version == "" || strings.HasSuffix(head.Kind, "List") {
+		t.Fatalf("yamlCheck(%q) read a document with head %+v: the output checks need its JSON", doc, head)
+	}
+	js, fastHead, fromTree, err := yamlToJSONTree(doc)
+	if err != nil || !fromTree || !bytes.Equal(js, wantJS) {
+		t.Fatalf("yamlCheck(%q) read it; the fast conversion gives %s, %v, %v", doc, js, fromTree, err)
+	}
+	if diff := cmp.Diff(fastHead, head); diff != "" {
+		t.Fatalf("yamlCheck(%q) head differs from the fast conversion's (-fast +check):\n%s", doc, diff)
+	}
+}
+
+// TestPrintableASCII8 holds the eight-byte test to the byte one, for every
+// byte at every place.
+func TestPrintableASCII8(t *testing.T) {
+	for at := range 8 {
+		for c := range 256 {
+			b := []byte("aaaaaaaa")
+			b[at] = byte(c)
+			if got, want := printableASCII8(string(b)), c >= 0x20 && c < 0x7F; got != want {
+				t.Errorf("printableASCII8(%q) = %v, want %v", b, got, want)
+			}
+		}
+	}
+}
+
 // checkYAMLToJSON compares yamlToJSON with Helm's functions, and, where
 // the fast path reads the document, the fast path with them too.
 func checkYAMLToJSON(t *testing.T, doc []byte) {
@@ -369,7 +511,8 @@ func TestFastPathTaken(t *testing.T) {
 	if _, err := loadValuesFast([]byte(values)); err != nil {
 		t.Errorf("loadValuesFast(%q) = %v, want the fast path", values, err)
 	}
-	for _, doc := range []string{strings.TrimSuffix(values, "list: [a, {b: c}]\n"), manifestDoc, "a:\n  - x: 1\n    y: [] # c\n  - 'q'\nb: {}\n", "a:\n  description: |-\n    One.\n\n    Two.\n  script: |\n    x\n"} {
+	for _, doc := range []string{strings.TrimSuffix(values, "list: [a, {b: c}]\n"), manifestDoc, "a:\n  - x: 1\n    y: [] # c\n  - 'q'\nb: {}\n", "a:\n  description: |-\n    One.\n\n    Two.\n  script: |\n    x\n",
+		flowCases[2], flowCases[6], flowCases[8], "a:\n  - [a, 'b']\n  - x\n", "port: 80\n  # comment\nnext: 1\n"} {
 		if _, _, err := parseBlockYAML(doc); err != nil {
 			t.Errorf("parseBlockYAML(%q) = %v, want it read", doc, err)
 		}
@@ -430,5 +573,6 @@ func FuzzYAMLConv(f *testing.F) {
 		checkBlockYAML(t, data)
 		checkLoadValues(t, data)
 		checkYAMLToJSON(t, data)
+		checkYAMLCheck(t, data)
 	})
 }
