@@ -77,7 +77,7 @@ func regions(smaps []byte, f file) ([]region, error) {
 				continue
 			}
 			v, err := strconv.Atoi(fields[1])
-			if err != nil || v < 0 {
+			if err != nil || v < 0 || v > 1<<40 {
 				v = -2 // malformed: the mapping is left out
 			}
 			switch key {
