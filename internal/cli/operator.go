@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	runtimedebug "runtime/debug"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -133,7 +132,7 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 			if envErr != nil {
 				return envErr
 			}
-			release, err := releaseExePagesSetting()
+			release, err := exepages.Enabled()
 			if err != nil {
 				return err
 			}
@@ -143,6 +142,11 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 			}
 			routeClientLogs(log)
 			if release {
+				w := exepages.StopWatch()
+				if w.Err != nil {
+					log.Warn("could not release the binary's pages ($"+exepages.Env+"=false turns this off)", "after", "package initialisation", "error", w.Err)
+				}
+				log.Debug("released the binary's resident pages", "after", "package initialisation", "releases", w.Releases, "bytes", w.Bytes)
 				releaseExePages(log, "start-up")
 			}
 			if _, set := os.LookupEnv("GOGC"); !set {
@@ -189,23 +193,6 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 	return cmd
 }
 
-// releaseExePagesEnv turns off `operator run`'s release of the binary's
-// pages that only start-up used (docs/operator.md, "Memory").
-const releaseExePagesEnv = "STRATA_RELEASE_EXE_PAGES"
-
-// releaseExePagesSetting reads releaseExePagesEnv: true when unset.
-func releaseExePagesSetting() (bool, error) {
-	v, set := os.LookupEnv(releaseExePagesEnv)
-	if !set || v == "" {
-		return true, nil
-	}
-	on, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, fmt.Errorf("$%s=%q: use true (the default) or false", releaseExePagesEnv, v)
-	}
-	return on, nil
-}
-
 // releaseExePages drops from the resident set the pages of the binary's
 // code and read-only data touched so far — most of them by the
 // initialisation of the linked packages, never read again — so that they
@@ -215,7 +202,7 @@ func releaseExePages(log *slog.Logger, after string) {
 	start := time.Now()
 	r, err := exepages.Release()
 	if err != nil {
-		log.Warn("could not release the binary's pages ($"+releaseExePagesEnv+"=false turns this off)", "after", after, "error", err)
+		log.Warn("could not release the binary's pages ($"+exepages.Env+"=false turns this off)", "after", after, "error", err)
 		return
 	}
 	log.Debug("released the binary's resident pages", "after", after, "mappings", r.Mappings, "bytes", r.Bytes, "took", time.Since(start))

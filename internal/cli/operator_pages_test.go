@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,7 +38,8 @@ func (b *lockedBuffer) String() string {
 
 // TestOperatorReleasesExePages runs the built binary (dynamically linked,
 // with read-only data the dynamic linker relocated) as `operator run`: it
-// releases the binary's pages at start-up and after the first converge,
+// releases the binary's pages while its packages initialise, at start-up
+// and after the first converge,
 // and goes on working (a module's chart rendered, /readyz answering);
 // STRATA_RELEASE_EXE_PAGES=false turns the release off, and a value that
 // is no boolean is refused.
@@ -64,6 +66,9 @@ func TestOperatorReleasesExePages(t *testing.T) {
 		atStart = `msg="released the binary's resident pages" after=start-up`
 		atReady = `msg="released the binary's resident pages" after="the first converge"`
 	)
+	// While the packages initialise (some 40 MB of the binary's pages),
+	// the watch releases at least once.
+	atInit := regexp.MustCompile(`msg="released the binary's resident pages" after="package initialisation" releases=[1-9]`)
 	for _, tc := range []struct {
 		name    string
 		env     string // STRATA_RELEASE_EXE_PAGES
@@ -127,6 +132,9 @@ func TestOperatorReleasesExePages(t *testing.T) {
 				l := log.String()
 				return strings.Contains(l, atStart) && strings.Contains(l, atReady), l
 			})
+			if !atInit.MatchString(log.String()) {
+				t.Errorf("no release while the packages initialised:\n%s", log.String())
+			}
 			// Still serving after the second release.
 			resp, err := http.Get(ready)
 			if err != nil {
