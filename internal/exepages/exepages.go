@@ -40,29 +40,58 @@ type file struct {
 	inode        uint64
 }
 
+// mapping is one mapping of /proc/PID/smaps.
+type mapping struct {
+	start, end uintptr
+	perms      string
+	file       file // zero for an anonymous mapping
+	// anonKB and rssKB are its Anonymous and Rss lines: -1 when missing
+	// or malformed.
+	anonKB, rssKB int64
+}
+
 // region is one mapping Release may drop.
 type region struct {
 	start, end uintptr
 	rss        int64 // bytes
 }
 
-// regions returns the mappings of f in smaps (the text of /proc/PID/smaps)
-// that are not writable and have no anonymous page, with a resident page.
-// A mapping whose Anonymous or Rss line is missing or malformed is left
-// out, so that an unexpected format releases nothing rather than a page a
-// mapping owns.
-func regions(smaps []byte, f file) ([]region, error) {
-	var out []region
-	var cur *region   // the mapping being read, when it is f's and read-only
-	var anon, rss int // fields seen: -1 unseen, else the value in kB
-	flush := func() {
-		if cur != nil && anon == 0 && rss > 0 {
-			cur.rss = int64(rss) * 1024
-			out = append(out, *cur)
-		}
-		cur, anon, rss = nil, -1, -1
+// regions returns, from smaps (the text of /proc/PID/smaps), the mappings
+// of the file that maps the code at pc — the executable — that are not
+// writable, have a resident page and no anonymous one. The file is found
+// by the mapping holding pc rather than by the executable's path or
+// inode, which in a container (overlayfs) can name another device than
+// the mappings do. A mapping whose Anonymous or Rss line is missing or
+// malformed is left out, so that an unexpected format releases nothing
+// rather than a page a mapping owns.
+func regions(smaps []byte, pc uintptr) ([]region, error) {
+	maps, err := parseSmaps(smaps)
+	if err != nil {
+		return nil, err
 	}
-	flush()
+	var exe file
+	for _, m := range maps {
+		if m.start <= pc && pc < m.end {
+			exe = m.file
+			break
+		}
+	}
+	if exe.inode == 0 {
+		return nil, fmt.Errorf("no file maps the program's code at %#x", pc)
+	}
+	var out []region
+	for _, m := range maps {
+		if m.file != exe || m.perms[1] == 'w' || m.anonKB != 0 || m.rssKB <= 0 {
+			continue
+		}
+		out = append(out, region{start: m.start, end: m.end, rss: m.rssKB * 1024})
+	}
+	return out, nil
+}
+
+// parseSmaps reads the mappings of /proc/PID/smaps.
+func parseSmaps(smaps []byte) ([]mapping, error) {
+	var out []mapping
 	sc := bufio.NewScanner(bytes.NewReader(smaps))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	line := 0
@@ -73,69 +102,61 @@ func regions(smaps []byte, f file) ([]region, error) {
 			continue
 		}
 		if key, ok := strings.CutSuffix(fields[0], ":"); ok {
-			if cur == nil || len(fields) != 3 || fields[2] != "kB" {
+			if len(out) == 0 || len(fields) != 3 || fields[2] != "kB" {
 				continue
 			}
-			v, err := strconv.Atoi(fields[1])
+			v, err := strconv.ParseInt(fields[1], 10, 64)
 			if err != nil || v < 0 || v > 1<<40 {
-				v = -2 // malformed: the mapping is left out
+				v = -1 // malformed: the mapping is left out
 			}
+			m := &out[len(out)-1]
 			switch key {
 			case "Anonymous":
-				anon = v
+				m.anonKB = v
 			case "Rss":
-				rss = v
+				m.rssKB = v
 			}
 			continue
 		}
-		flush()
-		r, ok, err := header(fields, f)
+		m, err := header(fields)
 		if err != nil {
 			return nil, fmt.Errorf("smaps line %d: %w", line, err)
 		}
-		if ok {
-			cur = &r
-		}
+		out = append(out, m)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	flush()
 	return out, nil
 }
 
 // header reads a mapping's first line: address range, permissions, offset,
-// device, inode and the optional path. ok reports whether the mapping is
-// f's and not writable.
-func header(fields []string, f file) (r region, ok bool, err error) {
+// device, inode and the optional path.
+func header(fields []string) (mapping, error) {
+	m := mapping{anonKB: -1, rssKB: -1}
 	if len(fields) < 5 {
-		return r, false, fmt.Errorf("a mapping's header has %d fields, want at least 5: %q", len(fields), strings.Join(fields, " "))
+		return m, fmt.Errorf("a mapping's header has %d fields, want at least 5: %q", len(fields), strings.Join(fields, " "))
 	}
 	lo, hi, found := strings.Cut(fields[0], "-")
 	if !found {
-		return r, false, fmt.Errorf("address range %q has no '-'", fields[0])
+		return m, fmt.Errorf("address range %q has no '-'", fields[0])
 	}
 	start, err1 := strconv.ParseUint(lo, 16, 64)
 	end, err2 := strconv.ParseUint(hi, 16, 64)
 	if err1 != nil || err2 != nil || end <= start {
-		return r, false, fmt.Errorf("bad address range %q", fields[0])
+		return m, fmt.Errorf("bad address range %q", fields[0])
 	}
-	perms := fields[1]
-	if len(perms) != 4 || perms[1] == 'w' {
-		return r, false, nil
+	m.start, m.end = uintptr(start), uintptr(end)
+	if m.perms = fields[1]; len(m.perms) != 4 {
+		return m, fmt.Errorf("permissions %q: want 4 letters", m.perms)
 	}
 	major, minor, found := strings.Cut(fields[3], ":")
-	if !found {
-		return r, false, nil
-	}
 	maj, err1 := strconv.ParseUint(major, 16, 32)
 	mnr, err2 := strconv.ParseUint(minor, 16, 32)
 	ino, err3 := strconv.ParseUint(fields[4], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
-		return r, false, nil
+	if !found || err1 != nil || err2 != nil || err3 != nil {
+		return m, fmt.Errorf("device %q and inode %q", fields[3], fields[4])
 	}
-	if uint32(maj) != f.major || uint32(mnr) != f.minor || ino != f.inode || ino == 0 {
-		return r, false, nil
-	}
-	return region{start: uintptr(start), end: uintptr(end)}, true, nil
+	m.file = file{major: uint32(maj), minor: uint32(mnr), inode: ino}
+	return m, nil
 }

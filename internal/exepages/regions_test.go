@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// exe is the executable of the smaps samples below.
-var exe = file{major: 0xfe, minor: 0, inode: 9995155}
+// code is an address in the executable's code in sample.
+const code = 0x2000000
 
 // sample is /proc/PID/smaps of a dynamically linked strata, shortened:
 // the executable's read-only data, code, more read-only data, the page
@@ -53,33 +53,38 @@ Anonymous:             0 kB
 VmFlags: rd ex mr mw me sd
 `
 
+// one is a mapping of a file /x (device fe:00, inode 7) holding code.
+func one(perms, lines string) string {
+	return "00400000-00500000 " + perms + " 00000000 fe:00 7 /x\n" + lines
+}
+
 func TestRegions(t *testing.T) {
 	kb := int64(1024)
 	for _, tc := range []struct {
 		name  string
 		smaps string
-		f     file
+		pc    uintptr
 		want  []region
 	}{
-		{"strata", sample, exe, []region{
+		{"strata", sample, code, []region{
 			{0x400000, 0x14b3000, 8000 * kb},
 			{0x14b3000, 0x3747000, 20000 * kb},
 			{0x3747000, 0x5d8e000, 18000 * kb},
 		}},
-		{"another file's mappings", sample, file{major: 0xfe, inode: 1234}, []region{{0x7f0000000000, 0x7f0000020000, 128 * kb}}},
-		{"same inode, other device", sample, file{major: 0xfd, inode: 9995155}, nil},
-		{"anonymous mappings are no file's", sample, file{}, nil},
-		{"nothing resident", "00400000-00500000 r-xp 00000000 fe:00 7 /x\nRss: 0 kB\nAnonymous: 0 kB\n", file{major: 0xfe, inode: 7}, nil},
-		{"no Anonymous line", "00400000-00500000 r-xp 00000000 fe:00 7 /x\nRss: 8 kB\n", file{major: 0xfe, inode: 7}, nil},
-		{"no Rss line", "00400000-00500000 r-xp 00000000 fe:00 7 /x\nAnonymous: 0 kB\n", file{major: 0xfe, inode: 7}, nil},
-		{"malformed Anonymous", "00400000-00500000 r-xp 00000000 fe:00 7 /x\nRss: 8 kB\nAnonymous: x kB\n", file{major: 0xfe, inode: 7}, nil},
-		{"a deleted executable", "00400000-00500000 r-xp 00000000 fe:00 7 /x (deleted)\nRss: 8 kB\nAnonymous: 0 kB\n", file{major: 0xfe, inode: 7}, []region{{0x400000, 0x500000, 8 * kb}}},
-		{"a shared mapping", "00400000-00500000 r--s 00000000 fe:00 7 /x\nRss: 8 kB\nAnonymous: 0 kB\n", file{major: 0xfe, inode: 7}, []region{{0x400000, 0x500000, 8 * kb}}},
-		{"writable shared", "00400000-00500000 rw-s 00000000 fe:00 7 /x\nRss: 8 kB\nAnonymous: 0 kB\n", file{major: 0xfe, inode: 7}, nil},
-		{"empty", "", exe, nil},
+		{"the code in a shared library", sample, 0x7f0000000100, []region{{0x7f0000000000, 0x7f0000020000, 128 * kb}}},
+		{"nothing resident", one("r-xp", "Rss: 0 kB\nAnonymous: 0 kB\n"), 0x400000, nil},
+		{"no Anonymous line", one("r-xp", "Rss: 8 kB\n"), 0x400000, nil},
+		{"no Rss line", one("r-xp", "Anonymous: 0 kB\n"), 0x400000, nil},
+		{"malformed Anonymous", one("r-xp", "Rss: 8 kB\nAnonymous: x kB\n"), 0x400000, nil},
+		{"huge Rss", one("r-xp", "Rss: 99999999999999999 kB\nAnonymous: 0 kB\n"), 0x400000, nil},
+		{"a deleted executable", "00400000-00500000 r-xp 00000000 fe:00 7 /x (deleted)\nRss: 8 kB\nAnonymous: 0 kB\n", 0x4fffff, []region{{0x400000, 0x500000, 8 * kb}}},
+		{"a shared mapping", one("r--s", "Rss: 8 kB\nAnonymous: 0 kB\n"), 0x400000, []region{{0x400000, 0x500000, 8 * kb}}},
+		{"writable", one("rw-p", "Rss: 8 kB\nAnonymous: 0 kB\n"), 0x400000, nil},
+		{"same inode, other device", one("r-xp", "Rss: 8 kB\nAnonymous: 0 kB\n") +
+			"00500000-00600000 r--p 00000000 fd:00 7 /y\nRss: 8 kB\nAnonymous: 0 kB\n", 0x400000, []region{{0x400000, 0x500000, 8 * kb}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := regions([]byte(tc.smaps), tc.f)
+			got, err := regions([]byte(tc.smaps), tc.pc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,15 +97,22 @@ func TestRegions(t *testing.T) {
 
 func TestRegionsErrors(t *testing.T) {
 	for _, tc := range []struct {
-		name, smaps, want string
+		name, smaps string
+		pc          uintptr
+		want        string
 	}{
-		{"short header", "00400000-00500000 r-xp\n", "smaps line 1: a mapping's header has 2 fields"},
-		{"no range", "Rss: 1 kB\n00400000 r-xp 0 fe:00 7\n", "smaps line 2: address range \"00400000\" has no '-'"},
-		{"bad address", "0040000g-00500000 r-xp 0 fe:00 7\n", "bad address range"},
-		{"empty range", "00500000-00500000 r-xp 0 fe:00 7\n", "bad address range"},
+		{"short header", "00400000-00500000 r-xp\n", code, "smaps line 1: a mapping's header has 2 fields"},
+		{"no range", "Rss: 1 kB\n00400000 r-xp 0 fe:00 7\n", code, "smaps line 2: address range \"00400000\" has no '-'"},
+		{"bad address", "0040000g-00500000 r-xp 0 fe:00 7\n", code, "bad address range"},
+		{"empty range", "00500000-00500000 r-xp 0 fe:00 7\n", code, "bad address range"},
+		{"bad permissions", "00400000-00500000 rx 0 fe:00 7\n", code, "permissions \"rx\""},
+		{"bad device", "00400000-00500000 r-xp 0 fe00 7\n", code, "device \"fe00\""},
+		{"code in an anonymous mapping", sample, 0x6000000, "no file maps the program's code at 0x6000000"},
+		{"code in no mapping", sample, 0x100, "no file maps the program's code at 0x100"},
+		{"empty", "", code, "no file maps"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := regions([]byte(tc.smaps), exe)
+			got, err := regions([]byte(tc.smaps), tc.pc)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("regions() = %v, %v; want an error containing %q", got, err, tc.want)
 			}
@@ -115,7 +127,7 @@ func FuzzRegions(f *testing.F) {
 	f.Add("00400000-00500000 r-xp 00000000 fe:00 9995155 /x\nRss: 8 kB\nAnonymous: 0 kB\n")
 	f.Add("00400000-00500000 r-xp\n")
 	f.Fuzz(func(t *testing.T, smaps string) {
-		rs, err := regions([]byte(smaps), exe)
+		rs, err := regions([]byte(smaps), 0x400000)
 		if err != nil {
 			return
 		}
