@@ -59,9 +59,10 @@ type region struct {
 // regions returns, from smaps (the text of /proc/PID/smaps), the mappings
 // of the file that maps the code at pc — the executable — that are not
 // writable, have a resident page and no anonymous one. The file is found
-// by the mapping holding pc rather than by the executable's path or
-// inode, which in a container (overlayfs) can name another device than
-// the mappings do. A mapping whose Anonymous or Rss line is missing or
+// by the mapping holding pc rather than by stat of /proc/self/exe: on
+// overlayfs (a container's root) the mappings may name the underlying
+// file's device and inode, depending on the kernel, while stat names the
+// overlay's. A mapping whose Anonymous or Rss line is missing or
 // malformed is left out, so that an unexpected format releases nothing
 // rather than a page a mapping owns.
 func regions(smaps []byte, pc uintptr) ([]region, error) {
