@@ -12,8 +12,9 @@
 //   - no-op restart: the same with the release store of the cold run (same
 //     inputs, so no release is written again);
 //
-// and the peak RSS of the operator process (getrusage's ru_maxrss, the
-// hooks' processes not included); with -settle D also its resident set D
+// the operator's CPU time (user + system, /proc/PID/stat) when it turned
+// ready, and the peak RSS of the operator process (getrusage's ru_maxrss,
+// the hooks' processes not included); with -settle D also its resident set D
 // after it turned ready (what a converged operator holds). It prints the
 // medians and the maxima.
 //
@@ -107,7 +108,7 @@ func run(dir string, modules, count int, sameOrder bool, bin string, fresh bool,
 	if err := writeTree(dir, modules, sameOrder); err != nil {
 		return err
 	}
-	var cold, warm []time.Duration
+	var cold, warm, coldCPU, warmCPU []time.Duration
 	var rss, settled []int64
 	for i := range count {
 		state := filepath.Join(dir, "state")
@@ -123,19 +124,24 @@ func run(dir string, modules, count int, sameOrder bool, bin string, fresh bool,
 			return fmt.Errorf("no-op restart %d: %w", i+1, err)
 		}
 		cold, warm = append(cold, c.ready), append(warm, w.ready)
+		coldCPU, warmCPU = append(coldCPU, c.cpu), append(warmCPU, w.cpu)
 		rss, settled = append(rss, c.rssKB, w.rssKB), append(settled, c.settledRSSKB, w.settledRSSKB)
-		fmt.Printf("round %d: cold %v, no-op restart %v, peak RSS %.1f MB / %.1f MB", i+1, c.ready.Round(time.Millisecond), w.ready.Round(time.Millisecond), mb(c.rssKB), mb(w.rssKB))
+		fmt.Printf("round %d: cold %v, no-op restart %v, peak RSS %.1f MB / %.1f MB, CPU %v / %v", i+1, c.ready.Round(time.Millisecond), w.ready.Round(time.Millisecond),
+			mb(c.rssKB), mb(w.rssKB), c.cpu.Round(10*time.Millisecond), w.cpu.Round(10*time.Millisecond))
 		if settle > 0 {
 			fmt.Printf(", RSS %v after ready %.1f MB / %.1f MB", settle, mb(c.settledRSSKB), mb(w.settledRSSKB))
 		}
 		fmt.Println()
 	}
-	slices.Sort(cold)
-	slices.Sort(warm)
+	for _, d := range [][]time.Duration{cold, warm, coldCPU, warmCPU} {
+		slices.Sort(d)
+	}
 	fmt.Printf("\n%d modules × 3 shell hooks + 1 global hook, %d rounds, GOMAXPROCS %d, tree in %s\n", modules, count, runtime.GOMAXPROCS(0), dir)
 	fmt.Printf("%-28s %10s %10s\n", "", "median", "max")
 	fmt.Printf("%-28s %10v %10v\n", "cold start → first converge", cold[len(cold)/2].Round(time.Millisecond), cold[len(cold)-1].Round(time.Millisecond))
 	fmt.Printf("%-28s %10v %10v\n", "no-op restart → converge", warm[len(warm)/2].Round(time.Millisecond), warm[len(warm)-1].Round(time.Millisecond))
+	fmt.Printf("%-28s %10v %10v\n", "CPU to first converge", coldCPU[len(coldCPU)/2].Round(10*time.Millisecond), coldCPU[len(coldCPU)-1].Round(10*time.Millisecond))
+	fmt.Printf("%-28s %10v %10v\n", "CPU to no-op converge", warmCPU[len(warmCPU)/2].Round(10*time.Millisecond), warmCPU[len(warmCPU)-1].Round(10*time.Millisecond))
 	fmt.Printf("%-28s %10s %9.1fMB\n", "peak RSS (operator)", "", mb(slices.Max(rss)))
 	if settle > 0 {
 		slices.Sort(settled)
