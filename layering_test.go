@@ -26,6 +26,7 @@ var rank = map[string]int{
 	"internal/golden":     0,
 	"internal/eventually": 0,
 	"internal/startgc":    0,
+	"internal/exepages":   0,
 
 	"internal/values":   1,
 	"internal/manifest": 1,

@@ -40,6 +40,7 @@ type clusterOptions struct {
 	logLevel      string
 	timeout       time.Duration
 	extraEnv      []string // KEY=VALUE added to both operators' environment
+	settle        time.Duration
 }
 
 // operator is one side of the comparison.
@@ -145,6 +146,9 @@ func runCluster(o clusterOptions) error {
 				round, op.name, cold.ready.Round(time.Millisecond), warm.ready.Round(time.Millisecond),
 				mb(cold.rssKB), mb(warm.rssKB), cold.cpu.Round(10*time.Millisecond), warm.cpu.Round(10*time.Millisecond),
 				cold.hooksCPU.Round(10*time.Millisecond), cold.controlPlaneCPU.Round(10*time.Millisecond), warm.controlPlaneCPU.Round(10*time.Millisecond))
+			if o.settle > 0 {
+				fmt.Printf("round %d %-15s RSS %v after ready %6.1f / %6.1f MB\n", round, op.name, o.settle, mb(cold.settledRSSKB), mb(warm.settledRSSKB))
+			}
 		}
 	}
 	printTable(o, dir, ops)
@@ -264,6 +268,7 @@ func (o clusterOptions) launch(c *kubetest.Cluster, dir string, op *operator, ns
 		log:     filepath.Join(dir, "logs", log),
 		ready:   fmt.Sprintf("http://127.0.0.1:%d/readyz", port),
 		timeout: o.timeout,
+		settle:  o.settle,
 	}, nil
 }
 
@@ -348,6 +353,15 @@ func printTable(o clusterOptions, dir string, ops []*operator) {
 		{"API server+etcd CPU, first", func(op *operator) float64 { return medianOf(op.cold, controlPlaneSeconds) }, "s"},
 		{"API server+etcd CPU, no-op", func(op *operator) float64 { return medianOf(op.warm, controlPlaneSeconds) }, "s"},
 	}
+	if o.settle > 0 {
+		rows = append(rows, struct {
+			label string
+			get   func(op *operator) float64
+			unit  string
+		}{"RSS " + o.settle.String() + " after ready (med)", func(op *operator) float64 {
+			return medianOf(append(slices.Clone(op.cold), op.warm...), settledMB)
+		}, "MB"})
+	}
 	fmt.Printf("%-30s", "")
 	for _, op := range ops {
 		fmt.Printf(" %15s", op.name)
@@ -378,6 +392,7 @@ func readySeconds(m measurement) float64 { return m.ready.Seconds() }
 func cpuSeconds(m measurement) float64   { return m.cpu.Seconds() }
 func hooksSeconds(m measurement) float64 { return m.hooksCPU.Seconds() }
 func rssMB(m measurement) float64        { return mb(m.rssKB) }
+func settledMB(m measurement) float64    { return mb(m.settledRSSKB) }
 func controlPlaneSeconds(m measurement) float64 {
 	return m.controlPlaneCPU.Seconds()
 }

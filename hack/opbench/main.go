@@ -12,8 +12,11 @@
 //   - no-op restart: the same with the release store of the cold run (same
 //     inputs, so no release is written again);
 //
-// and the peak RSS of the operator process (getrusage's ru_maxrss, the
-// hooks' processes not included). It prints the medians and the maxima.
+// the operator's CPU time (user + system, /proc/PID/stat) when it turned
+// ready, and the peak RSS of the operator process (getrusage's ru_maxrss,
+// the hooks' processes not included); with -settle D also its resident set D
+// after it turned ready (what a converged operator holds). It prints the
+// medians and the maxima.
 //
 // With -cluster (make bench-operator-cluster) it measures, side by side in
 // the same run, flant's addon-operator (built by hack/testbin/build.sh) and
@@ -58,6 +61,7 @@ func main() {
 	operators := flag.String("operators", opFlant+","+opStrata, "with -cluster: the operators to measure, comma-separated")
 	logLevel := flag.String("log-level", "info", "with -cluster: LOG_LEVEL of both operators")
 	timeout := flag.Duration("timeout", 5*time.Minute, "with -cluster: bound on one run's wait for /readyz")
+	settle := flag.Duration("settle", 0, "also read each operator's resident set (VmRSS) this long after it turned ready: what a converged operator holds (0: not measured)")
 	var extraEnv envList
 	flag.Var(&extraEnv, "env", "with -cluster: KEY=VALUE added to both operators' environment (repeatable)")
 	flag.Parse()
@@ -69,7 +73,7 @@ func main() {
 		err := runCluster(clusterOptions{
 			dir: *dir, modules: *modules, count: *count, sameOrder: *sameOrder,
 			strata: *strata, addonOperator: *addonOperator, operators: splitList(*operators),
-			fresh: *fresh, logLevel: *logLevel, timeout: *timeout, extraEnv: extraEnv,
+			fresh: *fresh, logLevel: *logLevel, timeout: *timeout, extraEnv: extraEnv, settle: *settle,
 		})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "opbench:", err)
@@ -77,13 +81,13 @@ func main() {
 		}
 		return
 	}
-	if err := run(*dir, *modules, *count, *sameOrder, *strata, *fresh); err != nil {
+	if err := run(*dir, *modules, *count, *sameOrder, *strata, *fresh, *settle); err != nil {
 		fmt.Fprintln(os.Stderr, "opbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, modules, count int, sameOrder bool, bin string, fresh bool) error {
+func run(dir string, modules, count int, sameOrder bool, bin string, fresh bool, settle time.Duration) error {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -104,31 +108,45 @@ func run(dir string, modules, count int, sameOrder bool, bin string, fresh bool)
 	if err := writeTree(dir, modules, sameOrder); err != nil {
 		return err
 	}
-	var cold, warm []time.Duration
-	var rss []int64
+	var cold, warm, coldCPU, warmCPU []time.Duration
+	var rss, settled []int64
 	for i := range count {
 		state := filepath.Join(dir, "state")
 		if err := os.RemoveAll(state); err != nil {
 			return err
 		}
-		c, r1, err := once(bin, dir)
+		c, err := once(bin, dir, settle)
 		if err != nil {
 			return fmt.Errorf("cold run %d: %w", i+1, err)
 		}
-		w, r2, err := once(bin, dir)
+		w, err := once(bin, dir, settle)
 		if err != nil {
 			return fmt.Errorf("no-op restart %d: %w", i+1, err)
 		}
-		cold, warm, rss = append(cold, c), append(warm, w), append(rss, r1, r2)
-		fmt.Printf("round %d: cold %v, no-op restart %v, peak RSS %.1f MB / %.1f MB\n", i+1, c.Round(time.Millisecond), w.Round(time.Millisecond), mb(r1), mb(r2))
+		cold, warm = append(cold, c.ready), append(warm, w.ready)
+		coldCPU, warmCPU = append(coldCPU, c.cpu), append(warmCPU, w.cpu)
+		rss, settled = append(rss, c.rssKB, w.rssKB), append(settled, c.settledRSSKB, w.settledRSSKB)
+		fmt.Printf("round %d: cold %v, no-op restart %v, peak RSS %.1f MB / %.1f MB, CPU %v / %v", i+1, c.ready.Round(time.Millisecond), w.ready.Round(time.Millisecond),
+			mb(c.rssKB), mb(w.rssKB), c.cpu.Round(10*time.Millisecond), w.cpu.Round(10*time.Millisecond))
+		if settle > 0 {
+			fmt.Printf(", RSS %v after ready %.1f MB / %.1f MB", settle, mb(c.settledRSSKB), mb(w.settledRSSKB))
+		}
+		fmt.Println()
 	}
-	slices.Sort(cold)
-	slices.Sort(warm)
+	for _, d := range [][]time.Duration{cold, warm, coldCPU, warmCPU} {
+		slices.Sort(d)
+	}
 	fmt.Printf("\n%d modules × 3 shell hooks + 1 global hook, %d rounds, GOMAXPROCS %d, tree in %s\n", modules, count, runtime.GOMAXPROCS(0), dir)
 	fmt.Printf("%-28s %10s %10s\n", "", "median", "max")
 	fmt.Printf("%-28s %10v %10v\n", "cold start → first converge", cold[len(cold)/2].Round(time.Millisecond), cold[len(cold)-1].Round(time.Millisecond))
 	fmt.Printf("%-28s %10v %10v\n", "no-op restart → converge", warm[len(warm)/2].Round(time.Millisecond), warm[len(warm)-1].Round(time.Millisecond))
+	fmt.Printf("%-28s %10v %10v\n", "CPU to first converge", coldCPU[len(coldCPU)/2].Round(10*time.Millisecond), coldCPU[len(coldCPU)-1].Round(10*time.Millisecond))
+	fmt.Printf("%-28s %10v %10v\n", "CPU to no-op converge", warmCPU[len(warmCPU)/2].Round(10*time.Millisecond), warmCPU[len(warmCPU)-1].Round(10*time.Millisecond))
 	fmt.Printf("%-28s %10s %9.1fMB\n", "peak RSS (operator)", "", mb(slices.Max(rss)))
+	if settle > 0 {
+		slices.Sort(settled)
+		fmt.Printf("%-28s %8.1fMB %8.1fMB\n", "RSS "+settle.String()+" after ready", mb(settled[len(settled)/2]), mb(settled[len(settled)-1]))
+	}
 	return nil
 }
 
@@ -194,12 +212,12 @@ func evictPageCache(bin string) error {
 	return nil
 }
 
-// once runs the operator until its first converge and returns the time it
-// took and its peak RSS in KiB.
-func once(bin, dir string) (time.Duration, int64, error) {
+// once runs the operator until its first converge (and settle more) and
+// returns what it measured.
+func once(bin, dir string, settle time.Duration) (measurement, error) {
 	port, err := freePort()
 	if err != nil {
-		return 0, 0, err
+		return measurement{}, err
 	}
 	l := launch{
 		name: "strata operator run",
@@ -214,9 +232,9 @@ func once(bin, dir string) (time.Duration, int64, error) {
 		env:     os.Environ(),
 		ready:   fmt.Sprintf("http://127.0.0.1:%d/readyz", port),
 		timeout: 5 * time.Minute,
+		settle:  settle,
 	}
-	m, err := l.run(context.Background())
-	return m.ready, m.rssKB, err
+	return l.run(context.Background())
 }
 
 // writeTree writes the bench's modules and global hook under dir.

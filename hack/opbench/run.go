@@ -25,6 +25,9 @@ type launch struct {
 
 	// timeout bounds the wait for ready.
 	timeout time.Duration
+	// settle, when above zero, is how long the operator runs on once
+	// ready before its resident set is read (measurement.settledRSSKB).
+	settle time.Duration
 	// atStart and atReady, when set, are called right before the process
 	// starts and as soon as it is ready.
 	atStart, atReady func()
@@ -42,6 +45,10 @@ type measurement struct {
 	// rssKB is the operator process's peak resident set over its whole
 	// life (wait4's ru_maxrss), its children not included.
 	rssKB int64
+	// settledRSSKB is its resident set (VmRSS) once it has run for
+	// launch.settle after it turned ready: what a converged operator
+	// holds. 0 when not measured.
+	settledRSSKB int64
 	// controlPlaneCPU is the CPU time etcd and kube-apiserver used from
 	// the operator's start until it was ready (set by the cluster mode).
 	controlPlaneCPU time.Duration
@@ -131,6 +138,20 @@ func (l launch) run(ctx context.Context) (measurement, error) {
 		return m, err
 	}
 	m.cpu, m.hooksCPU = cpu[0], cpu[1]
+	if l.settle > 0 {
+		select {
+		case <-exited:
+			return m, fmt.Errorf("%s exited after it was ready (%v)%s", l.name, waitErr, l.logTail())
+		case <-ctx.Done():
+			_ = stop()
+			return m, ctx.Err()
+		case <-time.After(l.settle):
+		}
+		if m.settledRSSKB, err = procRSS(cmd.Process.Pid); err != nil {
+			_ = stop()
+			return m, err
+		}
+	}
 	if err := stop(); err != nil {
 		return m, err
 	}
@@ -201,6 +222,25 @@ func procCPU(pid int) ([2]time.Duration, error) {
 	out[0] = time.Duration(t[0]+t[1]) * clockTick
 	out[1] = time.Duration(t[2]+t[3]) * clockTick
 	return out, nil
+}
+
+// procRSS reads the resident set of pid in KiB (VmRSS of
+// /proc/PID/status).
+func procRSS(pid int) (int64, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, fmt.Errorf("reading the operator's resident set: %w", err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("unexpected /proc/%d/status line %q", pid, line)
+			}
+			return kb, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
 }
 
 func freePort() (int, error) {

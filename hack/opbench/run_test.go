@@ -111,12 +111,29 @@ func TestLaunchMeasures(t *testing.T) {
 	if m.hooksCPU <= 0 {
 		t.Errorf("hooks' CPU = %v, want > 0: the child's loop was not counted", m.hooksCPU)
 	}
+	if m.settledRSSKB != 0 {
+		t.Errorf("settled RSS = %d KiB without settle, want 0 (not measured)", m.settledRSSKB)
+	}
 	log, err := os.ReadFile(l.log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(log), "operator starting") {
 		t.Errorf("log %q lacks the operator's output", log)
+	}
+}
+
+// TestLaunchSettledRSS: with settle, the resident set is read once the
+// operator has run on that long; it still holds the 64 MiB it touched.
+func TestLaunchSettledRSS(t *testing.T) {
+	l := fakeLaunch(t, "", time.Minute)
+	l.settle = 100 * time.Millisecond
+	m, err := l.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.settledRSSKB < 64<<10 {
+		t.Errorf("settled RSS = %d KiB, want at least the 64 MiB the operator holds", m.settledRSSKB)
 	}
 }
 

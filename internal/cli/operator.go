@@ -14,12 +14,14 @@ import (
 	"sync"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
+	"github.com/strata-dev/strata/internal/exepages"
 	"github.com/strata-dev/strata/internal/operator"
 	"github.com/strata-dev/strata/internal/operator/debug"
 )
@@ -130,11 +132,23 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 			if envErr != nil {
 				return envErr
 			}
+			release, err := exepages.Enabled()
+			if err != nil {
+				return err
+			}
 			log, err := operatorLogger(cmd, g, &s)
 			if err != nil {
 				return err
 			}
 			routeClientLogs(log)
+			if release {
+				w := exepages.StopWatch()
+				if w.Err != nil {
+					log.Warn("could not release the binary's pages ($"+exepages.Env+"=false turns this off)", "after", "package initialisation", "error", w.Err)
+				}
+				log.Debug("released the binary's resident pages", "after", "package initialisation", "releases", w.Releases, "bytes", w.Bytes)
+				releaseExePages(log, "start-up")
+			}
 			if _, set := os.LookupEnv("GOGC"); !set {
 				// A long-running process with a small live heap: the
 				// collector runs twice as often as Go's default for about
@@ -146,6 +160,15 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 			e, err := operator.New(s, log)
 			if err != nil {
 				return err
+			}
+			if release {
+				go func() {
+					select {
+					case <-e.Ready():
+						releaseExePages(log, "the first converge")
+					case <-ctx.Done():
+					}
+				}()
 			}
 			return e.Run(ctx)
 		},
@@ -168,6 +191,21 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 	fs.DurationVar(&s.RetryPeriod, "ha-retry-period", s.RetryPeriod, "how often the Lease is tried and renewed (default 10s)")
 	fs.DurationVar(&s.ShutdownGrace, "shutdown-grace", s.ShutdownGrace, "with --ha: how long the task in hand may finish after SIGTERM before the Lease is given up (default 30s)")
 	return cmd
+}
+
+// releaseExePages drops from the resident set the pages of the binary's
+// code and read-only data touched so far — most of them by the
+// initialisation of the linked packages, never read again — so that they
+// do not add to the operator's memory while it works; those it uses again
+// fault back in from the page cache. See internal/exepages.
+func releaseExePages(log *slog.Logger, after string) {
+	start := time.Now()
+	r, err := exepages.Release()
+	if err != nil {
+		log.Warn("could not release the binary's pages ($"+exepages.Env+"=false turns this off)", "after", after, "error", err)
+		return
+	}
+	log.Debug("released the binary's resident pages", "after", after, "mappings", r.Mappings, "bytes", r.Bytes, "took", time.Since(start))
 }
 
 // clientLogs makes routeClientLogs take effect once per process: klog's
