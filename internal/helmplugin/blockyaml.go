@@ -635,12 +635,10 @@ func splitKeyText(s string) (key string, quoted bool, rest string, err error) {
 	return key, quoted, rest, nil
 }
 
-// scalar reads a value written on one line: a quoted or plain scalar, or
-// {} or [], with perhaps a comment after it.
-func scalar(s string) (any, error) { return scalarOf(s, false) }
-
-// scalarOf is scalar; with scan, a scalar that is a string is read as nil
-// (a string in an interface costs an allocation).
+// scalarOf reads a value written on one line: a quoted or plain scalar,
+// or {} or [], with perhaps a comment after it; with scan, a scalar that
+// is a string is read as nil (a string in an interface costs an
+// allocation).
 func scalarOf(s string, scan bool) (any, error) {
 	switch s[0] {
 	case '"', '\'':
