@@ -239,10 +239,11 @@ The built-in Helm plugin (--builtin helm) listens on helm.sock.
 The socket directory defaults to $ARGOCD_PLUGINSOCKFILEPATH, else
 /home/argocd/cmp-server/plugins. Repositories are cached by checksum, so a
 repeated request does not unpack the same tarball again. With --config, a
-finished request's private copy of its repository is checked and kept for the
-next request of the same repository (--recycle-bytes; see docs/cmp.md). The built-in Helm
-plugin also keeps the charts it loaded and the documents it read, by the
-SHA-256 of their contents, handing each render a private copy.
+finished request's private copy of its repository is checked and kept for
+the next request of the same repository (--recycle-bytes; see docs/cmp.md).
+The built-in Helm plugin also keeps the charts it loaded and the documents
+it read, by the SHA-256 of their contents, handing each render a private
+copy.
 
 With --metrics-listen ADDR, Prometheus metrics are served on ADDR/metrics,
 with /healthz and /readyz (see docs/cmp.md).
