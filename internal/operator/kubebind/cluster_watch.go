@@ -239,11 +239,7 @@ func (w *sharedWatch) Update(obj any) error { return w.upsert(obj) }
 func (w *sharedWatch) Resync() error        { return nil }
 
 func (w *sharedWatch) upsert(obj any) error {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return fmt.Errorf("watching %s: got %T", w.key, obj)
-	}
-	o, err := w.object(u)
+	o, u, err := w.decode(obj)
 	if err != nil {
 		return err
 	}
@@ -267,11 +263,7 @@ func (w *sharedWatch) Delete(obj any) error {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return fmt.Errorf("watching %s: got %T", w.key, obj)
-	}
-	o, err := w.object(u)
+	o, _, err := w.decode(obj)
 	if err != nil {
 		return err
 	}
@@ -293,11 +285,7 @@ func (w *sharedWatch) Replace(list []any, _ string) error {
 	next := make(map[string]*storedItem, len(list))
 	objs := make([]*Object, 0, len(list))
 	for _, it := range list {
-		u, ok := it.(*unstructured.Unstructured)
-		if !ok {
-			return fmt.Errorf("watching %s: got %T", w.key, it)
-		}
-		o, err := w.object(u)
+		o, u, err := w.decode(it)
 		if err != nil {
 			return err
 		}
@@ -356,6 +344,16 @@ func (w *sharedWatch) pushLocked(c Change) {
 }
 
 // object converts what the reflector got.
+// decode turns what the reflector hands over into the binding's Object.
+func (w *sharedWatch) decode(obj any) (*Object, *unstructured.Unstructured, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, nil, fmt.Errorf("watching %s: got %T", w.key, obj)
+	}
+	o, err := w.object(u)
+	return o, u, err
+}
+
 func (w *sharedWatch) object(u *unstructured.Unstructured) (*Object, error) {
 	if u.GetAPIVersion() == "" {
 		u.SetAPIVersion(w.gvk.GroupVersion().String())
