@@ -136,7 +136,8 @@ bench-helm-cli: build
 	$(GO) run ./hack/helmbench -n $(BENCHROUNDS) -strata $(BIN) $(if $(BASELINE),-baseline $(BASELINE)) -helm "$$(bash hack/testbin/build.sh helm)" -compare $(CHARTS)
 
 ## bench-cmp: Argo CD's plugin sidecar (argocd-cmp-server, built from the
-## module proxy), `strata cmp serve` and a drain-and-hash floor, driven as
+## module proxy), `strata cmp serve`, a drain-and-hash floor and that floor
+## starting the plugin's command once per request, driven as
 ## the repo-server drives them, work directories on disk, in one run; then
 ## the built-in Helm plugin beside `helm template` and a yq | jq pipeline
 ## (the Go yq is installed into .cache/genbin as for bench-helm; jq comes

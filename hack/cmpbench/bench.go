@@ -189,6 +189,21 @@ func (b *Bench) Run(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	cmd = append(cmd, running{fl, "floor", ""})
+	// The floor plus one start of the plugin's command, in a directory on
+	// the same disk as the servers' work directories.
+	if sd, err = socketDir(); err != nil {
+		return nil, err
+	}
+	floorDir := filepath.Join(b.Dir, "floor-command")
+	if err := os.MkdirAll(floorDir, 0o755); err != nil {
+		return nil, err
+	}
+	fc, err := launch(serverSpec{name: "floor + command", kind: "floorcmd", socket: filepath.Join(sd, "cat.sock"),
+		argv: b.Self, env: environ(floorEnv+"="+filepath.Join(sd, "cat.sock"), floorDirEnv+"="+floorDir)})
+	if err != nil {
+		return nil, err
+	}
+	cmd = append(cmd, running{fc, "floorcmd", ""})
 
 	rep := &Report{}
 	for _, r := range []struct {
@@ -390,15 +405,19 @@ func pipeline(ctx context.Context, yq, jq, dir string) ([]byte, error) {
 }
 
 // floorEnv names the variable that makes this program serve the floor on
-// the socket it holds, instead of running the benchmark.
-const floorEnv = "CMPBENCH_SERVE_FLOOR"
+// the socket it holds, instead of running the benchmark; with floorDirEnv
+// set too, the floor runs `cat m.yaml` in that directory for each request.
+const (
+	floorEnv    = "CMPBENCH_SERVE_FLOOR"
+	floorDirEnv = "CMPBENCH_FLOOR_DIR"
+)
 
 // environ returns this process's environment without TMPDIR and floorEnv,
 // plus extra.
 func environ(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "TMPDIR=") && !strings.HasPrefix(kv, floorEnv+"=") {
+		if !strings.HasPrefix(kv, "TMPDIR=") && !strings.HasPrefix(kv, floorEnv+"=") && !strings.HasPrefix(kv, floorDirEnv+"=") {
 			env = append(env, kv)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // floor server, as it does the cmpbench binary.
 func TestMain(m *testing.M) {
 	if socket := os.Getenv(floorEnv); socket != "" {
-		if err := serveFloor(socket); err != nil {
+		if err := serveFloor(socket, os.Getenv(floorDirEnv)); err != nil {
 			fmt.Fprintln(os.Stderr, "cmpbench floor:", err)
 			os.Exit(1)
 		}
@@ -50,11 +50,11 @@ func TestQuick(t *testing.T) {
 	}
 	// A row per server and repository, a ratio row per repository.
 	for _, repo := range []string{"10 files", "~220 small files, Helm-style", "200 files"} {
-		if got := strings.Count(string(table), "| "+repo+" |"); got != 4 {
-			t.Errorf("report has %d rows for %s, want 4 (3 servers, 1 ratio):\n%s", got, repo, table)
+		if got := strings.Count(string(table), "| "+repo+" |"); got != 6 {
+			t.Errorf("report has %d rows for %s, want 6 (4 servers, 1 ratio, 1 target):\n%s", got, repo, table)
 		}
 	}
-	for _, want := range []string{"| Argo CD's sidecar | disk |", "| strata | disk |", "| floor (drain and hash) | – |", "`helm template` process", "peak RSS"} {
+	for _, want := range []string{"| Argo CD's sidecar | disk |", "| strata | disk |", "| floor (drain and hash) | – |", "| floor + command (drain, hash, start `cat` once) | – |", "`helm template` process", "peak RSS"} {
 		if !strings.Contains(string(table), want) {
 			t.Errorf("report lacks %q:\n%s", want, table)
 		}

@@ -6,7 +6,10 @@
 //     module proxy (hack/testbin/build.sh argocd-cmp-server);
 //   - `strata cmp serve`, the built binary;
 //   - the floor: a server that only drains the stream and checks its
-//     SHA-256, what any server must do at least.
+//     SHA-256, what any server must do at least;
+//   - the floor + command: the floor that also starts the plugin's
+//     command once per request (`cat m.yaml` in a directory prepared at
+//     start-up, on the same disk), what a command plugin costs at least.
 //
 // Each request is what the repo-server does for an Application naming the
 // plugin: a new connection, CheckPluginConfiguration twice, then the
@@ -52,7 +55,7 @@ import (
 
 func main() {
 	if socket := os.Getenv(floorEnv); socket != "" {
-		if err := serveFloor(socket); err != nil {
+		if err := serveFloor(socket, os.Getenv(floorDirEnv)); err != nil {
 			fmt.Fprintln(os.Stderr, "cmpbench floor:", err)
 			os.Exit(1)
 		}

@@ -30,19 +30,31 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 	}
 
 	buf.WriteString("\nRatios (strata's time over the other's: below 1 is faster; throughput: above 1 is more):\n\n")
-	buf.WriteString("| repository | work dir | p50 vs Argo CD | req/s vs Argo CD | p50 vs floor |\n|---|---|---:|---:|---:|\n")
+	buf.WriteString("| repository | work dir | p50 vs Argo CD | req/s vs Argo CD | p50 vs floor | p50 vs floor + command | req/s vs floor + command |\n|---|---|---:|---:|---:|---:|---:|\n")
 	for _, r := range rep.Repos {
-		floor := r.find("floor", "")
+		floor, fc := r.find("floor", ""), r.find("floorcmd", "")
 		for _, fs := range []string{"disk", "tmpfs"} {
 			s, a := r.find("strata", fs), r.find("argo", fs)
-			if s == nil || a == nil {
+			if s == nil || a == nil || floor == nil || fc == nil {
 				continue
 			}
-			fmt.Fprintf(&buf, "| %s | %s | %s | %s | %s |\n", r.Name, fs,
+			fmt.Fprintf(&buf, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Name, fs,
 				ratio(s.One.Quantile(0.5), a.One.Quantile(0.5)),
 				fmt.Sprintf("%.2f×", s.Many.PerSecond()/a.Many.PerSecond()),
-				ratio(s.One.Quantile(0.5), floor.One.Quantile(0.5)))
+				ratio(s.One.Quantile(0.5), floor.One.Quantile(0.5)),
+				ratio(s.One.Quantile(0.5), fc.One.Quantile(0.5)),
+				fmt.Sprintf("%.2f×", s.Many.PerSecond()/fc.Many.PerSecond()))
 		}
+	}
+	buf.WriteString("\nWhat half Argo CD's p50 and twice its throughput (on disk) ask, beside the floor + command, which does nothing but what any command plugin server must (drain, hash, start the command once):\n\n")
+	buf.WriteString("| repository | 0.5 × Argo CD's p50 | floor + command p50 | 2 × Argo CD's req/s | floor + command req/s |\n|---|---:|---:|---:|---:|\n")
+	for _, r := range rep.Repos {
+		a, fc := r.find("argo", "disk"), r.find("floorcmd", "")
+		if a == nil || fc == nil {
+			continue
+		}
+		fmt.Fprintf(&buf, "| %s | %s | %s | %.0f | %s |\n", r.Name, ms(a.One.Quantile(0.5)/2), ms(fc.One.Quantile(0.5)),
+			2*a.Many.PerSecond(), perSecond(fc.Many))
 	}
 
 	if len(rep.Helm) > 0 {
@@ -85,6 +97,8 @@ func serverName(kind string) string {
 		return "Argo CD's sidecar"
 	case "strata":
 		return "strata"
+	case "floorcmd":
+		return "floor + command (drain, hash, start `cat` once)"
 	}
 	return "floor (drain and hash)"
 }

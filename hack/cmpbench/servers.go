@@ -164,19 +164,29 @@ func tail(name string) string {
 // serveFloor serves the floor on socket until the process is killed: a
 // plugin server that only does what any server must, drain the stream
 // and check its size and SHA-256, and answers GenerateManifest with the
-// manifests of m.yaml without writing anything.
-func serveFloor(socket string) error {
+// manifests of m.yaml without writing anything. With dir set it also
+// starts the plugin's command once per request, `cat m.yaml` in dir (a
+// directory holding m.yaml, written once at start-up), and checks its
+// output: what a command plugin costs at least, with no copy of the
+// repository and no isolation.
+func serveFloor(socket, dir string) error {
+	if dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(manifests), 0o644); err != nil {
+			return err
+		}
+	}
 	lis, err := net.Listen("unix", socket)
 	if err != nil {
 		return err
 	}
 	gs := grpc.NewServer(grpc.MaxRecvMsgSize(100<<20), grpc.MaxSendMsgSize(100<<20))
-	pluginpb.RegisterConfigManagementPluginServiceServer(gs, floor{})
+	pluginpb.RegisterConfigManagementPluginServiceServer(gs, floor{dir: dir})
 	return gs.Serve(lis)
 }
 
 type floor struct {
 	pluginpb.UnimplementedConfigManagementPluginServiceServer
+	dir string // where to run `cat m.yaml`; "" runs nothing
 }
 
 // floorManifests is what the floor answers: m.yaml's three manifests as
@@ -191,7 +201,7 @@ func (floor) CheckPluginConfiguration(context.Context, *emptypb.Empty) (*pluginp
 	return &pluginpb.CheckPluginConfigurationResponse{}, nil
 }
 
-func (floor) GenerateManifest(stream pluginpb.ConfigManagementPluginService_GenerateManifestServer) error {
+func (f floor) GenerateManifest(stream pluginpb.ConfigManagementPluginService_GenerateManifestServer) error {
 	first, err := stream.Recv()
 	if err != nil {
 		return err
@@ -216,6 +226,17 @@ func (floor) GenerateManifest(stream pluginpb.ConfigManagementPluginService_Gene
 	}
 	if n != md.GetSize() || hex.EncodeToString(h.Sum(nil)) != md.GetChecksum() {
 		return status.Errorf(codes.InvalidArgument, "received %d bytes whose checksum does not match the metadata's (%d bytes)", n, md.GetSize())
+	}
+	if f.dir != "" {
+		cmd := exec.CommandContext(stream.Context(), "cat", "m.yaml")
+		cmd.Dir = f.dir
+		out, err := cmd.Output()
+		if err != nil {
+			return status.Errorf(codes.Unknown, "cat m.yaml: %v", err)
+		}
+		if string(out) != manifests {
+			return status.Error(codes.Internal, "cat m.yaml printed something else than m.yaml")
+		}
 	}
 	return stream.SendAndClose(&pluginpb.ManifestResponse{Manifests: floorManifests, SourceType: "Plugin"})
 }
