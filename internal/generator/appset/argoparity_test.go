@@ -29,6 +29,7 @@ type parityPlugin struct {
 	token    string
 	status   int
 	body     string
+	bodyFor  map[string]string // answers by a text the request holds, before body
 	requests []string
 }
 
@@ -43,6 +44,12 @@ func (p *parityPlugin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.status != 0 {
 		w.WriteHeader(p.status)
 	}
+	for text, body := range p.bodyFor {
+		if strings.Contains(string(b), text) {
+			io.WriteString(w, body)
+			return
+		}
+	}
 	io.WriteString(w, p.body)
 }
 
@@ -56,6 +63,7 @@ type parityCase struct {
 	extra      map[string]any // more of the template's metadata
 	syncPolicy map[string]any
 	answer     string // the plugin's 200 body
+	answerFor  map[string]string
 	status     int    // the plugin's status, when not 200
 	manifests  string // ConfigMap and Secret manifests; default: "p" with token "$t" of argocd-secret, "tok"
 	want       []map[string]any
@@ -78,7 +86,7 @@ stringData: {t: tok}
 // finalizers) of each Application, or the error.
 func renderParity(t *testing.T, c parityCase) ([]map[string]any, []string, error) {
 	t.Helper()
-	p := &parityPlugin{token: "tok", status: c.status, body: c.answer}
+	p := &parityPlugin{token: "tok", status: c.status, body: c.answer, bodyFor: c.answerFor}
 	srv := httptest.NewServer(p)
 	defer srv.Close()
 	manifests := c.manifests
@@ -580,6 +588,117 @@ func TestParityMatrixPluginValues(t *testing.T) {
 			template:  ann("link", "{{values.link}}", "image", "{{values.image}}"),
 			answer:    answer,
 			want:      []map[string]any{withFinalizer(ann("link", "tree/main", "image", "img@sha256:1"))},
+		},
+	})
+}
+
+// TestParityMergeAndMatrixOfPlugins: plugins as children of merge and
+// matrix (merge_test.go, matrix_test.go).
+func TestParityMergeAndMatrixOfPlugins(t *testing.T) {
+	answers := map[string]string{
+		`"src":"base"`:     `{"output": {"parameters": [{"app": "a", "replicas": 1, "cfg": {"x": "1", "y": "2"}}, {"app": "b", "replicas": 1}]}}`,
+		`"src":"override"`: `{"output": {"parameters": [{"app": "a", "replicas": 3, "cfg": {"y": "5"}}, {"app": "z", "replicas": 9}]}}`,
+		`"src":"dup"`:      `{"output": {"parameters": [{"app": "a"}, {"app": "a"}]}}`,
+		`"src":"nokey"`:    `{"output": {"parameters": [{"other": "x", "replicas": 7}]}}`,
+	}
+	merge := func(keys []any, srcs ...string) map[string]any {
+		var gens []any
+		for _, s := range srcs {
+			gens = append(gens, plugin(map[string]any{"src": s}, nil))
+		}
+		return map[string]any{"merge": map[string]any{"mergeKeys": keys, "generators": gens}}
+	}
+	named := func(goTemplate bool) map[string]any {
+		if goTemplate {
+			return map[string]any{"name": "app-{{ .app }}"}
+		}
+		return map[string]any{"name": "app-{{app}}"}
+	}
+	runParity(t, []parityCase{
+		{
+			// The base's sets in its order; a set of a later child with the
+			// same key overrides, deep-merged; sets matching none dropped.
+			// The sets of one plugin call share its input parameters (one
+			// map in the controller), and the deep merge writes the
+			// override's into that map: every set of the base shows them.
+			name: "merge, goTemplate", goTemplate: true,
+			generator: merge([]any{"app"}, "base", "override"),
+			extra:     named(true),
+			template:  ann("r", "{{ .replicas }}", "cfg", "{{ toJson .cfg }}", "src", "{{ toJson .generator.input.parameters }}"),
+			answerFor: answers,
+			want: []map[string]any{
+				withFinalizer(ann("r", "3", "cfg", `{"x":"1","y":"5"}`, "src", `{"src":"override"}`)),
+				withFinalizer(ann("r", "1", "cfg", "null", "src", `{"src":"override"}`)),
+			},
+		},
+		{
+			// Plain mode: flattened keys copied over the base's.
+			name:      "merge, plain mode",
+			generator: merge([]any{"app"}, "base", "override"),
+			extra:     named(false),
+			template:  ann("r", "{{replicas}}", "x", "{{cfg.x}}", "y", "{{cfg.y}}"),
+			answerFor: answers,
+			want: []map[string]any{
+				withFinalizer(ann("r", "3", "x", "1", "y", "5")),
+				withFinalizer(ann("r", "1", "x", "{{cfg.x}}", "y", "{{cfg.y}}")),
+			},
+		},
+		{
+			name: "merge keys repeated count once", goTemplate: true,
+			generator: merge([]any{"app", "app"}, "base", "override"),
+			extra:     named(true),
+			template:  ann("r", "{{ .replicas }}"),
+			answerFor: answers,
+			want:      []map[string]any{withFinalizer(ann("r", "3")), withFinalizer(ann("r", "1"))},
+		},
+		{
+			// A set without the key has the key null: it matches no base
+			// set that has one.
+			name: "a set without the merge key overrides nothing", goTemplate: true,
+			generator: merge([]any{"app"}, "base", "nokey"),
+			extra:     named(true),
+			template:  ann("r", "{{ .replicas }}"),
+			answerFor: answers,
+			want:      []map[string]any{withFinalizer(ann("r", "1")), withFinalizer(ann("r", "1"))},
+		},
+		{
+			name: "sets of a child must be unique by the merge keys", goTemplate: true,
+			generator: merge([]any{"app"}, "dup", "base"),
+			template:  ann("r", "x"),
+			answerFor: answers,
+			wantErr:   `{"app":"a"}`,
+		},
+		{
+			// A matrix's second child is templated with each set of the
+			// first, here a plugin's; goTemplate combines with the first
+			// child winning.
+			name: "matrix, plugin first", goTemplate: true,
+			generator: map[string]any{"matrix": map[string]any{"generators": []any{
+				plugin(map[string]any{"src": "base"}, map[string]any{"v": "from-{{ .app }}"}),
+				map[string]any{"list": map[string]any{"elements": []any{
+					map[string]any{"env": "{{ .app }}-dev", "replicas": 0},
+					map[string]any{"env": "{{ .app }}-prod", "replicas": 0},
+				}}},
+			}}},
+			extra:     map[string]any{"name": "{{ .env }}"},
+			template:  ann("r", "{{ .replicas }}", "v", "{{ .values.v }}"),
+			answerFor: answers,
+			want: []map[string]any{
+				withFinalizer(ann("r", "1", "v", "from-a")), withFinalizer(ann("r", "1", "v", "from-a")),
+				withFinalizer(ann("r", "1", "v", "from-b")), withFinalizer(ann("r", "1", "v", "from-b")),
+			},
+			wantReqs: []string{`{"applicationSetName":"set","input":{"parameters":{"src":"base"}}}` + "\n"},
+		},
+		{
+			// Plain mode: a key both children set to different values.
+			name: "matrix, plain mode conflict",
+			generator: map[string]any{"matrix": map[string]any{"generators": []any{
+				plugin(map[string]any{"src": "base"}, nil),
+				map[string]any{"list": map[string]any{"elements": []any{map[string]any{"replicas": "2"}}}},
+			}}},
+			template:  ann("r", "{{replicas}}"),
+			answerFor: answers,
+			wantErr:   `both children set the parameter "replicas", to "1" and "2"`,
 		},
 	})
 }
