@@ -43,6 +43,10 @@ type Client struct {
 	Timeout          time.Duration // 0: 30 s
 	HTTPClient       *http.Client  // nil: a default client
 	MaxResponseBytes int64         // 0: a sane default (32 MiB)
+	// Warn, when set, is told of a 2xx answer that is an object without
+	// output.parameters ({"parameters": [...]}, say): the controller reads
+	// it as zero parameter sets, and so does the client.
+	Warn func(msg string)
 }
 
 // StatusError is a plugin's answer with a status other than 2xx.
@@ -141,7 +145,34 @@ func (c *Client) GetParams(ctx context.Context, appSetName string, input map[str
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", url, err)
 	}
+	if len(sets) == 0 && c.Warn != nil && lacksOutput(data) {
+		c.Warn(fmt.Sprintf(`plugin %s answered an object without "output": {"parameters": [...]}: zero parameter sets, as the controller reads it (it then deletes the ApplicationSet's Applications): %s`, url, clipBody(data)))
+	}
 	return sets, nil
+}
+
+// lacksOutput reports whether a 2xx body is a JSON object without
+// output.parameters, in any case.
+func lacksOutput(data []byte) bool {
+	var top map[string]json.RawMessage
+	if json.NewDecoder(bytes.NewReader(data)).Decode(&top) != nil || top == nil {
+		return false
+	}
+	for k, v := range top {
+		if !strings.EqualFold(k, "output") {
+			continue
+		}
+		var out map[string]json.RawMessage
+		if json.Unmarshal(v, &out) != nil || out == nil {
+			return true
+		}
+		for k := range out {
+			if strings.EqualFold(k, "parameters") {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // DecodeResponse decodes a plugin's 2xx response body as the ApplicationSet

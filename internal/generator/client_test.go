@@ -221,3 +221,33 @@ func TestClientBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestClientWarnsOfAnswerWithoutOutput: an object without
+// output.parameters is zero sets, as for the controller, with a warning.
+func TestClientWarnsOfAnswerWithoutOutput(t *testing.T) {
+	tests := []struct {
+		body string
+		warn bool
+	}{
+		{`{"parameters": [{"a": "b"}]}`, true},
+		{`{"output": {"params": []}}`, true},
+		{`{"output": null}`, true},
+		{`{"OUTPUT": {"Parameters": []}}`, false},
+		{`{"output": {"parameters": null}}`, false},
+		{`{"output": {"parameters": []}}`, false},
+		{``, false},
+		{`null`, false},
+	}
+	for _, tc := range tests {
+		srv, _ := fakePlugin(t, 200, tc.body)
+		var warnings []string
+		c := &generator.Client{BaseURL: srv.URL, Warn: func(m string) { warnings = append(warnings, m) }}
+		sets, err := c.GetParams(context.Background(), "a", nil)
+		if err != nil || len(sets) != 0 {
+			t.Fatalf("GetParams() of %s = %v, %v; want zero sets", tc.body, sets, err)
+		}
+		if got := len(warnings) == 1 && strings.Contains(warnings[0], "zero parameter sets"); got != tc.warn {
+			t.Errorf("answer %s: warnings %q, want a warning: %v", tc.body, warnings, tc.warn)
+		}
+	}
+}
