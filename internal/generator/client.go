@@ -211,6 +211,10 @@ func DecodeResponse(data []byte) ([]map[string]any, error) {
 	return sets, nil
 }
 
+func rangeError(num string) error {
+	return fmt.Errorf("the number %s is out of range (the controller reads numbers as 64-bit floats)", document.Clip(num, 40))
+}
+
 // responseError explains why a 2xx body is not a plugin response.
 func responseError(err error, data []byte) error {
 	var te *json.UnmarshalTypeError
@@ -235,7 +239,7 @@ func checkFloats(v any) error {
 	switch v := v.(type) {
 	case json.Number:
 		if _, err := strconv.ParseFloat(string(v), 64); err != nil {
-			return fmt.Errorf("the number %s is out of range (the controller reads numbers as 64-bit floats)", document.Clip(string(v), 40))
+			return rangeError(string(v))
 		}
 	case map[string]any:
 		for _, e := range v {
