@@ -211,6 +211,7 @@ func DecodeResponse(data []byte) ([]map[string]any, error) {
 	return sets, nil
 }
 
+// rangeError is the error of a number a float64 cannot hold.
 func rangeError(num string) error {
 	return fmt.Errorf("the number %s is out of range (the controller reads numbers as 64-bit floats)", document.Clip(num, 40))
 }
