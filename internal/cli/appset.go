@@ -141,7 +141,7 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 		Renderer: &appset.Renderer{
 			Plugins: plugins.Resolver(func(c appset.PluginConfig) appset.ParamsGetter {
 				log.Debug("plugin configured", "configMap", c.Name, "baseUrl", c.BaseURL, "timeout", c.Timeout, "token", c.Token != "")
-				return &generator.Client{BaseURL: c.BaseURL, Token: c.Token, Timeout: c.Timeout}
+				return &generator.Client{BaseURL: c.BaseURL, Token: c.Token, Timeout: c.Timeout, Warn: func(m string) { log.Warn(m) }}
 			}),
 			Version: version,
 			Limits:  appset.Limits{TemplateTime: f.templateTime, MaxTemplateOps: f.templateSteps, MaxValueBytes: f.valueBytes, MaxTemplateBytes: f.templateBytes},

@@ -195,6 +195,11 @@ the generator's input.parameters ("-" for stdin).`,
 					return err
 				}
 			}
+			log, err := g.logger()
+			if err != nil {
+				return err
+			}
+			c.Warn = func(m string) { log.Warn(m) }
 			sets, err := c.GetParams(cmd.Context(), appSet, input)
 			if err != nil {
 				return err

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/strata-dev/strata/internal/hookexec"
@@ -147,6 +149,9 @@ func EncodeOutput(out []byte) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("%w: the output is not a JSON list of objects", ErrBadOutput)
 	}
+	if num, bad := outOfRangeNumber(sets); bad {
+		return nil, fmt.Errorf("%w: %w", ErrBadOutput, rangeError(num))
+	}
 	var b bytes.Buffer
 	b.Grow(len(sets) + 32)
 	b.WriteString(`{"output":{"parameters":`)
@@ -223,5 +228,47 @@ func ParseOutput(out []byte) ([]map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadOutput, err)
 	}
+	for _, s := range sets {
+		if err := checkFloats(s); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadOutput, err)
+		}
+	}
 	return sets, nil
+}
+
+// outOfRangeNumber finds a number in JSON text that a float64 cannot hold
+// (1e400, or an integer of more than 309 digits), which the controller
+// cannot decode. Only numbers with an exponent or of more than 300
+// characters are parsed.
+func outOfRangeNumber(data []byte) (string, bool) {
+	inString, escaped := false, false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '-' || c >= '0' && c <= '9':
+			j := i
+			for j < len(data) && strings.IndexByte("+-0123456789.eE", data[j]) >= 0 {
+				j++
+			}
+			num := data[i:j]
+			if len(num) > 300 || bytes.ContainsAny(num, "eE") {
+				if _, err := strconv.ParseFloat(string(num), 64); err != nil {
+					return string(num), true
+				}
+			}
+			i = j - 1
+		}
+	}
+	return "", false
 }

@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +30,7 @@ const (
 const maxErrorBody = 1024
 
 // Client calls a plugin server as Argo CD's ApplicationSet controller does:
-// POST <BaseURL>/api/v1/getparams.execute with Content-Type and Accept
+// POST <BaseURL>/api/v1/getparams.execute with Content-Type
 // application/json, User-Agent argocd-applicationset and, when Token is
 // set, Authorization: Bearer <Token>; no retries. Any 2xx status is
 // success and an empty 2xx body means zero parameter sets; any other status
@@ -40,6 +43,10 @@ type Client struct {
 	Timeout          time.Duration // 0: 30 s
 	HTTPClient       *http.Client  // nil: a default client
 	MaxResponseBytes int64         // 0: a sane default (32 MiB)
+	// Warn, when set, is told of a 2xx answer that is an object without
+	// output.parameters ({"parameters": [...]}, say): the controller reads
+	// it as zero parameter sets, and so does the client.
+	Warn func(msg string)
 }
 
 // StatusError is a plugin's answer with a status other than 2xx.
@@ -59,9 +66,15 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("plugin %s answered %d %s: %s", e.URL, e.StatusCode, http.StatusText(e.StatusCode), msg)
 }
 
-// URL returns the address the client posts to.
+// URL returns the address the client posts to: the base URL, a slash
+// unless it ends with one, and api/v1/getparams.execute, as the controller
+// joins them (so "http://p/x//" posts to "http://p/x//api/v1/...").
 func (c *Client) URL() string {
-	return strings.TrimRight(c.BaseURL, "/") + APIPath
+	base := c.BaseURL
+	if !strings.HasSuffix(base, "/") {
+		base += "/"
+	}
+	return base + strings.TrimPrefix(APIPath, "/")
 }
 
 // GetParams asks the plugin for the parameter sets of the ApplicationSet
@@ -76,7 +89,13 @@ func (c *Client) GetParams(ctx context.Context, appSetName string, input map[str
 		return nil, errors.New("plugin: the token contains a line break; remove the trailing newline from the Secret or token file")
 	}
 	url := c.URL()
-	body, err := json.Marshal(Request{ApplicationSetName: appSetName, Input: RequestInput{Parameters: input}})
+	// Encoded as the controller does: HTML characters as they are, a
+	// trailing newline.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(Request{ApplicationSetName: appSetName, Input: RequestInput{Parameters: input}})
+	body := buf.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: encoding the request: %w", url, err)
 	}
@@ -91,7 +110,6 @@ func (c *Client) GetParams(ctx context.Context, appSetName string, input map[str
 		return nil, fmt.Errorf("plugin: base URL %q: %w", c.BaseURL, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", UserAgent)
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
@@ -127,37 +145,117 @@ func (c *Client) GetParams(ctx context.Context, appSetName string, input map[str
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", url, err)
 	}
+	if len(sets) == 0 && c.Warn != nil && lacksOutput(data) {
+		c.Warn(fmt.Sprintf(`plugin %s answered an object without "output": {"parameters": [...]}: zero parameter sets, as the controller reads it (it then deletes the ApplicationSet's Applications): %s`, url, clipBody(data)))
+	}
 	return sets, nil
 }
 
+// lacksOutput reports whether a 2xx body is a JSON object without
+// output.parameters, in any case.
+func lacksOutput(data []byte) bool {
+	var top map[string]json.RawMessage
+	if json.NewDecoder(bytes.NewReader(data)).Decode(&top) != nil || top == nil {
+		return false
+	}
+	for k, v := range top {
+		if !strings.EqualFold(k, "output") {
+			continue
+		}
+		var out map[string]json.RawMessage
+		if json.Unmarshal(v, &out) != nil || out == nil {
+			return true
+		}
+		for k := range out {
+			if strings.EqualFold(k, "parameters") {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // DecodeResponse decodes a plugin's 2xx response body as the ApplicationSet
-// controller does: an empty body or a null output.parameters is zero
-// parameter sets; unknown fields are ignored; every parameter set must be a
-// JSON object.
+// controller does, with encoding/json into its response type: an empty
+// body, null, a missing or null output or output.parameters is zero
+// parameter sets; the names "output" and "parameters" match in any case
+// ("Output" too); unknown fields and anything after the first JSON value
+// are ignored; a null parameter set is an empty one. Every parameter set
+// must be a JSON object. Numbers keep their exact value, but one a float64
+// cannot hold (1e400) is an error, as in the controller.
 func DecodeResponse(data []byte) ([]map[string]any, error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, nil
+	var resp struct {
+		Output struct {
+			Parameters []map[string]any `json:"parameters"`
+		} `json:"output"`
 	}
-	var v any
-	if err := decodeJSON(data, &v); err != nil {
-		return nil, fmt.Errorf("the answer is not JSON: %w (%s)", err, clipBody(data))
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&resp); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil // an empty body
+		}
+		return nil, responseError(err, data)
 	}
-	if v == nil {
-		return nil, nil
+	sets := resp.Output.Parameters
+	for i, s := range sets {
+		if s == nil {
+			sets[i] = map[string]any{} // null: the controller's nil map
+			continue
+		}
+		if err := checkFloats(s); err != nil {
+			return nil, fmt.Errorf("output.parameters[%d]: %w", i, err)
+		}
+		convertNumbers(s)
 	}
-	top, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf(`the answer must be an object {"output": {"parameters": [...]}}, but it is %s`, document.Describe(v))
+	return sets, nil
+}
+
+// rangeError is the error of a number a float64 cannot hold.
+func rangeError(num string) error {
+	return fmt.Errorf("the number %s is out of range (the controller reads numbers as 64-bit floats)", document.Clip(num, 40))
+}
+
+// responseError explains why a 2xx body is not a plugin response.
+func responseError(err error, data []byte) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return fmt.Errorf("the answer is not JSON: %w (%s)", err, clipBody(data))
 	}
-	out := top["output"]
-	if out == nil {
-		return nil, nil
+	what := "a JSON " + te.Value
+	switch {
+	case te.Field == "":
+		return fmt.Errorf(`the answer must be an object {"output": {"parameters": [...]}}, but it is %s`, what)
+	case te.Type.Kind() == reflect.Struct:
+		return fmt.Errorf(`the answer's "output" must be an object {"parameters": [...]}, but it is %s`, what)
+	case te.Type.Kind() == reflect.Slice:
+		return fmt.Errorf("output.parameters must be a list of objects, one per parameter set, but it is %s", what)
 	}
-	om, ok := out.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf(`the answer's "output" must be an object {"parameters": [...]}, but it is %s`, document.Describe(out))
+	return fmt.Errorf("each item of output.parameters must be an object (one parameter set), but one is %s", what)
+}
+
+// checkFloats reports a number of v that encoding/json could not decode
+// into a float64, as the controller does.
+func checkFloats(v any) error {
+	switch v := v.(type) {
+	case json.Number:
+		if _, err := strconv.ParseFloat(string(v), 64); err != nil {
+			return rangeError(string(v))
+		}
+	case map[string]any:
+		for _, e := range v {
+			if err := checkFloats(e); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if err := checkFloats(e); err != nil {
+				return err
+			}
+		}
 	}
-	return parameterSets(om["parameters"], "output.parameters")
+	return nil
 }
 
 // errorMessage is what an error response says: its JSON "message", else

@@ -45,22 +45,39 @@ func TestClientRequest(t *testing.T) {
 		appSet     string
 		input      map[string]any
 		wantBody   string
+		wantPath   string
 		wantAuth   string
 	}{
 		{
 			name: "token and parameters", token: "s3cret", appSet: "guestbook",
 			input:    map[string]any{"repo": "r", "n": int64(3), "nested": map[string]any{"a": []any{"x"}}},
-			wantBody: `{"applicationSetName":"guestbook","input":{"parameters":{"n":3,"nested":{"a":["x"]},"repo":"r"}}}`,
+			wantBody: `{"applicationSetName":"guestbook","input":{"parameters":{"n":3,"nested":{"a":["x"]},"repo":"r"}}}` + "\n",
+			wantPath: "/api/v1/getparams.execute",
 			wantAuth: "Bearer s3cret",
 		},
 		{
 			name: "no token, no parameters", appSet: "a",
-			wantBody: `{"applicationSetName":"a","input":{}}`,
+			wantBody: `{"applicationSetName":"a","input":{}}` + "\n",
+			wantPath: "/api/v1/getparams.execute",
 		},
 		{
 			name: "base URL with a path and a trailing slash", baseSuffix: "/plugins/x/", appSet: "a",
 			input:    map[string]any{},
-			wantBody: `{"applicationSetName":"a","input":{}}`,
+			wantBody: `{"applicationSetName":"a","input":{}}` + "\n",
+			wantPath: "/plugins/x/api/v1/getparams.execute",
+		},
+		{
+			// The controller adds a slash only when the base URL lacks one.
+			name: "base URL ending in two slashes", baseSuffix: "/x//", appSet: "a",
+			wantBody: `{"applicationSetName":"a","input":{}}` + "\n",
+			wantPath: "/x//api/v1/getparams.execute",
+		},
+		{
+			// The controller's encoder leaves <, > and & as they are.
+			name: "HTML characters unescaped", appSet: "a&b",
+			input:    map[string]any{"q": "<x>"},
+			wantBody: `{"applicationSetName":"a&b","input":{"parameters":{"q":"<x>"}}}` + "\n",
+			wantPath: "/api/v1/getparams.execute",
 		},
 	}
 	for _, tc := range tests {
@@ -70,16 +87,15 @@ func TestClientRequest(t *testing.T) {
 			if _, err := c.GetParams(context.Background(), tc.appSet, tc.input); err != nil {
 				t.Fatal(err)
 			}
-			wantPath := strings.TrimRight(tc.baseSuffix, "/") + "/api/v1/getparams.execute"
-			if got.method != http.MethodPost || got.path != wantPath {
-				t.Errorf("request %s %s, want POST %s", got.method, got.path, wantPath)
+			if got.method != http.MethodPost || got.path != tc.wantPath {
+				t.Errorf("request %s %s, want POST %s", got.method, got.path, tc.wantPath)
 			}
 			if got.body != tc.wantBody {
 				t.Errorf("body = %s, want %s", got.body, tc.wantBody)
 			}
 			for h, want := range map[string]string{
 				"Content-Type":  "application/json",
-				"Accept":        "application/json",
+				"Accept":        "",
 				"User-Agent":    "argocd-applicationset",
 				"Authorization": tc.wantAuth,
 			} {
@@ -118,9 +134,17 @@ func TestClientResponse(t *testing.T) {
 		{name: "3xx is an error", status: 304, body: "", wantErr: "answered 304"},
 		{name: "not JSON", status: 200, body: "<html>", wantErr: "the answer is not JSON"},
 		{name: "list instead of object", status: 200, body: `[{"a":"b"}]`, wantErr: "the answer must be an object"},
-		{name: "non-object set", status: 200, body: `{"output":{"parameters":[{"a":"b"},"x"]}}`, wantErr: `output.parameters[1] must be an object (one parameter set), but it is the string "x"`},
+		{name: "non-object set", status: 200, body: `{"output":{"parameters":[{"a":"b"},"x"]}}`, wantErr: `each item of output.parameters must be an object (one parameter set), but one is a JSON string`},
 		{name: "parameters not a list", status: 200, body: `{"output":{"parameters":{"a":"b"}}}`, wantErr: "output.parameters must be a list of objects"},
-		{name: "trailing garbage", status: 200, body: `{"output":{}} x`, wantErr: "not JSON"},
+		// As the controller's encoding/json decoding into its response type:
+		{name: "data after the first value is ignored", status: 200, body: `{"output":{"parameters":[{"a":"b"}]}} x`, want: []map[string]any{{"a": "b"}}},
+		{name: "names match in any case", status: 200, body: `{"Output":{"PARAMETERS":[{"a":"b"}]}}`, want: []map[string]any{{"a": "b"}}},
+		{name: "a null set is an empty set", status: 200, body: `{"output":{"parameters":[null,{"a":"b"}]}}`, want: []map[string]any{{}, {"a": "b"}}},
+		{name: "null answer", status: 200, body: `null`, want: nil},
+		{name: "parameters under another key", status: 200, body: `{"input":{"parameters":[]}}`, want: nil},
+		{name: "truncated JSON", status: 200, body: `{"output":{"parameters":[{"a":`, wantErr: "the answer is not JSON: unexpected EOF"},
+		{name: "number beyond float64", status: 200, body: `{"output":{"parameters":[{"a":1e400}]}}`, wantErr: "output.parameters[0]: the number 1e400 is out of range"},
+		{name: "output not an object", status: 200, body: `{"output":[]}`, wantErr: `the answer's "output" must be an object {"parameters": [...]}, but it is a JSON array`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -194,6 +218,36 @@ func TestClientBadConfig(t *testing.T) {
 	} {
 		if _, err := c.GetParams(context.Background(), "a", nil); err == nil {
 			t.Errorf("GetParams() with %+v: no error", c)
+		}
+	}
+}
+
+// TestClientWarnsOfAnswerWithoutOutput: an object without
+// output.parameters is zero sets, as for the controller, with a warning.
+func TestClientWarnsOfAnswerWithoutOutput(t *testing.T) {
+	tests := []struct {
+		body string
+		warn bool
+	}{
+		{`{"parameters": [{"a": "b"}]}`, true},
+		{`{"output": {"params": []}}`, true},
+		{`{"output": null}`, true},
+		{`{"OUTPUT": {"Parameters": []}}`, false},
+		{`{"output": {"parameters": null}}`, false},
+		{`{"output": {"parameters": []}}`, false},
+		{``, false},
+		{`null`, false},
+	}
+	for _, tc := range tests {
+		srv, _ := fakePlugin(t, 200, tc.body)
+		var warnings []string
+		c := &generator.Client{BaseURL: srv.URL, Warn: func(m string) { warnings = append(warnings, m) }}
+		sets, err := c.GetParams(context.Background(), "a", nil)
+		if err != nil || len(sets) != 0 {
+			t.Fatalf("GetParams() of %s = %v, %v; want zero sets", tc.body, sets, err)
+		}
+		if got := len(warnings) == 1 && strings.Contains(warnings[0], "zero parameter sets"); got != tc.warn {
+			t.Errorf("answer %s: warnings %q, want a warning: %v", tc.body, warnings, tc.warn)
 		}
 	}
 }

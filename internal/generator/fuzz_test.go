@@ -56,6 +56,7 @@ func FuzzDecodeResponse(f *testing.F) {
 		`{"output":{"parameters":[{"a":"b"},{"c":{"d":[1,2.5,12345678901234567890]}}]}}`,
 		``, `null`, `{"output":null}`, `{"output":{"parameters":null}}`, `[{"a":"b"}]`,
 		`{"output":{"parameters":[1]}}`, `{"output":[]}`, `{"output":{}} x`, `<html>`,
+		`{"Output":{"PARAMETERS":[null,{"a":1e400}]}}`, `{"output":{"parameters":[{"a":1}]},"output":{"parameters":[{"b":2}]}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -113,6 +114,7 @@ func FuzzEncodeOutput(f *testing.F) {
 		`[{"a":"b"}, 3]`, `{"a":"b"}`, `{"output":{"parameters":null}}`, "[{}]\n[{}]",
 		`{"output":{"parameters":[{}]},"output":{}}`, `[{"a":1,"a":2.50,"b":12345678901234567890}]`,
 		`{"output":{"parameters":[{}],"parameters":3}}`, "[{\"\xff\": \"\u2028<>&\"}]", ` [ { } ] `,
+		`[{"n":1e400}]`, `[{"s":"\\","n":-1E999}]`, `[{"n":1e-400}]`,
 	} {
 		f.Add([]byte(s))
 	}

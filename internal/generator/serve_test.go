@@ -222,6 +222,11 @@ func TestNewChecksEverything(t *testing.T) {
 - name: p
   allowUnauthenticated: true
   backend: {static: {files: [s.yaml]}}`, map[string]string{"s.yaml": "a: b\n"}, nil, "s.yaml:1: the file must hold a list of parameter sets (objects), but it holds a map"},
+		// The controller could not read it.
+		{"static number beyond float64", `
+- name: p
+  allowUnauthenticated: true
+  backend: {static: {files: [s.json]}}`, map[string]string{"s.json": "[{\"a\": 1},\n {\"b\": [-1e400]}]"}, nil, "s.json:2: item 1: the number -1e400 is out of range"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -222,6 +222,12 @@ func TestServerOutputShapes(t *testing.T) {
 		{name: "object without output", script: `echo '{"a":"b"}'`, code: 502, wantMsg: "the output is an object"},
 		{name: "too much output", script: `head -c 5000 /dev/zero | tr '\0' ' '`, code: 502, wantMsg: "wrote more than 1000 bytes to stdout"},
 		{name: "too much output, killed", script: `trap '' TERM; while :; do echo '[{"a": "b"},'; done`, code: 502, wantMsg: "wrote more than 1000 bytes to stdout"},
+		// The controller decodes numbers into float64: one beyond its range
+		// fails there, so it is the command's error here, in a string not.
+		{name: "number beyond float64", script: `echo '[{"s": "1e999", "n": -2E+400}]'`, code: 502, wantMsg: "the number -2E+400 is out of range"},
+		{name: "number beyond float64, response shape", script: `echo '{"output":{"parameters":[{"n": 1e309}]}}'`, code: 502, wantMsg: "the number 1e309 is out of range"},
+		{name: "small numbers, a backslash before a quote", script: `printf '%s\n' '[{"n": 1e-400, "m": 1.5e308, "s": "\\", "t": "1e999"}]'`,
+			want: []map[string]any{{"n": 0.0, "m": 1.5e308, "s": `\`, "t": "1e999"}}},
 		{name: "keys and numbers kept", script: `echo '[{"z": 1.50, "a": 12345678901234567890, "a": "last"}]'`,
 			want: []map[string]any{{"z": 1.5, "a": "last"}}},
 	}

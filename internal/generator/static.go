@@ -173,6 +173,13 @@ func readSets(path, name string) ([]map[string]any, error) {
 			}
 			return nil, le
 		}
+		if err := checkFloats(m); err != nil {
+			le := &document.LoadError{Source: name, Err: ErrBadOutput, Msg: fmt.Sprintf("item %d: %v", i, err)}
+			if p := pos.Item(i); p != nil {
+				le.Line = p.Line
+			}
+			return nil, le
+		}
 		sets = append(sets, m)
 	}
 	return sets, nil

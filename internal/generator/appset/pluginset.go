@@ -212,9 +212,14 @@ func (s *PluginSet) Config(name string) (PluginConfig, error) {
 		return PluginConfig{}, fmt.Errorf("ConfigMap %q (%s) data.baseUrl %q is not an http(s) URL", name, cm.source, cfg.BaseURL)
 	}
 	if t, ok := cm.data["requestTimeout"]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(t))
-		if err != nil || n < 0 {
-			return PluginConfig{}, fmt.Errorf("ConfigMap %q (%s) data.requestTimeout %q: give whole seconds, e.g. \"30\"", name, cm.source, t)
+		// The controller's strconv.Atoi: no spaces, no unit.
+		n, err := strconv.Atoi(t)
+		if err != nil {
+			return PluginConfig{}, fmt.Errorf("ConfigMap %q (%s) data.requestTimeout %q: give whole seconds, e.g. \"30\", without spaces or a unit; the controller refuses it too", name, cm.source, t)
+		}
+		if n < 0 {
+			// The controller then waits without a limit; strata refuses.
+			return PluginConfig{}, fmt.Errorf("ConfigMap %q (%s) data.requestTimeout %q is negative: the controller would wait for the plugin without a limit; give whole seconds, e.g. \"30\" (0 is the default, 30)", name, cm.source, t)
 		}
 		cfg.Timeout = time.Duration(n) * time.Second
 	}
@@ -238,9 +243,11 @@ func (s *PluginSet) token(name string, cm *dataObject) (string, error) {
 		return "", fmt.Errorf("ConfigMap %q (%s) data.token must refer to a Secret key, as \"$key\" (a key of %s) or \"$secret:key\"; the controller refuses it otherwise. Or give the token with --token %s=VALUE or $%s",
 			name, cm.source, ArgoCDSecret, name, TokenEnv(name))
 	}
+	// As the controller splits it: "$secret:key", anything after a second
+	// colon ignored.
 	secretName, key := ArgoCDSecret, ref[1:]
-	if sn, k, ok := strings.Cut(ref[1:], ":"); ok {
-		secretName, key = sn, k
+	if parts := strings.Split(ref[1:], ":"); len(parts) > 1 {
+		secretName, key = parts[0], parts[1]
 	}
 	sec, ok := s.secrets[secretName]
 	if !ok {
@@ -251,7 +258,8 @@ func (s *PluginSet) token(name string, cm *dataObject) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("ConfigMap %q (%s) data.token %q: Secret %q (%s) has no key %q", name, cm.source, ref, secretName, sec.source, key)
 	}
-	return t, nil
+	// The controller trims spaces and line breaks around a Secret's token.
+	return strings.TrimSpace(t), nil
 }
 
 // Resolver returns a PluginFunc that builds a ParamsGetter for each

@@ -56,6 +56,30 @@ func TestPluginSetConfig(t *testing.T) {
 			plugin: "my-plugin.v2",
 			want:   appset.PluginConfig{Name: "my-plugin.v2", BaseURL: "http://p.argocd.svc:8080", Token: "env", Timeout: 12 * time.Second},
 		},
+		{
+			// The controller trims spaces and line breaks around the
+			// Secret's value (a token file written with echo).
+			name:   "token from a Secret is trimmed",
+			files:  []string{cm, "apiVersion: v1\nkind: Secret\nmetadata: {name: argocd-secret}\ndata:\n  plugin.p.token: czNjcjN0Cg==\n"},
+			plugin: "p",
+			want:   appset.PluginConfig{Name: "p", BaseURL: "http://p.argocd.svc:8080", Token: "s3cr3t", Timeout: 12 * time.Second},
+		},
+		{
+			// The controller splits "$secret:key" at every colon and reads
+			// the first two parts.
+			name:   "anything after a second colon is ignored",
+			files:  []string{strings.Replace(cm, "$plugin.p.token", "$other:tok:extra", 1), "apiVersion: v1\nkind: Secret\nmetadata: {name: other}\nstringData: {tok: s3cr3t}\n"},
+			plugin: "p",
+			want:   appset.PluginConfig{Name: "p", BaseURL: "http://p.argocd.svc:8080", Token: "s3cr3t", Timeout: 12 * time.Second},
+		},
+		{
+			name:   "requestTimeout 0 is the default",
+			files:  []string{strings.Replace(cm, `"12"`, `"0"`, 1), "apiVersion: v1\nkind: Secret\nmetadata: {name: argocd-secret}\nstringData: {plugin.p.token: s3cr3t}\n"},
+			plugin: "p",
+			want:   appset.PluginConfig{Name: "p", BaseURL: "http://p.argocd.svc:8080", Token: "s3cr3t"},
+		},
+		{name: "timeout with spaces", files: []string{strings.Replace(cm, `"12"`, `" 12"`, 1)}, plugin: "p", wantErr: `data.requestTimeout " 12": give whole seconds, e.g. "30", without spaces or a unit; the controller refuses it too`},
+		{name: "negative timeout", files: []string{strings.Replace(cm, `"12"`, `"-1"`, 1)}, plugin: "p", wantErr: `data.requestTimeout "-1" is negative`},
 		{name: "unknown ConfigMap lists the given ones", files: []string{cm}, plugin: "q", wantErr: `no plugin ConfigMap named "q" was given; the ConfigMaps given are p`},
 		{name: "no ConfigMaps at all", plugin: "q", wantErr: `no plugin ConfigMap was given; pass the ConfigMap named "q" with --plugin-config FILE`},
 		{name: "missing Secret", files: []string{cm}, plugin: "p", wantErr: `refers to Secret "argocd-secret", which was not given`},

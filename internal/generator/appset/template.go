@@ -238,7 +238,7 @@ const (
 )
 
 func (e *engine) parse(s string) (*template.Template, error) {
-	t := template.New("").Funcs(e.funcs)
+	t := template.New("base").Funcs(e.funcs) // the controller's name, seen in errors
 	for _, o := range e.options {
 		t = t.Option(o) // validated by Parse
 	}
