@@ -70,9 +70,12 @@ type CommandOptions struct {
 //   - the request's (params.Request.Env): ARGOCD_APP_*, KUBE_VERSION,
 //     KUBE_API_VERSIONS and ARGOCD_ENV_*, without any ARGOCD_APP_PARAMETERS
 //     or PARAM_* it carries;
-//   - ARGOCD_APP_PARAMETERS and the PARAM_* variables of the request's
-//     parameters, from params.Env: a PARAM_* variable already set by the
-//     two above wins over the parameter's;
+//   - ARGOCD_APP_PARAMETERS (verbatim as the repo-server sent it, when it
+//     did: params.Request.ParametersJSON) and the PARAM_* variables of the
+//     request's parameters, from params.Env: a PARAM_* variable already
+//     set by the two above wins over the parameter's;
+//   - of the request's variables and the parameters', those with an empty
+//     value are left out, as Argo CD's sidecar leaves them out;
 //   - TMPDIR and HOME, both the request's private temporary directory
 //     (params.Request.TempDir) when it has one: a command's caches and
 //     temporary files go with the request, not to the next one.
@@ -196,7 +199,9 @@ func (p *CommandPlugin) matchCommand(ctx context.Context, req *params.Request) (
 	if err != nil {
 		return false, fmt.Errorf("discovery (spec.discover.find.command): %w", err)
 	}
-	return len(strings.TrimSpace(string(res.Stdout))) > 0, nil
+	// As in Argo CD: one final line break is dropped, and anything left,
+	// white space too, is a match.
+	return len(strings.TrimSuffix(string(res.Stdout), "\n")) > 0, nil
 }
 
 // Announce returns spec.parameters.static followed by what the
@@ -297,15 +302,31 @@ func (p *CommandPlugin) Environ(req *params.Request) []string {
 	env := make([]string, 0, len(p.opts.Env)+len(req.Env)+2*len(req.Parameters)+1)
 	env = append(env, p.opts.Env...)
 	for _, kv := range req.Env {
-		if !isParameterVar(kv) {
+		if !isParameterVar(kv) && !emptyValue(kv) {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, params.Env(req.Parameters, env)...)
+	for _, kv := range params.Env(req.Parameters, env) {
+		switch {
+		case req.ParametersJSON != "" && strings.HasPrefix(kv, params.ParametersVar+"="):
+			env = append(env, params.ParametersVar+"="+req.ParametersJSON)
+		case !emptyValue(kv):
+			env = append(env, kv)
+		}
+	}
 	if req.TempDir != "" {
 		env = append(env, "TMPDIR="+req.TempDir, "HOME="+req.TempDir)
 	}
 	return dedupEnv(env)
+}
+
+// emptyValue reports whether kv sets an empty value. Argo CD's sidecar
+// leaves out the request's variables with empty values (an unset
+// Application namespace, a parameter set to ""): the command does not
+// get them at all, so the sidecar's own variable of that name, if any,
+// stays.
+func emptyValue(kv string) bool {
+	return strings.HasSuffix(kv, "=") && strings.IndexByte(kv, '=') == len(kv)-1
 }
 
 // isParameterVar reports whether kv is one of the variables that params.Env

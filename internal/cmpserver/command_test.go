@@ -176,6 +176,56 @@ func TestCommandPluginNoParameters(t *testing.T) {
 	}
 }
 
+// TestCommandPluginEnvironLikeArgoCD: what Argo CD's sidecar does with the
+// request's environment entries, each case with the entries sent and the
+// variables the commands get (the sidecar's own PATH and HOME left out).
+func TestCommandPluginEnvironLikeArgoCD(t *testing.T) {
+	p := newCommandPlugin(t, "  generate:\n    command: [sh]\n", cmpserver.CommandOptions{Env: []string{"PATH=/bin", "HOME=/home/argocd", "SIDECAR=own"}}, nil)
+	tests := []struct {
+		name   string
+		env    []string
+		ps     []params.Parameter
+		psJSON string
+		want   []string
+	}{
+		{
+			name: "empty values are left out",
+			env:  []string{"ARGOCD_APP_NAME=demo", "ARGOCD_APP_NAMESPACE=", "ARGOCD_ENV_EMPTY=", "SIDECAR="},
+			want: []string{"SIDECAR=own", "ARGOCD_APP_NAME=demo", "ARGOCD_APP_PARAMETERS=null"},
+		},
+		{
+			name: "a parameter set to the empty string gives no variable",
+			ps:   []params.Parameter{{Name: "a", String: strPtr("")}, {Name: "l", Array: []string{"", "x"}}, {Name: "m", Map: map[string]string{"k": ""}}},
+			want: []string{"SIDECAR=own", `ARGOCD_APP_PARAMETERS=[{"name":"a","string":""},{"name":"l","array":["","x"]},{"name":"m","map":{"k":""}}]`, "PARAM_L_1=x"},
+		},
+		{
+			name:   "ARGOCD_APP_PARAMETERS as the repo-server sent it",
+			ps:     []params.Parameter{{Name: "x", String: strPtr("<1>")}},
+			psJSON: `[{"name":"x","string":"\u003c1\u003e"}]`,
+			want:   []string{"SIDECAR=own", `ARGOCD_APP_PARAMETERS=[{"name":"x","string":"\u003c1\u003e"}]`, "PARAM_X=<1>"},
+		},
+		{
+			name: "a value that is only white space is kept",
+			env:  []string{"ARGOCD_ENV_SPACE= "},
+			want: []string{"SIDECAR=own", "ARGOCD_ENV_SPACE= ", "ARGOCD_APP_PARAMETERS=null"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := &params.Request{Env: tc.env, Parameters: tc.ps, ParametersJSON: tc.psJSON}
+			var got []string
+			for _, kv := range p.Environ(req) {
+				if !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "HOME=") {
+					got = append(got, kv)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Environ() differs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestCommandPluginGenerate runs init then generate, in the application's
 // directory, and reads YAML and JSON output.
 func TestCommandPluginGenerate(t *testing.T) {
@@ -344,6 +394,13 @@ func TestCommandPluginMatch(t *testing.T) {
 		{"find.command", "    find:\n      command: [sh, -c, \"find . -name Chart.yaml\"]\n", true, "find.command"},
 		{"find.command with args", "    find:\n      command: [sh, -c]\n      args: [\"test -f kustomization.yaml && echo yes\"]\n", true, "find.command"},
 		{"find.command prints nothing", "    find:\n      command: [sh, -c, \"find . -name values.yaml\"]\n", false, "find.command"},
+		// As Argo CD reads it: one final line break is dropped, anything
+		// left is a match, white space included.
+		{"find.command prints a line break", "    find:\n      command: [echo]\n", false, "find.command"},
+		{"find.command prints a space", "    find:\n      command: [printf, \" \"]\n", true, "find.command"},
+		{"find.command prints two line breaks", "    find:\n      command: [printf, \"\\n\\n\"]\n", true, "find.command"},
+		{"fileName with ** matches like *", "    fileName: \"**/Chart.yaml\"\n", false, "fileName"},
+		{"fileName with ** one level down", "    fileName: \"**/*/Chart.yaml\"\n", true, "fileName"},
 		{"find.command fails", "    find:\n      command: [sh, -c, \"echo found; echo broken >&2; exit 2\"]\n", false, "find.command"},
 		{"find.command sees the request", "    find:\n      command: [sh, -c, \"test \\\"$ARGOCD_ENV_FOO\\\" = bar && echo yes\"]\n", true, "find.command"},
 		// Only the first rule set counts: fileName, then find.glob, then find.command.

@@ -250,7 +250,7 @@ func (svc *service) receive(stream appStream) (*params.Request, *tarball.Workspa
 			if err != nil {
 				return nil, nil, status.Errorf(codes.InvalidArgument, "%v", err)
 			}
-			req.Parameters = ps
+			req.Parameters, req.ParametersJSON = ps, e.GetValue()
 		case strings.HasPrefix(name, "PARAM_"):
 			// Derived from ARGOCD_APP_PARAMETERS; strata derives its own.
 		default:

@@ -20,6 +20,10 @@ type Request struct {
 	Env []string
 	// Parameters are the Application's plugin parameters.
 	Parameters []Parameter
+	// ParametersJSON is ARGOCD_APP_PARAMETERS as the repo-server sent it,
+	// or "" when it sent none: a plugin's commands get it verbatim, as
+	// from Argo CD's sidecar (Parameters holds it decoded).
+	ParametersJSON string
 }
 
 // Lookup returns the value of an Env entry.
