@@ -7,9 +7,12 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -278,6 +281,9 @@ func (p *CommandPlugin) run(ctx context.Context, step string, c Command, req *pa
 	if errors.Is(err, syscall.E2BIG) {
 		err = tooBigToStart(cmd, err)
 	}
+	if err != nil {
+		err = p.explain(c, err)
+	}
 	if !p.log.Enabled(ctx, slog.LevelDebug) {
 		return res, err
 	}
@@ -308,6 +314,7 @@ func (p *CommandPlugin) Environ(req *params.Request) []string {
 	}
 	for _, kv := range params.Env(req.Parameters, env) {
 		switch {
+		case req.NoParametersVar && strings.HasPrefix(kv, params.ParametersVar+"="):
 		case req.ParametersJSON != "" && strings.HasPrefix(kv, params.ParametersVar+"="):
 			env = append(env, params.ParametersVar+"="+req.ParametersJSON)
 		case !emptyValue(kv):
@@ -384,7 +391,7 @@ func tooBigToStart(cmd *hookexec.Command, err error) error {
 }
 
 // shortCommand is a command line for messages and logs: its first line,
-// cut to 80 bytes, in backquotes like Argo CD's errors.
+// cut to 80 bytes, in backquotes.
 func shortCommand(argv []string) string {
 	s := strings.Join(argv, " ")
 	cut := false
@@ -398,4 +405,53 @@ func shortCommand(argv []string) string {
 		s += "..."
 	}
 	return "`" + s + "`"
+}
+
+// argoCommand writes argv as Argo CD's sidecar does in its errors and
+// logs: joined by spaces, an argument holding white space Go-quoted (a
+// script's line breaks become \n), an empty one as "".
+func argoCommand(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		switch {
+		case a == "":
+			out[i] = `""`
+		case strings.IndexFunc(a, unicode.IsSpace) >= 0:
+			out[i] = strconv.Quote(a)
+		default:
+			out[i] = a
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// A commandError is the error of one of the plugin's commands with its
+// message reworded: the command line as Argo CD writes it, and advice.
+type commandError struct {
+	msg string
+	err error
+}
+
+func (e *commandError) Error() string { return e.msg }
+func (e *commandError) Unwrap() error { return e.err }
+
+// explain rewords the error of running c: the command line that starts
+// hookexec's messages (`argv joined by spaces`) becomes Argo CD's, so
+// that the UI shows what Argo CD's sidecar would; and a program of the
+// repository that is not executable gets the reason, when it is
+// preserveFileMode left off.
+func (p *CommandPlugin) explain(c Command, err error) error {
+	argv := c.Argv()
+	msg := err.Error()
+	plain := "`" + strings.Join(argv, " ") + "`"
+	if strings.HasPrefix(msg, plain) {
+		msg = "`" + argoCommand(argv) + "`" + msg[len(plain):]
+	}
+	if !p.cfg.PreserveFileMode && strings.Contains(msg, "is not an executable file") && !filepath.IsAbs(argv[0]) && strings.ContainsRune(argv[0], '/') {
+		msg += " (the repository's files are unpacked with mode 0644 unless the plugin.yaml sets spec.preserveFileMode: true, as in Argo CD)"
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &commandError{msg: msg, err: err}
 }

@@ -205,6 +205,11 @@ func TestCommandPluginEnvironLikeArgoCD(t *testing.T) {
 			want:   []string{"SIDECAR=own", `ARGOCD_APP_PARAMETERS=[{"name":"x","string":"\u003c1\u003e"}]`, "PARAM_X=<1>"},
 		},
 		{
+			name: "no ARGOCD_APP_PARAMETERS sent, none set",
+			env:  []string{"ARGOCD_APP_NAME=demo"},
+			want: []string{"SIDECAR=own", "ARGOCD_APP_NAME=demo"},
+		},
+		{
 			name: "a value that is only white space is kept",
 			env:  []string{"ARGOCD_ENV_SPACE= "},
 			want: []string{"SIDECAR=own", "ARGOCD_ENV_SPACE= ", "ARGOCD_APP_PARAMETERS=null"},
@@ -212,7 +217,7 @@ func TestCommandPluginEnvironLikeArgoCD(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			req := &params.Request{Env: tc.env, Parameters: tc.ps, ParametersJSON: tc.psJSON}
+			req := &params.Request{Env: tc.env, Parameters: tc.ps, ParametersJSON: tc.psJSON, NoParametersVar: strings.HasPrefix(tc.name, "no ARGOCD_APP_PARAMETERS")}
 			var got []string
 			for _, kv := range p.Environ(req) {
 				if !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "HOME=") {
@@ -221,6 +226,34 @@ func TestCommandPluginEnvironLikeArgoCD(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Environ() differs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCommandPluginErrorsLikeArgoCD: a failing command's error names it as
+// Argo CD's sidecar does (an argument holding white space quoted, an empty
+// one as ""), and a repository's program left without its mode says why.
+func TestCommandPluginErrorsLikeArgoCD(t *testing.T) {
+	tests := []struct {
+		name, spec string
+		files      map[string]string
+		want       string
+	}{
+		{"plain arguments", "  generate:\n    command: [\"false\"]\n    args: [--x=1]\n", nil, "`false --x=1` failed exit status 1"},
+		{"an empty argument", "  generate:\n    command: [sh, -c, 'exit 3', '']\n", nil, "`sh -c \"exit 3\" \"\"` failed exit status 3"},
+		{"a script of several lines", "  generate:\n    command: [sh, -c]\n    args:\n    - |\n      echo \"bad\tthing\" >&2\n      exit 4\n", nil,
+			"`sh -c \"echo \\\"bad\\tthing\\\" >&2\\nexit 4\\n\"` failed exit status 4: bad\tthing"},
+		{"a repository script without preserveFileMode", "  generate:\n    command: [./gen.sh]\n", map[string]string{"gen.sh": "#!/bin/sh\n"},
+			"is not an executable file (mode -rw-r--r--); make it executable or run it through its interpreter (the repository's files are unpacked with mode 0644 unless the plugin.yaml sets spec.preserveFileMode: true, as in Argo CD)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newCommandPlugin(t, tc.spec, cmpserver.CommandOptions{NoSandbox: true}, nil)
+			req := newApp(t, tc.files)
+			_, err := p.Generate(context.Background(), req)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Generate() error = %v, want one holding %q", err, tc.want)
 			}
 		})
 	}
@@ -276,12 +309,13 @@ func TestCommandPluginGenerateErrors(t *testing.T) {
 		{
 			name: "generate fails",
 			spec: "  generate:\n    command: [sh, -c]\n    args: [\"echo 'Error: chart not found' >&2; exit 1\"]\n",
-			want: "`sh -c echo 'Error: chart not found' >&2; exit 1` failed exit status 1: Error: chart not found",
+			// As Argo CD writes the command: an argument with spaces quoted.
+			want: "`sh -c \"echo 'Error: chart not found' >&2; exit 1\"` failed exit status 1: Error: chart not found",
 		},
 		{
 			name: "init fails",
 			spec: "  init:\n    command: [sh, -c, \"echo no credentials >&2; exit 3\"]\n  generate:\n    command: [\"true\"]\n",
-			want: "`sh -c echo no credentials >&2; exit 3` failed exit status 3: no credentials",
+			want: "`sh -c \"echo no credentials >&2; exit 3\"` failed exit status 3: no credentials",
 		},
 		{
 			name: "not YAML",
@@ -405,8 +439,8 @@ func TestCommandPluginMatch(t *testing.T) {
 		{"find.command sees the request", "    find:\n      command: [sh, -c, \"test \\\"$ARGOCD_ENV_FOO\\\" = bar && echo yes\"]\n", true, "find.command"},
 		// Only the first rule set counts: fileName, then find.glob, then find.command.
 		{"fileName before find.glob", "    fileName: values.yaml\n    find:\n      glob: \"**/Chart.yaml\"\n", false, "fileName"},
-		{"fileName before find.command", "    fileName: values.yaml\n    find:\n      command: [echo, yes]\n", false, "fileName"},
-		{"find.glob before find.command", "    find:\n      glob: \"**/values.yaml\"\n      command: [echo, yes]\n", false, "find.glob"},
+		{"fileName before find.command", "    fileName: values.yaml\n    find:\n      command: [echo, \"yes\"]\n", false, "fileName"},
+		{"find.glob before find.command", "    find:\n      glob: \"**/values.yaml\"\n      command: [echo, \"yes\"]\n", false, "find.glob"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -526,7 +560,7 @@ func TestCommandPluginAnnounceErrors(t *testing.T) {
 	tests := []struct {
 		name, args, want string
 	}{
-		{"fails", `"echo boom >&2; exit 4"`, "announcing parameters (spec.parameters.dynamic): `sh -c echo boom >&2; exit 4` failed exit status 4: boom"},
+		{"fails", `"echo boom >&2; exit 4"`, "announcing parameters (spec.parameters.dynamic): `sh -c \"echo boom >&2; exit 4\"` failed exit status 4: boom"},
 		{"not a list", `"echo '{\"name\": \"a\"}'"`, "stdout of `sh -c echo '{\"name\": \"a\"}'`:1: the announcements must be a list, not a map; put the entry in a list: [{...}]"},
 		{"no name", `"echo '[{\"title\": \"a\"}]'"`, "stdout of `sh -c echo '[{\"title\": \"a\"}]'`:1: announcement [0]: name: the name is missing or empty; every announcement needs one, such as \"name\": \"values-files\""},
 	}

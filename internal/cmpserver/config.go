@@ -227,7 +227,9 @@ func ParseConfig(data []byte, source string) (*Config, error) {
 		return nil, &document.LoadError{Source: source, Err: document.ErrTooLarge,
 			Msg: fmt.Sprintf("the file is larger than %d bytes; a plugin configuration is much smaller: keep scripts in files of their own", MaxConfigBytes)}
 	}
-	loader := document.Loader{Positions: true, Limits: document.Limits{MaxBytes: MaxConfigBytes}}
+	// YAML 1.1, as Argo CD reads it (sigs.k8s.io/yaml): preserveFileMode:
+	// yes is true, and an unquoted yes in a command is a boolean, refused.
+	loader := document.Loader{Positions: true, YAML11: true, Limits: document.Limits{MaxBytes: MaxConfigBytes}}
 	tree, pos, err := loader.ParseAny(data, source)
 	if err != nil {
 		return nil, err

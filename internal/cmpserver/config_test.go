@@ -148,6 +148,12 @@ func TestParseConfig(t *testing.T) {
 				Warnings: []string{`plugin.yaml:9: spec.discover.fileName "**/Chart.yaml" uses **, which fileName does not support: it matches like * (one directory level), as in Argo CD; use spec.discover.find.glob for patterns that reach into subdirectories`}},
 		},
 		{
+			// YAML 1.1 booleans, as Argo CD reads them.
+			name:  "yes and on",
+			input: cfgGen + "  preserveFileMode: yes\n  provideGitCreds: on\n",
+			want:  &cmpserver.Config{Source: "plugin.yaml", Name: "p", Generate: cmpserver.Command{Command: []string{"sh"}}, PreserveFileMode: true, ProvideGitCreds: true},
+		},
+		{
 			name:  "empty discover",
 			input: cfgGen + "  discover: {}\n",
 			want: &cmpserver.Config{Source: "plugin.yaml", Name: "p", Generate: cmpserver.Command{Command: []string{"sh"}},
@@ -199,6 +205,9 @@ var configErrorCases = []struct {
 		`plugin.yaml:2:1: kind is the string "invalid"; a plugin configuration has kind: ConfigManagementPlugin`},
 	{"apiVersion not a string", "apiVersion: 1\nkind: ConfigManagementPlugin\n",
 		"plugin.yaml:1:1: apiVersion must be a string, not the integer 1; write apiVersion: argoproj.io/v1alpha1"},
+	// YAML 1.1, as Argo CD reads plugin.yaml: an unquoted yes is a boolean.
+	{"unquoted yes in a command", cfgHead + "spec:\n  generate:\n    command: [echo, yes]\n",
+		"plugin.yaml:7:21: spec.generate.command[1] must be a string, not the boolean true; quote it"},
 	{"wrong kind", "apiVersion: argoproj.io/v1alpha1\nkind: ConfigMap\nspec: {template: {}}\n",
 		`plugin.yaml:2:1: kind is the string "ConfigMap"; a plugin configuration has kind: ConfigManagementPlugin`},
 	{"no name", "apiVersion: argoproj.io/v1alpha1\nkind: ConfigManagementPlugin\nmetadata:\n  labels: {a: b}\n",

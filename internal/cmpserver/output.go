@@ -84,7 +84,7 @@ func parseManifests(out []byte, source string, maxNodes int, positions bool) ([]
 	p := &manifestParser{source: source, out: out, maxNodes: maxNodes}
 	lim := manifest.Limits{MaxDocuments: MaxManifests, MaxNodes: maxNodes}
 	var addErr error // an error about a manifest, as it is
-	err := manifest.Each(out, source, lim, positions, func(d manifest.Document) error {
+	err := manifest.Each(out, source, manifest.Options{Limits: lim, Positions: positions, YAML11: true}, func(d manifest.Document) error {
 		loc := location{doc: d.Index, pos: d.Pos, start: d.Line}
 		if !positions {
 			loc.pos = nil
@@ -131,6 +131,11 @@ func (p *manifestParser) result() []string {
 func (p *manifestParser) fail(err error) error {
 	var le *document.LoadError
 	if !manifest.IsSyntax(err) || !errors.As(err, &le) {
+		return err
+	}
+	if strings.Contains(le.Msg, "which JSON cannot hold") {
+		// A value YAML has and JSON lacks (.nan, .inf, a key that reads
+		// as null): the output is YAML, and the message says what to do.
 		return err
 	}
 	e := *le

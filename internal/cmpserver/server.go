@@ -239,7 +239,7 @@ func (svc *service) receive(stream appStream) (*params.Request, *tarball.Workspa
 	if rel != "." && !filepath.IsLocal(rel) {
 		return nil, nil, status.Errorf(codes.InvalidArgument, "appRelPath %q is not a path inside the repository", md.GetAppRelPath())
 	}
-	req := &params.Request{AppName: md.GetAppName()}
+	req := &params.Request{AppName: md.GetAppName(), NoParametersVar: true}
 	for _, e := range md.GetEnv() {
 		name := e.GetName()
 		switch {
@@ -250,7 +250,7 @@ func (svc *service) receive(stream appStream) (*params.Request, *tarball.Workspa
 			if err != nil {
 				return nil, nil, status.Errorf(codes.InvalidArgument, "%v", err)
 			}
-			req.Parameters, req.ParametersJSON = ps, e.GetValue()
+			req.Parameters, req.ParametersJSON, req.NoParametersVar = ps, e.GetValue(), false
 		case strings.HasPrefix(name, "PARAM_"):
 			// Derived from ARGOCD_APP_PARAMETERS; strata derives its own.
 		default:

@@ -24,6 +24,11 @@ type Request struct {
 	// or "" when it sent none: a plugin's commands get it verbatim, as
 	// from Argo CD's sidecar (Parameters holds it decoded).
 	ParametersJSON string
+	// NoParametersVar: the repo-server sent no ARGOCD_APP_PARAMETERS (an
+	// Application without spec.source.plugin, found by discovery), so the
+	// commands get none, as from Argo CD's sidecar. Otherwise they get
+	// ParametersJSON, or Parameters encoded (null for none).
+	NoParametersVar bool
 }
 
 // Lookup returns the value of an Env entry.
