@@ -59,19 +59,27 @@ type peerSet struct {
 func newPeerSet(t *testing.T) *peerSet {
 	t.Helper()
 	helm := testbin.Path(t, "helm")
-	ps := &peerSet{t: t, argoBin: testbin.Path(t, "argocd-cmp-server"), strata: testbin.Strata(t),
-		path: filepath.Dir(helm) + ":" + os.Getenv("PATH"), started: map[string]*peers{}}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(helm), "helm")); err != nil {
-		// testbin names binaries by version: give the plugins a "helm".
-		bin := filepath.Join(t.TempDir(), "bin")
-		if err := os.MkdirAll(bin, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(helm, filepath.Join(bin, "helm")); err != nil {
-			t.Fatal(err)
-		}
-		ps.path = bin + ":" + os.Getenv("PATH")
+	ps := &peerSet{t: t, argoBin: testbin.Path(t, "argocd-cmp-server"), strata: testbin.Strata(t), started: map[string]*peers{}}
+	// The tools a sidecar image would hold: helm (testbin names it by
+	// version), kustomize (strata's, without Helm), and a helmfile-like
+	// wrapper script of the kind users install.
+	bin := filepath.Join(t.TempDir(), "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
 	}
+	if err := os.Symlink(helm, filepath.Join(bin, "helm")); err != nil {
+		t.Fatal(err)
+	}
+	tools := map[string]string{
+		"kustomize":             "#!/bin/sh\n[ \"$1\" = build ] && shift\nexec " + ps.strata + " kustomize build \"${1:-.}\"\n",
+		"argo-cd-helmfile.sh": helmfileScript,
+	}
+	for name, script := range tools {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ps.path = bin + ":" + os.Getenv("PATH")
 	t.Cleanup(ps.stopAll)
 	return ps
 }
