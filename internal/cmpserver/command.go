@@ -38,6 +38,10 @@ type CommandOptions struct {
 	// command's output (see ParseManifestsLimited); 0 is
 	// DefaultMaxManifestNodes.
 	MaxManifestNodes int
+	// MaxManifestBytes bounds the manifests' JSON: they travel in one
+	// gRPC message; 0 is MaxManifestBytes, which fits Argo CD's default
+	// message size (see MessageSizeFromEnv).
+	MaxManifestBytes int
 	// Env is the sidecar's own environment (os.Environ()), the base of
 	// every command's environment. Nil is an empty one.
 	Env []string
@@ -251,7 +255,7 @@ func (p *CommandPlugin) Generate(ctx context.Context, req *params.Request) ([]st
 	if err != nil {
 		return nil, err
 	}
-	return ParseManifestsLimited(res.Stdout, "stdout of "+shortCommand(p.cfg.Generate.Argv()), p.opts.MaxManifestNodes)
+	return parseManifestsWithin(res.Stdout, "stdout of "+shortCommand(p.cfg.Generate.Argv()), p.opts.MaxManifestNodes, p.opts.MaxManifestBytes)
 }
 
 // run runs one of the plugin's commands in the application's directory.

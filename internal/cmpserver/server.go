@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +33,36 @@ const DefaultSocketDir = "/home/argocd/cmp-server/plugins"
 
 // DefaultMaxMessageSize is gRPC's message size limit, as in Argo CD.
 const DefaultMaxMessageSize = 100 << 20
+
+// MessageSizeEnv names the variable that sets the gRPC message size of
+// Argo CD's components, its sidecar's too, in MiB (default 100).
+const MessageSizeEnv = "ARGOCD_GRPC_MAX_SIZE_MB"
+
+// MessageSizeFromEnv reads MessageSizeEnv from environ (NAME=value
+// entries), as Argo CD's sidecar does: the message size in bytes, and the
+// bound on a generate command's manifests that fits in it (CommandOptions.
+// MaxManifestBytes: 96% of it, room for the message's own encoding). It
+// returns zeros, the defaults, when the variable is unset, and an error
+// for a value that is not a whole number of MiB from 1 to 2047 (where
+// Argo CD logs a warning and keeps 100).
+func MessageSizeFromEnv(environ []string) (size, manifestBytes int, err error) {
+	var raw string
+	found := false
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, MessageSizeEnv+"="); ok {
+			raw, found = v, true
+		}
+	}
+	if !found || raw == "" {
+		return 0, 0, nil
+	}
+	mb, err := strconv.Atoi(strings.TrimSpace(raw))
+	if err != nil || mb < 1 || mb > 2047 {
+		return 0, 0, fmt.Errorf("%s=%q: set it to the gRPC message size in MiB, a whole number from 1 to 2047 (the default is 100), the same as the repo-server's", MessageSizeEnv, raw)
+	}
+	size = mb << 20
+	return size, size / 100 * 96, nil
+}
 
 // A Server serves one plugin over Argo CD's plugin protocol.
 type Server struct {

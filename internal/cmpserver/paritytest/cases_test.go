@@ -238,6 +238,12 @@ func failureCases() []parityCase {
 			files: out(fmt.Sprintf(cm, "a")), want: "error", errHas: []string{"failed exit status 5: init broke"}},
 		{name: "generate not found", plugin: plugin("not-found", "  generate:\n    command: [no-such-tool-here]\n"),
 			files: map[string]string{"x": ""}, want: "error", errHas: []string{`"no-such-tool-here"`}},
+		// ARGOCD_GRPC_MAX_SIZE_MB, in the sidecar's environment, bounds
+		// the answer: 1.5 MB of manifests are too large for 1 MiB, not 2.
+		{name: "an answer larger than ARGOCD_GRPC_MAX_SIZE_MB", plugin: bigOutput, sidecarEnv: []string{"ARGOCD_GRPC_MAX_SIZE_MB=1"},
+			files: map[string]string{"x": ""}, want: "error"},
+		{name: "an answer within ARGOCD_GRPC_MAX_SIZE_MB", plugin: bigOutput, sidecarEnv: []string{"ARGOCD_GRPC_MAX_SIZE_MB=2"},
+			files: map[string]string{"x": ""}, want: `{"apiVersion":"v1","data":{"k":"` + strings.Repeat("x", 1500000) + `"},"kind":"ConfigMap","metadata":{"name":"big"}}`},
 		{name: "stderr of a command that succeeds is not an error", plugin: plugin("stderr-ok", "  generate:\n    command: [sh, -c, 'echo warning >&2; cat out.txt']\n"),
 			files: out(fmt.Sprintf(cm, "a")), want: cmJSON("a")},
 	}
@@ -262,3 +268,9 @@ const treeContents = "./.argocd-source.yaml: plugin: ???\n./.git/HEAD: ref: refs
 const treeDefaultModes = "./.argocd-source.yaml f 644\n./.git d 755\n./.git/HEAD f 644\n./.git/config f 644\n./.git/objects d 755\n./.git/objects/ab d 755\n./.git/objects/ab/cdef0123456789abcdef0123456789abcdef01 f 644\n./.git/refs d 755\n./.git/refs/heads d 755\n./.git/refs/heads/main f 644\n./README.md f 644\n./apps d 755\n./apps/web d 755\n./apps/web/dangling l 777\n./apps/web/empty d 755\n./apps/web/link.yaml l 777\n./apps/web/m.yaml f 644\n./apps/web/ro.txt f 644\n./apps/web/run.sh f 644\n./apps/web/up l 777\n./shared d 755\n./shared/base.yaml f 644\n./shared/deep d 755\n./shared/deep/x d 755\n./shared/deep/x/y.txt f 644\n"
 
 const treePreservedModes = "./.argocd-source.yaml f 644\n./.git d 755\n./.git/HEAD f 644\n./.git/config f 644\n./.git/objects d 755\n./.git/objects/ab d 755\n./.git/objects/ab/cdef0123456789abcdef0123456789abcdef01 f 444\n./.git/refs d 755\n./.git/refs/heads d 755\n./.git/refs/heads/main f 644\n./README.md f 644\n./apps d 755\n./apps/web d 755\n./apps/web/dangling l 777\n./apps/web/empty d 755\n./apps/web/link.yaml l 777\n./apps/web/m.yaml f 644\n./apps/web/ro.txt f 400\n./apps/web/run.sh f 755\n./apps/web/up l 777\n./shared d 755\n./shared/base.yaml f 644\n./shared/deep d 750\n./shared/deep/x d 755\n./shared/deep/x/y.txt f 644\n"
+
+// bigOutput prints a ConfigMap of 1.5 MB.
+var bigOutput = plugin("big", `  generate:
+    command: [sh, -c]
+    args: ['printf "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n  k: "; head -c 1500000 /dev/zero | tr "\\0" x; echo']
+`)

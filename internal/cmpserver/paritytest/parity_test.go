@@ -62,6 +62,8 @@ type parityCase struct {
 	argo   string
 	why    string
 	errHas []string
+	// sidecarEnv is added to both servers' own environment.
+	sidecarEnv []string
 }
 
 const cm = `apiVersion: v1
@@ -106,7 +108,7 @@ func TestParity(t *testing.T) {
 	for _, group := range [][]parityCase{outputCases(), envCases(), repoCases(), discoveryCases(), announceCases(), failureCases(), realWorldCases()} {
 		for _, tc := range group {
 			t.Run(tc.name, func(t *testing.T) {
-				p := ps.get(t, tc.plugin)
+				p := ps.get(t, tc.plugin, tc.sidecarEnv)
 				dir := writeRepo(t, tc.files, tc.modes)
 				tgz := packRepo(t, dir)
 				md := tc.req.metadata()

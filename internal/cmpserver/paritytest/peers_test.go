@@ -71,7 +71,7 @@ func newPeerSet(t *testing.T) *peerSet {
 		t.Fatal(err)
 	}
 	tools := map[string]string{
-		"kustomize":             "#!/bin/sh\n[ \"$1\" = build ] && shift\nexec " + ps.strata + " kustomize build \"${1:-.}\"\n",
+		"kustomize":           "#!/bin/sh\n[ \"$1\" = build ] && shift\nexec " + ps.strata + " kustomize build \"${1:-.}\"\n",
 		"argo-cd-helmfile.sh": helmfileScript,
 	}
 	for name, script := range tools {
@@ -85,11 +85,12 @@ func newPeerSet(t *testing.T) *peerSet {
 }
 
 // get returns the servers of a plugin.yaml, starting them if need be.
-func (ps *peerSet) get(t *testing.T, pluginYAML string) *peers {
+func (ps *peerSet) get(t *testing.T, pluginYAML string, sidecarEnv []string) *peers {
 	t.Helper()
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	if p, ok := ps.started[pluginYAML]; ok {
+	key := pluginYAML + "\x00" + strings.Join(sidecarEnv, "\x00")
+	if p, ok := ps.started[key]; ok {
 		return p
 	}
 	dir, err := os.MkdirTemp("", "cmpp") // short: socket paths are limited to 108 bytes
@@ -111,7 +112,7 @@ func (ps *peerSet) get(t *testing.T, pluginYAML string) *peers {
 		t.Fatalf("strata refuses the plugin.yaml: %v", err)
 	}
 	sock := cfg.Info().SocketName()
-	base := []string{"PATH=" + ps.path, "HOME=" + dir + "/home", "LANG=C.UTF-8"}
+	base := append([]string{"PATH=" + ps.path, "HOME=" + dir + "/home", "LANG=C.UTF-8"}, sidecarEnv...)
 	p := &peers{}
 	p.argo = startPeer(t, "argocd-cmp-server", filepath.Join(dir, "a/sock", sock), filepath.Join(dir, "a.log"),
 		[]string{ps.argoBin, "--config-dir-path", conf},
@@ -119,7 +120,7 @@ func (ps *peerSet) get(t *testing.T, pluginYAML string) *peers {
 	p.strata = startPeer(t, "strata", filepath.Join(dir, "s/sock", sock), filepath.Join(dir, "s.log"),
 		[]string{ps.strata, "cmp", "serve", "--config", filepath.Join(conf, "plugin.yaml"), "--socket-dir", dir + "/s/sock", "--cache-dir", dir + "/s/cache"},
 		append(slices.Clone(base), "TMPDIR="+dir+"/s/tmp"))
-	ps.started[pluginYAML] = p
+	ps.started[key] = p
 	return p
 }
 

@@ -195,7 +195,7 @@ func realWorldCases() []parityCase {
 	helmfileRepo := merge(
 		under("platform/charts/guestbook", guestbookChart),
 		map[string]string{
-			"platform/helmfile.yaml": "releases:\n- name: front\n  chart: ./charts/guestbook\n  namespace: web\n- name: back\n  chart: ./charts/guestbook\n  namespace: api\n",
+			"platform/helmfile.yaml":                "releases:\n- name: front\n  chart: ./charts/guestbook\n  namespace: web\n- name: back\n  chart: ./charts/guestbook\n  namespace: api\n",
 			"platform/environments/prod/front.yaml": "replicas: 5\n",
 		})
 
@@ -206,9 +206,9 @@ func realWorldCases() []parityCase {
 		})
 
 	synthRepo := map[string]string{
-		"services/api/cdk8s.yaml":        "language: typescript\napp: npx ts-node main.ts\n",
-		"services/api/main.ts":           "// the chart's source\n",
-		"services/api/dist/api.k8s.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: api-service-c8a1b2c3\nspec:\n  ports:\n  - port: 80\n    targetPort: 8080\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api-deployment-c8d4e5f6\nspec:\n  replicas: 2\n  selector:\n    matchLabels: {app: api}\n  template:\n    metadata:\n      labels: {app: api}\n    spec:\n      containers:\n      - name: app\n        image: api:1.0\n",
+		"services/api/cdk8s.yaml":         "language: typescript\napp: npx ts-node main.ts\n",
+		"services/api/main.ts":            "// the chart's source\n",
+		"services/api/dist/api.k8s.yaml":  "apiVersion: v1\nkind: Service\nmetadata:\n  name: api-service-c8a1b2c3\nspec:\n  ports:\n  - port: 80\n    targetPort: 8080\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api-deployment-c8d4e5f6\nspec:\n  replicas: 2\n  selector:\n    matchLabels: {app: api}\n  template:\n    metadata:\n      labels: {app: api}\n    spec:\n      containers:\n      - name: app\n        image: api:1.0\n",
 		"services/api/dist/crds.k8s.yaml": "",
 	}
 	synthApp := appRequest{path: "services/api"}
@@ -228,7 +228,7 @@ func realWorldCases() []parityCase {
 
 		{name: "helmfile style: discovery", plugin: helmfilePlugin, files: helmfileRepo, req: appRequest{path: "platform"}, rpc: rpcMatch, want: "supported"},
 		{name: "helmfile style: generate, prod environment", plugin: helmfilePlugin, files: helmfileRepo,
-			req: appRequest{path: "platform", namespace: "platform", pluginEnv: [][2]string{{"HELMFILE_ENVIRONMENT", "prod"}}},
+			req:  appRequest{path: "platform", namespace: "platform", pluginEnv: [][2]string{{"HELMFILE_ENVIRONMENT", "prod"}}},
 			want: helmfileWant(5)},
 		{name: "helmfile style: generate, default environment", plugin: helmfilePlugin, files: helmfileRepo,
 			req: appRequest{path: "platform", namespace: "platform"}, want: helmfileWant(1)},
