@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"time"
 )
 
 func out(text string) map[string]string { return map[string]string{"out.txt": text} }
@@ -164,6 +165,11 @@ func discoveryCases() []parityCase {
 		return plugin(name, "  generate:\n    command: [cat, out.txt]\n  discover:\n"+discover)
 	}
 	return []parityCase{
+		{name: "CheckPluginConfiguration without discovery", plugin: catOut, files: files, rpc: rpcCheck, want: "discovery false, git credentials false"},
+		{name: "CheckPluginConfiguration with discovery and git credentials", plugin: plugin("creds", "  provideGitCreds: true\n  generate:\n    command: [cat, out.txt]\n  discover:\n    find:\n      command: [\"true\"]\n"),
+			files: files, rpc: rpcCheck, want: "discovery true, git credentials true"},
+		{name: "CheckPluginConfiguration with an empty discover", plugin: plugin("empty-discover", "  generate:\n    command: [cat, out.txt]\n  discover: {}\n"),
+			files: files, rpc: rpcCheck, want: "discovery false, git credentials false"},
 		{name: "no discovery", plugin: catOut, files: files, req: web, rpc: rpcMatch, want: "discovery not configured"},
 		{name: "fileName", plugin: d("fn", "    fileName: kustomization.yaml\n"), files: files, req: web, rpc: rpcMatch, want: "supported"},
 		{name: "fileName with ./", plugin: d("fn-dot", "    fileName: ./kustomization.yaml\n"), files: files, req: web, rpc: rpcMatch, want: "supported"},
@@ -244,6 +250,10 @@ func failureCases() []parityCase {
 			files: map[string]string{"x": ""}, want: "error"},
 		{name: "an answer within ARGOCD_GRPC_MAX_SIZE_MB", plugin: bigOutput, sidecarEnv: []string{"ARGOCD_GRPC_MAX_SIZE_MB=2"},
 			files: map[string]string{"x": ""}, want: `{"apiVersion":"v1","data":{"k":"` + strings.Repeat("x", 1500000) + `"},"kind":"ConfigMap","metadata":{"name":"big"}}`},
+		// The request's deadline stops the command (Argo CD's own test
+		// TestGenerateManifest_deadline_exceeded).
+		{name: "the request's deadline passes", plugin: plugin("slow", "  generate:\n    command: [sleep, \"30\"]\n"),
+			files: map[string]string{"x": ""}, timeout: 2 * time.Second, want: "error"},
 		{name: "stderr of a command that succeeds is not an error", plugin: plugin("stderr-ok", "  generate:\n    command: [sh, -c, 'echo warning >&2; cat out.txt']\n"),
 			files: out(fmt.Sprintf(cm, "a")), want: cmJSON("a")},
 	}

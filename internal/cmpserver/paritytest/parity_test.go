@@ -64,6 +64,9 @@ type parityCase struct {
 	errHas []string
 	// sidecarEnv is added to both servers' own environment.
 	sidecarEnv []string
+	// timeout is the request's deadline, as the repo-server's
+	// (default a minute).
+	timeout time.Duration
 }
 
 const cm = `apiVersion: v1
@@ -116,10 +119,17 @@ func TestParity(t *testing.T) {
 				if rpc == "" {
 					rpc = rpcGenerate
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-				defer cancel()
-				argo, argoErr := ask(ctx, p.argo.socket, rpc, md, tgz)
-				strata, strataErr := ask(ctx, p.strata.socket, rpc, md, tgz)
+				timeout := tc.timeout
+				if timeout == 0 {
+					timeout = time.Minute
+				}
+				askBoth := func(socket string) (string, string) {
+					ctx, cancel := context.WithTimeout(context.Background(), timeout)
+					defer cancel()
+					return ask(ctx, socket, rpc, md, tgz)
+				}
+				argo, argoErr := askBoth(p.argo.socket)
+				strata, strataErr := askBoth(p.strata.socket)
 				t.Logf("%s: %s\nArgo CD: %s %s\nstrata:  %s %s", rpc, describe(md), argo, argoErr, strata, strataErr)
 				wantArgo := tc.want
 				if tc.argo != "" {

@@ -215,6 +215,7 @@ const (
 	rpcGenerate = "generate"
 	rpcMatch    = "match"
 	rpcAnnounce = "announce"
+	rpcCheck    = "check" // CheckPluginConfiguration alone
 )
 
 // ask sends one request to socket as the repo-server does and returns the
@@ -233,6 +234,8 @@ func ask(ctx context.Context, socket, rpc string, md *pluginpb.ManifestRequestMe
 		return "CheckPluginConfiguration: " + err.Error(), ""
 	}
 	switch rpc {
+	case rpcCheck:
+		return fmt.Sprintf("discovery %v, git credentials %v", cfg.GetIsDiscoveryConfigured(), cfg.GetProvideGitCreds()), ""
 	case rpcGenerate:
 		stream, err := c.GenerateManifest(ctx)
 		if err != nil {
