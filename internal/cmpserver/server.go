@@ -274,7 +274,10 @@ func (svc *service) receive(stream appStream) (*params.Request, *tarball.Workspa
 	for _, e := range md.GetEnv() {
 		name := e.GetName()
 		switch {
-		case name == "" || strings.ContainsAny(name, "=\x00"):
+		case name == "":
+			// Argo CD's sidecar drops such an entry, as it drops those
+			// with empty values (CommandPlugin.Environ).
+		case strings.ContainsAny(name, "=\x00"):
 			return nil, nil, status.Errorf(codes.InvalidArgument, "environment entry %q is not a valid variable name", name)
 		case name == params.ParametersVar:
 			ps, err := params.ParseParameters([]byte(e.GetValue()), params.ParametersVar)
