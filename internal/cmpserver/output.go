@@ -49,7 +49,8 @@ var ErrInvalidManifest = errors.New("invalid manifest")
 // and one with null items is an empty list (manifest.ListItems). Every
 // manifest must be a map with apiVersion and kind strings, as Argo CD's
 // repo-server requires. Numbers are kept exact: integers beyond 2^53 are
-// not rounded. Duplicate keys are errors.
+// not rounded. YAML is read as YAML 1.1, and a key repeated in a map takes
+// its last value, as Argo CD reads a plugin's output (sigs.k8s.io/yaml).
 //
 // Errors are *document.LoadError naming source and the line: output that is
 // not YAML or JSON (the error quotes its start), a document that is not a
@@ -93,7 +94,7 @@ func parseManifests(out []byte, source string, maxNodes, maxBytes int, positions
 	p := &manifestParser{source: source, out: out, maxNodes: maxNodes, maxBytes: maxBytes}
 	lim := manifest.Limits{MaxDocuments: MaxManifests, MaxNodes: maxNodes}
 	var addErr error // an error about a manifest, as it is
-	err := manifest.Each(out, source, manifest.Options{Limits: lim, Positions: positions, YAML11: true}, func(d manifest.Document) error {
+	err := manifest.Each(out, source, manifest.Options{Limits: lim, Positions: positions, YAML11: true, LastKeyWins: true}, func(d manifest.Document) error {
 		loc := location{doc: d.Index, pos: d.Pos, start: d.Line}
 		if !positions {
 			loc.pos = nil

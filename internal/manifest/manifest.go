@@ -84,6 +84,10 @@ type Options struct {
 	// sidecar and repo-server read a plugin's output, an unquoted yes or
 	// on is true, 012 is 10, and a map key yes is "true". JSON is JSON.
 	YAML11 bool
+	// LastKeyWins takes a key repeated in a map for its last value, as
+	// Argo CD reads a plugin's output, instead of an error
+	// (document.Loader.LastKeyWins).
+	LastKeyWins bool
 }
 
 // Each reads the documents of a stream as Parse does, handing each to fn
@@ -91,7 +95,7 @@ type Options struct {
 // costs the memory of its largest, not of all of them. An error of fn
 // stops the reading and is returned as it is.
 func Each(stream []byte, source string, opts Options, fn func(Document) error) error {
-	lim, positions, yaml11 := opts.Limits.withDefaults(), opts.Positions, opts.YAML11
+	lim, positions := opts.Limits.withDefaults(), opts.Positions
 	if int64(len(stream)) > lim.MaxBytes {
 		return &document.LoadError{Source: source, Err: document.ErrTooLarge,
 			Msg: fmt.Sprintf("the stream is larger than the limit of %d bytes", lim.MaxBytes)}
@@ -100,13 +104,13 @@ func Each(stream []byte, source string, opts Options, fn func(Document) error) e
 	if len(text) > 0 && (text[0] == '{' || text[0] == '[') {
 		pieces, jsonErr := SplitJSON(stream, source, lim)
 		if jsonErr == nil {
-			return eachPiece(pieces, source, lim, true, positions, false, fn)
+			return eachPiece(pieces, source, lim, true, positions, Options{LastKeyWins: opts.LastKeyWins}, fn)
 		}
 		pieces, err := Split(stream, source, lim)
 		if err == nil {
 			// Checked before fn sees anything: a stream that is not YAML
 			// either gives the JSON error.
-			err = eachPiece(pieces, source, lim, false, positions, yaml11, func(Document) error { return nil })
+			err = eachPiece(pieces, source, lim, false, positions, opts, func(Document) error { return nil })
 		}
 		if err != nil {
 			if IsSyntax(err) {
@@ -114,13 +118,13 @@ func Each(stream []byte, source string, opts Options, fn func(Document) error) e
 			}
 			return err
 		}
-		return eachPiece(pieces, source, lim, false, positions, yaml11, fn)
+		return eachPiece(pieces, source, lim, false, positions, opts, fn)
 	}
 	pieces, err := Split(stream, source, lim)
 	if err != nil {
 		return err
 	}
-	return eachPiece(pieces, source, lim, false, positions, yaml11, fn)
+	return eachPiece(pieces, source, lim, false, positions, opts, fn)
 }
 
 // IsSyntax reports whether err says that a stream is not YAML or JSON.
@@ -130,13 +134,13 @@ func IsSyntax(err error) bool {
 
 // eachPiece parses each piece, sharing the node budget, and hands each
 // non-empty document to fn.
-func eachPiece(pieces []Piece, source string, lim Limits, jsonOnly, positions, yaml11 bool, fn func(Document) error) error {
+func eachPiece(pieces []Piece, source string, lim Limits, jsonOnly, positions bool, opts Options, fn func(Document) error) error {
 	nodes, index := 0, 0
 	for _, p := range pieces {
 		if nodes >= lim.MaxNodes {
 			return tooManyNodes(source, p.Line, lim)
 		}
-		loader := document.Loader{Positions: positions, JSON: jsonOnly, YAML11: yaml11, FirstLine: p.Line,
+		loader := document.Loader{Positions: positions, JSON: jsonOnly, YAML11: opts.YAML11, LastKeyWins: opts.LastKeyWins, FirstLine: p.Line,
 			Limits: document.Limits{MaxBytes: lim.MaxBytes, MaxDepth: lim.MaxDepth, MaxNodes: lim.MaxNodes - nodes}}
 		tree, pos, err := loader.ParseAny(p.Data, source)
 		if err != nil {
