@@ -156,6 +156,16 @@ func repoCases() []parityCase {
 	return []parityCase{
 		{name: "files, modes and links", plugin: printTree("tree", ""), files: files, modes: modes, req: appRequest{path: "apps/web"}, want: treeWant(treeDefaultModes)},
 		{name: "files, modes and links with preserveFileMode", plugin: printTree("tree-modes", "  preserveFileMode: true\n"), files: files, modes: modes, req: appRequest{path: "apps/web"}, want: treeWant(treePreservedModes)},
+		{name: "unusual file names", plugin: printTree("tree-names", ""), same: true, files: map[string]string{
+			"apps/web/with space.yaml": "a", "apps/web/café ☕.txt": "b", "apps/web/-leading-dash": "c", "apps/web/" + strings.Repeat("n", 200): "d",
+			"apps/web/quote\"and'apostrophe": "e", "apps/web/back\\slash": "f", "apps/web/.hidden/x": "g", "deep/" + strings.Repeat("d/", 60) + "leaf": "h",
+		}, req: appRequest{path: "apps/web"}},
+		{name: "an empty application directory", plugin: printTree("tree-empty", ""), same: true, files: map[string]string{"apps/empty/": "", "other/x": "y"}, req: appRequest{path: "apps/empty"}},
+		{name: "the application path through a link", plugin: plugin("cwd", "  generate:\n    command: [sh, -c, 'cat m.yaml']\n"),
+			files: map[string]string{"apps/current": "link:v2", "apps/v2/m.yaml": fmt.Sprintf(cm, "v2")}, req: appRequest{path: "apps/current"}, want: cmJSON("v2")},
+		{name: "stdin is empty", plugin: plugin("stdin", "  generate:\n    command: [sh, -c, 'cat; cat out.txt']\n"), files: out(fmt.Sprintf(cm, "a")), want: cmJSON("a")},
+		{name: "files a command makes, and the umask", plugin: plugin("umask", "  init:\n    command: [sh, -c, 'mkdir made && echo x > made/f && umask > made/umask']\n  generate:\n    command: [sh, -c]\n    args: ['printf \"apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: m}\\ndata: {modes: \\\"%s %s %s\\\"}\\n\" \"$(stat -c %a made)\" \"$(stat -c %a made/f)\" \"$(cat made/umask)\"']\n"),
+			files: map[string]string{"x": ""}, same: true}, // the sidecars' umask is the test's
 		{name: "a link out of the repository", plugin: catOut, files: map[string]string{"out.txt": "link:/etc/passwd"}, want: "error"},
 		{name: "a link climbing out of the repository", plugin: catOut, files: map[string]string{"a/out.txt": "link:../../../x", "out.txt": fmt.Sprintf(cm, "a")}, want: "error"},
 		{name: "an application path climbing out", plugin: catOut, files: out(fmt.Sprintf(cm, "a")), req: appRequest{path: "../x"}, want: "error"},
