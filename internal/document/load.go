@@ -405,20 +405,20 @@ func invalidUTF8At(data []byte) (line, col int) {
 }
 
 type converter struct {
-	jsonOnly bool
-	yaml11   bool // YAML 1.1 scalars and JSON keys (Loader.YAML11)
-	// lastKeyWins: a repeated key replaces the value (Loader.LastKeyWins).
-	lastKeyWins bool
-	source      string
-	lim         Limits
-	positions   bool
-	nodes       int
-	lineOff     int        // lines of the file before the data
-	alias       int        // depth of alias resolution: > 0 inside an alias's copy
-	anchored    int        // depth of anchored nodes: > 0 inside one, which aliases may copy again
-	aliasUse    *yaml.Node // the outermost alias being resolved
-	aliasNodes  int
-	aliasBytes  int64
+	jsonOnly   bool
+	yaml11     bool // YAML 1.1 scalars and JSON keys (Loader.YAML11)
+	source     string
+	lim        Limits
+	positions  bool
+	nodes      int
+	lineOff    int        // lines of the file before the data
+	alias      int        // depth of alias resolution: > 0 inside an alias's copy
+	anchored   int        // depth of anchored nodes: > 0 inside one, which aliases may copy again
+	aliasUse   *yaml.Node // the outermost alias being resolved
+	aliasNodes int
+	aliasBytes int64
+
+	lastKeyWins bool // a repeated key replaces the value (Loader.LastKeyWins)
 }
 
 // releasing reports whether the children of n may be dropped from the

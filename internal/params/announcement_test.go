@@ -231,6 +231,12 @@ var announcementCases = []announcementCase{
 		want:  []params.Announcement{{Name: "a", Title: "A", ItemType: params.ItemString, CollectionType: params.CollectionArray, Array: []string{"x"}}},
 	},
 	{
+		name:     "a field in two other cases: the first sorted is taken",
+		input:    `[{"NAME": "a", "Name": "b"}]`,
+		want:     []params.Announcement{str("a")},
+		warnings: []string{`src:1: announcement [0] "a": Name: unknown field "Name"; did you mean "name"?; it is ignored`},
+	},
+	{
 		name:     "a field in two cases",
 		input:    `[{"name": "a", "Name": "b"}]`,
 		want:     []params.Announcement{str("a")},

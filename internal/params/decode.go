@@ -209,24 +209,21 @@ func (d *decoder) start(i int, v any, pos *document.Pos, fields []string) (*entr
 // renamed to the field, unless m has the field itself: Go's JSON decoder,
 // with which Argo CD reads a dynamic announcement, matches fields so.
 func foldKeys(m map[string]any, fields []string) map[string]any {
-	var out map[string]any
-	for k, v := range m {
+	out, cloned := m, false
+	for _, k := range slices.Sorted(maps.Keys(m)) { // a fixed order: of two spellings, the first sorted wins
 		if slices.Contains(fields, k) {
 			continue
 		}
 		for _, f := range fields {
-			if _, has := m[f]; !has && strings.EqualFold(f, k) {
-				if out == nil {
-					out = maps.Clone(m)
+			if _, has := out[f]; !has && strings.EqualFold(f, k) {
+				if !cloned {
+					out, cloned = maps.Clone(m), true
 				}
 				delete(out, k)
-				out[f] = v
+				out[f] = m[k]
 				break
 			}
 		}
-	}
-	if out == nil {
-		return m
 	}
 	return out
 }
