@@ -163,6 +163,12 @@ func repoCases() []parityCase {
 		{name: "an empty application directory", plugin: printTree("tree-empty", ""), same: true, files: map[string]string{"apps/empty/": "", "other/x": "y"}, req: appRequest{path: "apps/empty"}},
 		{name: "the application path through a link", plugin: plugin("cwd", "  generate:\n    command: [sh, -c, 'cat m.yaml']\n"),
 			files: map[string]string{"apps/current": "link:v2", "apps/v2/m.yaml": fmt.Sprintf(cm, "v2")}, req: appRequest{path: "apps/current"}, want: cmJSON("v2")},
+		// With the manifest-generate-paths annotation the repo-server
+		// sends only the paths' common directory: here apps/, holding
+		// web and the shared directory the annotation names.
+		{name: "a repository cut to the common root of manifest-generate-paths", plugin: plugin("gen-paths", "  generate:\n    command: [sh, -c, 'cat m.yaml ../shared/extra.yaml']\n"),
+			files: map[string]string{"web/m.yaml": fmt.Sprintf(cm, "web"), "shared/extra.yaml": "---\n" + fmt.Sprintf(cm, "extra")},
+			req:   appRequest{path: "apps/web", rel: "web"}, want: cmJSON("web") + "\n" + cmJSON("extra")},
 		{name: "stdin is empty", plugin: plugin("stdin", "  generate:\n    command: [sh, -c, 'cat; cat out.txt']\n"), files: out(fmt.Sprintf(cm, "a")), want: cmJSON("a")},
 		{name: "files a command makes, and the umask", plugin: plugin("umask", "  init:\n    command: [sh, -c, 'mkdir made && echo x > made/f && umask > made/umask']\n  generate:\n    command: [sh, -c]\n    args: ['printf \"apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: m}\\ndata: {modes: \\\"%s %s %s\\\"}\\n\" \"$(stat -c %a made)\" \"$(stat -c %a made/f)\" \"$(cat made/umask)\"']\n"),
 			files: map[string]string{"x": ""}, same: true}, // the sidecars' umask is the test's

@@ -20,6 +20,10 @@ type appRequest struct {
 	pluginEnv  [][2]string       // spec.source.plugin.env, in order
 	parameters []appParameter    // spec.source.plugin.parameters
 	extra      map[string]string // entries sent besides (as a later Argo CD might)
+	// rel is the appRelPath when the repo-server sends less than the
+	// whole repository (manifest-generate-paths: the root is the paths'
+	// common directory); "" is path.
+	rel string
 }
 
 // An appParameter is one of spec.source.plugin.parameters; hasArray and
@@ -93,6 +97,9 @@ func (r appRequest) metadata() *pluginpb.ManifestRequestMetadata {
 		base = path[i+1:]
 	}
 	md := &pluginpb.ManifestRequestMetadata{AppName: base, AppRelPath: path}
+	if r.rel != "" {
+		md.AppRelPath = r.rel
+	}
 	for _, kv := range env {
 		md.Env = append(md.Env, &pluginpb.EnvEntry{Name: kv[0], Value: kv[1]})
 	}
