@@ -147,9 +147,9 @@ func (p *CommandPlugin) Match(ctx context.Context, req *params.Request) (bool, e
 	case "":
 		return false, nil
 	case DiscoverFileName:
-		ok, err = p.matchGlob(req.AppPath, d.FileName, false)
+		ok, err = p.matchGlob(req, d.FileName, false)
 	case DiscoverFindGlob:
-		ok, err = p.matchGlob(req.AppPath, d.Find.Glob, true)
+		ok, err = p.matchGlob(req, d.Find.Glob, true)
 	case DiscoverFindCommand:
 		ok, err = p.matchCommand(ctx, req)
 	}
@@ -163,7 +163,7 @@ func (p *CommandPlugin) Match(ctx context.Context, req *params.Request) (bool, e
 // errFound stops a glob walk at the first match.
 var errFound = errors.New("found")
 
-func (p *CommandPlugin) matchGlob(appPath, pattern string, doubleStar bool) (bool, error) {
+func (p *CommandPlugin) matchGlob(req *params.Request, pattern string, doubleStar bool) (bool, error) {
 	field := "spec.discover.fileName"
 	if doubleStar {
 		field = "spec.discover.find.glob"
@@ -172,13 +172,24 @@ func (p *CommandPlugin) matchGlob(appPath, pattern string, doubleStar bool) (boo
 	if !ok {
 		return false, fmt.Errorf("%s %q reaches outside the application's directory", field, pattern)
 	}
-	// An os.Root refuses symbolic links that lead out of the directory.
-	root, err := os.OpenRoot(appPath)
+	// An os.Root at the repository refuses symbolic links that lead out
+	// of it; links to elsewhere in the repository are followed, as Argo
+	// CD's sidecar follows them (fileName; find.glob follows none).
+	top, app := req.AppPath, "."
+	if req.RepoRoot != "" {
+		if r, err := filepath.Rel(req.RepoRoot, req.AppPath); err == nil && (r == "." || filepath.IsLocal(r)) {
+			top, app = req.RepoRoot, r
+		}
+	}
+	root, err := os.OpenRoot(top)
 	if err != nil {
 		return false, fmt.Errorf("discovery: %w", err)
 	}
 	defer root.Close()
-	fsys := root.FS()
+	fsys, err := fs.Sub(root.FS(), filepath.ToSlash(app))
+	if err != nil {
+		return false, fmt.Errorf("discovery: %w", err)
+	}
 	if !doubleStar {
 		matches, err := fs.Glob(fsys, rel)
 		if err != nil {

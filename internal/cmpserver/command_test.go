@@ -502,6 +502,22 @@ func TestCommandPluginMatchStaysInside(t *testing.T) {
 	if got, err := p.Match(context.Background(), req); !got || err != nil {
 		t.Errorf("Match() through a link inside = %v, %v; want true", got, err)
 	}
+	// So is a link to elsewhere in the repository, as in Argo CD (by
+	// fileName; find.glob follows no link).
+	sibling := filepath.Join(req.RepoRoot, "apps", "other")
+	if err := os.MkdirAll(sibling, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sibling, "y.yaml"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../other", filepath.Join(req.AppPath, "sibling")); err != nil {
+		t.Fatal(err)
+	}
+	p = newCommandPlugin(t, "  generate:\n    command: [\"true\"]\n  discover:\n    fileName: \"sibling/*.yaml\"\n", cmpserver.CommandOptions{}, nil)
+	if got, err := p.Match(context.Background(), req); !got || err != nil {
+		t.Errorf("Match() through a link to elsewhere in the repository = %v, %v; want true", got, err)
+	}
 
 	for _, discover := range []string{
 		"    fileName: link/secret.yaml\n",

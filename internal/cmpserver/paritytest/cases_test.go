@@ -214,6 +214,14 @@ func discoveryCases() []parityCase {
 		{name: "fileName ** is *", plugin: d("fn-star2", "    fileName: \"**/Chart.yaml\"\n"), files: files, req: web, rpc: rpcMatch, want: "not supported"},
 		{name: "fileName ** is * one level down", plugin: d("fn-star2b", "    fileName: \"**/*/Chart.yaml\"\n"), files: files, req: web, rpc: rpcMatch, want: "supported"},
 		{name: "fileName hidden directory", plugin: d("fn-hidden", "    fileName: \"*/*.enc.yaml\"\n"), files: files, req: web, rpc: rpcMatch, want: "supported"},
+		{name: "fileName naming a directory", plugin: d("fn-dir", "    fileName: charts\n"), files: files, req: web, rpc: rpcMatch, want: "supported"},
+		{name: "find.glob naming a directory", plugin: d("fg-dir", "    find:\n      glob: \"**/deep\"\n"), files: files, req: web, rpc: rpcMatch, want: "supported"},
+		// find.glob follows no link; fileName follows those that stay in
+		// the repository.
+		{name: "find.glob through a link to a directory", plugin: d("fg-link", "    find:\n      glob: \"**/linked.yaml\"\n"),
+			files: merge(files, map[string]string{"apps/web/via": "link:../other", "apps/other/linked.yaml": "x"}), req: web, rpc: rpcMatch, want: "not supported"},
+		{name: "fileName through a link to a directory", plugin: d("fn-link", "    fileName: via/linked.yaml\n"),
+			files: merge(files, map[string]string{"apps/web/via": "link:../other", "apps/other/linked.yaml": "x"}), req: web, rpc: rpcMatch, want: "supported"},
 		{name: "find.glob", plugin: d("fg", "    find:\n      glob: \"**/Chart.yaml\"\n"), files: files, req: web, rpc: rpcMatch, want: "supported"},
 		{name: "find.glob deep", plugin: d("fg-deep", "    find:\n      glob: \"**/Chart.yml\"\n"), files: files, req: web, rpc: rpcMatch, want: "supported"},
 		{name: "find.glob absent", plugin: d("fg-absent", "    find:\n      glob: \"**/values.yaml\"\n"), files: files, req: web, rpc: rpcMatch, want: "not supported"},
