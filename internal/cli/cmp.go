@@ -212,9 +212,11 @@ func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
 			"use a kernel with Landlock, or pass --insecure-no-sandbox to run them unconfined", err)
 	}
 	opts := cmpserver.CommandOptions{Timeout: f.timeout, Env: os.Environ(), Logger: log, NoSandbox: f.noSandbox, MaxManifestNodes: f.maxManifestValues}
-	if _, opts.MaxManifestBytes, err = cmpserver.MessageSizeFromEnv(opts.Env); err != nil {
+	size := 0
+	if size, opts.MaxManifestBytes, err = cmpserver.MessageSizeFromEnv(opts.Env); err != nil {
 		return nil, err
 	}
+	opts.MaxOutput = cmpserver.MaxOutputFor(size)
 	if f.metrics != nil {
 		opts.Observe = f.metrics.ObserveCommand
 	}

@@ -465,6 +465,9 @@ func (p *CommandPlugin) explain(c Command, err error) error {
 	if !p.cfg.PreserveFileMode && strings.Contains(msg, "is not an executable file") && !filepath.IsAbs(argv[0]) && strings.ContainsRune(argv[0], '/') {
 		msg += " (the repository's files are unpacked with mode 0644 unless the plugin.yaml sets spec.preserveFileMode: true, as in Argo CD)"
 	}
+	if errors.Is(err, hookexec.ErrOutputTooLarge) {
+		msg += "; print less, or split the application: a plugin's output reaches the repo-server in one gRPC message (the sidecar's ARGOCD_GRPC_MAX_SIZE_MB, default 100; a command may print twice that, at least 64 MiB)"
+	}
 	if msg == err.Error() {
 		return err
 	}

@@ -57,3 +57,26 @@ func TestCommandPluginMaxManifestBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxOutputFor(t *testing.T) {
+	for _, tc := range []struct {
+		size int
+		want int64
+	}{{0, 0}, {10 << 20, 0}, {32 << 20, 0}, {100 << 20, 200 << 20}} {
+		if got := cmpserver.MaxOutputFor(tc.size); got != tc.want {
+			t.Errorf("MaxOutputFor(%d) = %d, want %d", tc.size, got, tc.want)
+		}
+	}
+}
+
+// TestCommandPluginOutputTooLarge: a command printing past its bound
+// fails with advice.
+func TestCommandPluginOutputTooLarge(t *testing.T) {
+	p := newCommandPlugin(t, "  generate:\n    command: [sh, -c, 'head -c 5000 /dev/zero']\n", cmpserver.CommandOptions{NoSandbox: true, MaxOutput: 1000}, nil)
+	_, err := p.Generate(context.Background(), newApp(t, nil))
+	for _, want := range []string{"wrote more than 1000 bytes to stdout", "ARGOCD_GRPC_MAX_SIZE_MB"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Generate() error = %v, want one holding %q", err, want)
+		}
+	}
+}

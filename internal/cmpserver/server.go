@@ -24,6 +24,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/cmpserver/pluginpb"
 	"github.com/strata-dev/strata/internal/cmpserver/tarball"
+	"github.com/strata-dev/strata/internal/hookexec"
 	"github.com/strata-dev/strata/internal/params"
 )
 
@@ -62,6 +63,17 @@ func MessageSizeFromEnv(environ []string) (size, manifestBytes int, err error) {
 	}
 	size = mb << 20
 	return size, size / 100 * 96, nil
+}
+
+// MaxOutputFor is the bound on what a command may print to stdout for a
+// message size from MessageSizeFromEnv (CommandOptions.MaxOutput): twice
+// the size, YAML being wordier than the JSON sent, and never less than
+// hookexec's default (0, for size 0).
+func MaxOutputFor(size int) int64 {
+	if 2*int64(size) <= hookexec.DefaultMaxStdout {
+		return 0
+	}
+	return 2 * int64(size)
 }
 
 // A Server serves one plugin over Argo CD's plugin protocol.
