@@ -60,7 +60,7 @@ var rank = map[string]int{
 // testing, through any chain of imports.
 const product = "cmd/strata"
 
-var testOnly = []string{"internal/golden", "internal/document/documenttest", "internal/testbin", "internal/kube/kubetest", "internal/eventually", "internal/helmplugin/paritytest"}
+var testOnly = []string{"internal/golden", "internal/document/documenttest", "internal/testbin", "internal/kube/kubetest", "internal/eventually", "internal/helmplugin/paritytest", "internal/cmpserver/paritytest"}
 
 // restricted imports: only the listed packages may import the prefix.
 var restricted = []struct {

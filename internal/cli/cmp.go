@@ -212,6 +212,11 @@ func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
 			"use a kernel with Landlock, or pass --insecure-no-sandbox to run them unconfined", err)
 	}
 	opts := cmpserver.CommandOptions{Timeout: f.timeout, Env: os.Environ(), Logger: log, NoSandbox: f.noSandbox, MaxManifestNodes: f.maxManifestValues}
+	size := 0
+	if size, opts.MaxManifestBytes, err = cmpserver.MessageSizeFromEnv(opts.Env); err != nil {
+		return nil, err
+	}
+	opts.MaxOutput = cmpserver.MaxOutputFor(size)
 	if f.metrics != nil {
 		opts.Observe = f.metrics.ObserveCommand
 	}
@@ -301,6 +306,9 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 				defer c.Close() // the Helm plugin's render workers
 			}
 			srv := &cmpserver.Server{Plugin: p, Store: store, Limits: repoLimits, ShutdownGrace: grace, Logger: log, Metrics: flags.metrics}
+			if srv.MaxMessageSize, _, err = cmpserver.MessageSizeFromEnv(os.Environ()); err != nil {
+				return err
+			}
 			if metrics == "" {
 				return srv.Serve(cmd.Context(), filepath.Join(socketDir, p.Info().SocketName()))
 			}

@@ -7,9 +7,12 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -35,6 +38,10 @@ type CommandOptions struct {
 	// command's output (see ParseManifestsLimited); 0 is
 	// DefaultMaxManifestNodes.
 	MaxManifestNodes int
+	// MaxManifestBytes bounds the manifests' JSON: they travel in one
+	// gRPC message; 0 is MaxManifestBytes, which fits Argo CD's default
+	// message size (see MessageSizeFromEnv).
+	MaxManifestBytes int
 	// Env is the sidecar's own environment (os.Environ()), the base of
 	// every command's environment. Nil is an empty one.
 	Env []string
@@ -70,9 +77,12 @@ type CommandOptions struct {
 //   - the request's (params.Request.Env): ARGOCD_APP_*, KUBE_VERSION,
 //     KUBE_API_VERSIONS and ARGOCD_ENV_*, without any ARGOCD_APP_PARAMETERS
 //     or PARAM_* it carries;
-//   - ARGOCD_APP_PARAMETERS and the PARAM_* variables of the request's
-//     parameters, from params.Env: a PARAM_* variable already set by the
-//     two above wins over the parameter's;
+//   - ARGOCD_APP_PARAMETERS (verbatim as the repo-server sent it, when it
+//     did: params.Request.ParametersJSON) and the PARAM_* variables of the
+//     request's parameters, from params.Env: a PARAM_* variable already
+//     set by the two above wins over the parameter's;
+//   - of the request's variables and the parameters', those with an empty
+//     value are left out, as Argo CD's sidecar leaves them out;
 //   - TMPDIR and HOME, both the request's private temporary directory
 //     (params.Request.TempDir) when it has one: a command's caches and
 //     temporary files go with the request, not to the next one.
@@ -137,9 +147,9 @@ func (p *CommandPlugin) Match(ctx context.Context, req *params.Request) (bool, e
 	case "":
 		return false, nil
 	case DiscoverFileName:
-		ok, err = p.matchGlob(req.AppPath, d.FileName, false)
+		ok, err = p.matchGlob(req, d.FileName, false)
 	case DiscoverFindGlob:
-		ok, err = p.matchGlob(req.AppPath, d.Find.Glob, true)
+		ok, err = p.matchGlob(req, d.Find.Glob, true)
 	case DiscoverFindCommand:
 		ok, err = p.matchCommand(ctx, req)
 	}
@@ -153,7 +163,7 @@ func (p *CommandPlugin) Match(ctx context.Context, req *params.Request) (bool, e
 // errFound stops a glob walk at the first match.
 var errFound = errors.New("found")
 
-func (p *CommandPlugin) matchGlob(appPath, pattern string, doubleStar bool) (bool, error) {
+func (p *CommandPlugin) matchGlob(req *params.Request, pattern string, doubleStar bool) (bool, error) {
 	field := "spec.discover.fileName"
 	if doubleStar {
 		field = "spec.discover.find.glob"
@@ -162,13 +172,24 @@ func (p *CommandPlugin) matchGlob(appPath, pattern string, doubleStar bool) (boo
 	if !ok {
 		return false, fmt.Errorf("%s %q reaches outside the application's directory", field, pattern)
 	}
-	// An os.Root refuses symbolic links that lead out of the directory.
-	root, err := os.OpenRoot(appPath)
+	// An os.Root at the repository refuses symbolic links that lead out
+	// of it; links to elsewhere in the repository are followed, as Argo
+	// CD's sidecar follows them (fileName; find.glob follows none).
+	top, app := req.AppPath, "."
+	if req.RepoRoot != "" {
+		if r, err := filepath.Rel(req.RepoRoot, req.AppPath); err == nil && (r == "." || filepath.IsLocal(r)) {
+			top, app = req.RepoRoot, r
+		}
+	}
+	root, err := os.OpenRoot(top)
 	if err != nil {
 		return false, fmt.Errorf("discovery: %w", err)
 	}
 	defer root.Close()
-	fsys := root.FS()
+	fsys, err := fs.Sub(root.FS(), filepath.ToSlash(app))
+	if err != nil {
+		return false, fmt.Errorf("discovery: %w", err)
+	}
 	if !doubleStar {
 		matches, err := fs.Glob(fsys, rel)
 		if err != nil {
@@ -196,7 +217,9 @@ func (p *CommandPlugin) matchCommand(ctx context.Context, req *params.Request) (
 	if err != nil {
 		return false, fmt.Errorf("discovery (spec.discover.find.command): %w", err)
 	}
-	return len(strings.TrimSpace(string(res.Stdout))) > 0, nil
+	// As in Argo CD: one final line break is dropped, and anything left,
+	// white space too, is a match.
+	return len(strings.TrimSuffix(string(res.Stdout), "\n")) > 0, nil
 }
 
 // Announce returns spec.parameters.static followed by what the
@@ -243,7 +266,7 @@ func (p *CommandPlugin) Generate(ctx context.Context, req *params.Request) ([]st
 	if err != nil {
 		return nil, err
 	}
-	return ParseManifestsLimited(res.Stdout, "stdout of "+shortCommand(p.cfg.Generate.Argv()), p.opts.MaxManifestNodes)
+	return parseManifestsWithin(res.Stdout, "stdout of "+shortCommand(p.cfg.Generate.Argv()), p.opts.MaxManifestNodes, p.opts.MaxManifestBytes)
 }
 
 // run runs one of the plugin's commands in the application's directory.
@@ -273,6 +296,9 @@ func (p *CommandPlugin) run(ctx context.Context, step string, c Command, req *pa
 	if errors.Is(err, syscall.E2BIG) {
 		err = tooBigToStart(cmd, err)
 	}
+	if err != nil {
+		err = p.explain(c, err)
+	}
 	if !p.log.Enabled(ctx, slog.LevelDebug) {
 		return res, err
 	}
@@ -297,15 +323,32 @@ func (p *CommandPlugin) Environ(req *params.Request) []string {
 	env := make([]string, 0, len(p.opts.Env)+len(req.Env)+2*len(req.Parameters)+1)
 	env = append(env, p.opts.Env...)
 	for _, kv := range req.Env {
-		if !isParameterVar(kv) {
+		if !isParameterVar(kv) && !emptyValue(kv) {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, params.Env(req.Parameters, env)...)
+	for _, kv := range params.Env(req.Parameters, env) {
+		switch {
+		case req.NoParametersVar && strings.HasPrefix(kv, params.ParametersVar+"="):
+		case req.ParametersJSON != "" && strings.HasPrefix(kv, params.ParametersVar+"="):
+			env = append(env, params.ParametersVar+"="+req.ParametersJSON)
+		case !emptyValue(kv):
+			env = append(env, kv)
+		}
+	}
 	if req.TempDir != "" {
 		env = append(env, "TMPDIR="+req.TempDir, "HOME="+req.TempDir)
 	}
 	return dedupEnv(env)
+}
+
+// emptyValue reports whether kv sets an empty value. Argo CD's sidecar
+// leaves out the request's variables with empty values (an unset
+// Application namespace, a parameter set to ""): the command does not
+// get them at all, so the sidecar's own variable of that name, if any,
+// stays.
+func emptyValue(kv string) bool {
+	return strings.HasSuffix(kv, "=") && strings.IndexByte(kv, '=') == len(kv)-1
 }
 
 // isParameterVar reports whether kv is one of the variables that params.Env
@@ -363,7 +406,7 @@ func tooBigToStart(cmd *hookexec.Command, err error) error {
 }
 
 // shortCommand is a command line for messages and logs: its first line,
-// cut to 80 bytes, in backquotes like Argo CD's errors.
+// cut to 80 bytes, in backquotes.
 func shortCommand(argv []string) string {
 	s := strings.Join(argv, " ")
 	cut := false
@@ -377,4 +420,56 @@ func shortCommand(argv []string) string {
 		s += "..."
 	}
 	return "`" + s + "`"
+}
+
+// argoCommand writes argv as Argo CD's sidecar does in its errors and
+// logs: joined by spaces, an argument holding white space Go-quoted (a
+// script's line breaks become \n), an empty one as "".
+func argoCommand(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		switch {
+		case a == "":
+			out[i] = `""`
+		case strings.IndexFunc(a, unicode.IsSpace) >= 0:
+			out[i] = strconv.Quote(a)
+		default:
+			out[i] = a
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// A commandError is the error of one of the plugin's commands with its
+// message reworded: the command line as Argo CD writes it, and advice.
+type commandError struct {
+	msg string
+	err error
+}
+
+func (e *commandError) Error() string { return e.msg }
+func (e *commandError) Unwrap() error { return e.err }
+
+// explain rewords the error of running c: the command line that starts
+// hookexec's messages (`argv joined by spaces`) becomes Argo CD's, so
+// that the UI shows what Argo CD's sidecar would; and a program of the
+// repository that is not executable gets the reason, when it is
+// preserveFileMode left off.
+func (p *CommandPlugin) explain(c Command, err error) error {
+	argv := c.Argv()
+	msg := err.Error()
+	plain := "`" + strings.Join(argv, " ") + "`"
+	if strings.HasPrefix(msg, plain) {
+		msg = "`" + argoCommand(argv) + "`" + msg[len(plain):]
+	}
+	if !p.cfg.PreserveFileMode && strings.Contains(msg, "is not an executable file") && !filepath.IsAbs(argv[0]) && strings.ContainsRune(argv[0], '/') {
+		msg += " (the repository's files are unpacked with mode 0644 unless the plugin.yaml sets spec.preserveFileMode: true, as in Argo CD)"
+	}
+	if errors.Is(err, hookexec.ErrOutputTooLarge) {
+		msg += "; print less, or split the application: a plugin's output reaches the repo-server in one gRPC message (the sidecar's ARGOCD_GRPC_MAX_SIZE_MB, default 100; a command may print twice that, at least 64 MiB)"
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &commandError{msg: msg, err: err}
 }

@@ -176,6 +176,89 @@ func TestCommandPluginNoParameters(t *testing.T) {
 	}
 }
 
+// TestCommandPluginEnvironLikeArgoCD: what Argo CD's sidecar does with the
+// request's environment entries, each case with the entries sent and the
+// variables the commands get (the sidecar's own PATH and HOME left out).
+func TestCommandPluginEnvironLikeArgoCD(t *testing.T) {
+	p := newCommandPlugin(t, "  generate:\n    command: [sh]\n", cmpserver.CommandOptions{Env: []string{"PATH=/bin", "HOME=/home/argocd", "SIDECAR=own"}}, nil)
+	tests := []struct {
+		name   string
+		env    []string
+		ps     []params.Parameter
+		psJSON string
+		want   []string
+	}{
+		{
+			name: "empty values are left out",
+			env:  []string{"ARGOCD_APP_NAME=demo", "ARGOCD_APP_NAMESPACE=", "ARGOCD_ENV_EMPTY=", "SIDECAR="},
+			want: []string{"SIDECAR=own", "ARGOCD_APP_NAME=demo", "ARGOCD_APP_PARAMETERS=null"},
+		},
+		{
+			name: "a parameter set to the empty string gives no variable",
+			ps:   []params.Parameter{{Name: "a", String: strPtr("")}, {Name: "l", Array: []string{"", "x"}}, {Name: "m", Map: map[string]string{"k": ""}}},
+			want: []string{"SIDECAR=own", `ARGOCD_APP_PARAMETERS=[{"name":"a","string":""},{"name":"l","array":["","x"]},{"name":"m","map":{"k":""}}]`, "PARAM_L_1=x"},
+		},
+		{
+			name:   "ARGOCD_APP_PARAMETERS as the repo-server sent it",
+			ps:     []params.Parameter{{Name: "x", String: strPtr("<1>")}},
+			psJSON: `[{"name":"x","string":"\u003c1\u003e"}]`,
+			want:   []string{"SIDECAR=own", `ARGOCD_APP_PARAMETERS=[{"name":"x","string":"\u003c1\u003e"}]`, "PARAM_X=<1>"},
+		},
+		{
+			name: "no ARGOCD_APP_PARAMETERS sent, none set",
+			env:  []string{"ARGOCD_APP_NAME=demo"},
+			want: []string{"SIDECAR=own", "ARGOCD_APP_NAME=demo"},
+		},
+		{
+			name: "a value that is only white space is kept",
+			env:  []string{"ARGOCD_ENV_SPACE= "},
+			want: []string{"SIDECAR=own", "ARGOCD_ENV_SPACE= ", "ARGOCD_APP_PARAMETERS=null"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := &params.Request{Env: tc.env, Parameters: tc.ps, ParametersJSON: tc.psJSON, NoParametersVar: strings.HasPrefix(tc.name, "no ARGOCD_APP_PARAMETERS")}
+			var got []string
+			for _, kv := range p.Environ(req) {
+				if !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "HOME=") {
+					got = append(got, kv)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Environ() differs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCommandPluginErrorsLikeArgoCD: a failing command's error names it as
+// Argo CD's sidecar does (an argument holding white space quoted, an empty
+// one as ""), and a repository's program left without its mode says why.
+func TestCommandPluginErrorsLikeArgoCD(t *testing.T) {
+	tests := []struct {
+		name, spec string
+		files      map[string]string
+		want       string
+	}{
+		{"plain arguments", "  generate:\n    command: [\"false\"]\n    args: [--x=1]\n", nil, "`false --x=1` failed exit status 1"},
+		{"an empty argument", "  generate:\n    command: [sh, -c, 'exit 3', '']\n", nil, "`sh -c \"exit 3\" \"\"` failed exit status 3"},
+		{"a script of several lines", "  generate:\n    command: [sh, -c]\n    args:\n    - |\n      echo \"bad\tthing\" >&2\n      exit 4\n", nil,
+			"`sh -c \"echo \\\"bad\\tthing\\\" >&2\\nexit 4\\n\"` failed exit status 4: bad\tthing"},
+		{"a repository script without preserveFileMode", "  generate:\n    command: [./gen.sh]\n", map[string]string{"gen.sh": "#!/bin/sh\n"},
+			"is not an executable file (mode -rw-r--r--); make it executable or run it through its interpreter (the repository's files are unpacked with mode 0644 unless the plugin.yaml sets spec.preserveFileMode: true, as in Argo CD)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newCommandPlugin(t, tc.spec, cmpserver.CommandOptions{NoSandbox: true}, nil)
+			req := newApp(t, tc.files)
+			_, err := p.Generate(context.Background(), req)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Generate() error = %v, want one holding %q", err, tc.want)
+			}
+		})
+	}
+}
+
 // TestCommandPluginGenerate runs init then generate, in the application's
 // directory, and reads YAML and JSON output.
 func TestCommandPluginGenerate(t *testing.T) {
@@ -226,12 +309,13 @@ func TestCommandPluginGenerateErrors(t *testing.T) {
 		{
 			name: "generate fails",
 			spec: "  generate:\n    command: [sh, -c]\n    args: [\"echo 'Error: chart not found' >&2; exit 1\"]\n",
-			want: "`sh -c echo 'Error: chart not found' >&2; exit 1` failed exit status 1: Error: chart not found",
+			// As Argo CD writes the command: an argument with spaces quoted.
+			want: "`sh -c \"echo 'Error: chart not found' >&2; exit 1\"` failed exit status 1: Error: chart not found",
 		},
 		{
 			name: "init fails",
 			spec: "  init:\n    command: [sh, -c, \"echo no credentials >&2; exit 3\"]\n  generate:\n    command: [\"true\"]\n",
-			want: "`sh -c echo no credentials >&2; exit 3` failed exit status 3: no credentials",
+			want: "`sh -c \"echo no credentials >&2; exit 3\"` failed exit status 3: no credentials",
 		},
 		{
 			name: "not YAML",
@@ -344,12 +428,19 @@ func TestCommandPluginMatch(t *testing.T) {
 		{"find.command", "    find:\n      command: [sh, -c, \"find . -name Chart.yaml\"]\n", true, "find.command"},
 		{"find.command with args", "    find:\n      command: [sh, -c]\n      args: [\"test -f kustomization.yaml && echo yes\"]\n", true, "find.command"},
 		{"find.command prints nothing", "    find:\n      command: [sh, -c, \"find . -name values.yaml\"]\n", false, "find.command"},
+		// As Argo CD reads it: one final line break is dropped, anything
+		// left is a match, white space included.
+		{"find.command prints a line break", "    find:\n      command: [echo]\n", false, "find.command"},
+		{"find.command prints a space", "    find:\n      command: [printf, \" \"]\n", true, "find.command"},
+		{"find.command prints two line breaks", "    find:\n      command: [printf, \"\\n\\n\"]\n", true, "find.command"},
+		{"fileName with ** matches like *", "    fileName: \"**/Chart.yaml\"\n", false, "fileName"},
+		{"fileName with ** one level down", "    fileName: \"**/*/Chart.yaml\"\n", true, "fileName"},
 		{"find.command fails", "    find:\n      command: [sh, -c, \"echo found; echo broken >&2; exit 2\"]\n", false, "find.command"},
 		{"find.command sees the request", "    find:\n      command: [sh, -c, \"test \\\"$ARGOCD_ENV_FOO\\\" = bar && echo yes\"]\n", true, "find.command"},
 		// Only the first rule set counts: fileName, then find.glob, then find.command.
 		{"fileName before find.glob", "    fileName: values.yaml\n    find:\n      glob: \"**/Chart.yaml\"\n", false, "fileName"},
-		{"fileName before find.command", "    fileName: values.yaml\n    find:\n      command: [echo, yes]\n", false, "fileName"},
-		{"find.glob before find.command", "    find:\n      glob: \"**/values.yaml\"\n      command: [echo, yes]\n", false, "find.glob"},
+		{"fileName before find.command", "    fileName: values.yaml\n    find:\n      command: [echo, \"yes\"]\n", false, "fileName"},
+		{"find.glob before find.command", "    find:\n      glob: \"**/values.yaml\"\n      command: [echo, \"yes\"]\n", false, "find.glob"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -411,6 +502,22 @@ func TestCommandPluginMatchStaysInside(t *testing.T) {
 	if got, err := p.Match(context.Background(), req); !got || err != nil {
 		t.Errorf("Match() through a link inside = %v, %v; want true", got, err)
 	}
+	// So is a link to elsewhere in the repository, as in Argo CD (by
+	// fileName; find.glob follows no link).
+	sibling := filepath.Join(req.RepoRoot, "apps", "other")
+	if err := os.MkdirAll(sibling, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sibling, "y.yaml"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../other", filepath.Join(req.AppPath, "sibling")); err != nil {
+		t.Fatal(err)
+	}
+	p = newCommandPlugin(t, "  generate:\n    command: [\"true\"]\n  discover:\n    fileName: \"sibling/*.yaml\"\n", cmpserver.CommandOptions{}, nil)
+	if got, err := p.Match(context.Background(), req); !got || err != nil {
+		t.Errorf("Match() through a link to elsewhere in the repository = %v, %v; want true", got, err)
+	}
 
 	for _, discover := range []string{
 		"    fileName: link/secret.yaml\n",
@@ -469,7 +576,7 @@ func TestCommandPluginAnnounceErrors(t *testing.T) {
 	tests := []struct {
 		name, args, want string
 	}{
-		{"fails", `"echo boom >&2; exit 4"`, "announcing parameters (spec.parameters.dynamic): `sh -c echo boom >&2; exit 4` failed exit status 4: boom"},
+		{"fails", `"echo boom >&2; exit 4"`, "announcing parameters (spec.parameters.dynamic): `sh -c \"echo boom >&2; exit 4\"` failed exit status 4: boom"},
 		{"not a list", `"echo '{\"name\": \"a\"}'"`, "stdout of `sh -c echo '{\"name\": \"a\"}'`:1: the announcements must be a list, not a map; put the entry in a list: [{...}]"},
 		{"no name", `"echo '[{\"title\": \"a\"}]'"`, "stdout of `sh -c echo '[{\"title\": \"a\"}]'`:1: announcement [0]: name: the name is missing or empty; every announcement needs one, such as \"name\": \"values-files\""},
 	}

@@ -212,8 +212,9 @@ func LoadConfig(file string) (*Config, error) {
 
 // ParseConfig parses a plugin.yaml, naming it source in messages.
 //
-// The parsing is strict: apiVersion must be argoproj.io/v1alpha1 and kind
-// ConfigManagementPlugin; metadata.name and spec.generate.command are
+// The parsing is strict: kind must be ConfigManagementPlugin (apiVersion
+// argoproj.io/v1alpha1 missing or different is a warning, since Argo CD
+// ignores it); metadata.name and spec.generate.command are
 // required; an unknown field, a value of the wrong type, a name or version
 // that cannot be part of a socket file name, an empty command, and a
 // discovery pattern that is invalid or reaches outside the application's
@@ -226,7 +227,9 @@ func ParseConfig(data []byte, source string) (*Config, error) {
 		return nil, &document.LoadError{Source: source, Err: document.ErrTooLarge,
 			Msg: fmt.Sprintf("the file is larger than %d bytes; a plugin configuration is much smaller: keep scripts in files of their own", MaxConfigBytes)}
 	}
-	loader := document.Loader{Positions: true, Limits: document.Limits{MaxBytes: MaxConfigBytes}}
+	// YAML 1.1, as Argo CD reads it (sigs.k8s.io/yaml): preserveFileMode:
+	// yes is true, and an unquoted yes in a command is a boolean, refused.
+	loader := document.Loader{Positions: true, YAML11: true, Limits: document.Limits{MaxBytes: MaxConfigBytes}}
 	tree, pos, err := loader.ParseAny(data, source)
 	if err != nil {
 		return nil, err
@@ -297,17 +300,27 @@ func (p *configParser) lookup(dotted string) (any, bool, *document.Pos) {
 	return v, true, pos
 }
 
-// checkType checks apiVersion and kind before anything else: a file that
-// is not a plugin configuration gets that said, not its unknown fields.
+// checkType checks kind before anything else: a file that is not a plugin
+// configuration gets that said, not its unknown fields. apiVersion is
+// only warned about: Argo CD's sidecar never reads it, and plugin.yaml
+// files without it (Argo CD's own tests have one) work there.
 func (p *configParser) checkType() error {
-	for _, f := range []struct{ field, want string }{{"apiVersion", ConfigAPIVersion}, {"kind", ConfigKind}} {
-		v, ok, pos := p.lookup(f.field)
-		switch {
-		case !ok || v == nil:
-			return p.errorf(pos, "%s is missing; a plugin configuration starts with apiVersion: %s and kind: %s", f.field, ConfigAPIVersion, ConfigKind)
-		case v != f.want:
-			return p.errorf(pos, "%s is %s; a plugin configuration has %s: %s", f.field, document.Describe(v), f.field, f.want)
+	v, ok, pos := p.lookup("kind")
+	switch {
+	case !ok || v == nil:
+		return p.errorf(pos, "kind is missing; a plugin configuration starts with apiVersion: %s and kind: %s", ConfigAPIVersion, ConfigKind)
+	case v != ConfigKind:
+		return p.errorf(pos, "kind is %s; a plugin configuration has kind: %s", document.Describe(v), ConfigKind)
+	}
+	v, ok, pos = p.lookup("apiVersion")
+	switch {
+	case !ok || v == nil:
+		p.warnf(pos, "apiVersion is missing; add apiVersion: %s (Argo CD ignores it, as strata does)", ConfigAPIVersion)
+	case v != ConfigAPIVersion:
+		if _, isString := v.(string); !isString {
+			return p.errorf(pos, "apiVersion must be a string, not %s; write apiVersion: %s", document.Describe(v), ConfigAPIVersion)
 		}
+		p.warnf(pos, "apiVersion is %s, not %s; it is ignored, as Argo CD ignores it: correct it", document.Describe(v), ConfigAPIVersion)
 	}
 	return nil
 }
@@ -490,7 +503,8 @@ func (p *configParser) discover(cfg *Config, d *fileDiscover) error {
 	if d.FileName != "" {
 		_, _, pos := p.lookup("spec.discover.fileName")
 		if strings.Contains(d.FileName, "**") {
-			return p.errorf(pos, "spec.discover.fileName %q uses **, which fileName does not support (it would match like *); use spec.discover.find.glob for patterns that reach into subdirectories", d.FileName)
+			// Argo CD accepts it, and ** matches as * does.
+			p.warnf(pos, "spec.discover.fileName %q uses **, which fileName does not support: it matches like * (one directory level), as in Argo CD; use spec.discover.find.glob for patterns that reach into subdirectories", d.FileName)
 		}
 		if _, err := filepath.Match(d.FileName, ""); err != nil {
 			return p.errorf(pos, "spec.discover.fileName %q is not a valid glob pattern (%v); see https://pkg.go.dev/path/filepath#Match", d.FileName, err)

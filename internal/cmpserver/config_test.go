@@ -126,6 +126,34 @@ func TestParseConfig(t *testing.T) {
 				}},
 		},
 		{
+			// Argo CD's sidecar never reads apiVersion; its own tests
+			// load a plugin.yaml without one.
+			name:  "no apiVersion",
+			input: "kind: ConfigManagementPlugin\nmetadata:\n  name: name\nspec:\n  generate:\n    command: [command]\n",
+			want: &cmpserver.Config{Source: "plugin.yaml", Name: "name", Generate: cmpserver.Command{Command: []string{"command"}},
+				Warnings: []string{"plugin.yaml:1: apiVersion is missing; add apiVersion: argoproj.io/v1alpha1 (Argo CD ignores it, as strata does)"}},
+		},
+		{
+			name:  "other apiVersion",
+			input: "apiVersion: argoproj.io/v1\nkind: ConfigManagementPlugin\nmetadata:\n  name: name\nspec:\n  generate:\n    command: [command]\n",
+			want: &cmpserver.Config{Source: "plugin.yaml", Name: "name", Generate: cmpserver.Command{Command: []string{"command"}},
+				Warnings: []string{`plugin.yaml:1: apiVersion is the string "argoproj.io/v1", not argoproj.io/v1alpha1; it is ignored, as Argo CD ignores it: correct it`}},
+		},
+		{
+			// Argo CD matches it with filepath.Glob, where ** is *.
+			name:  "fileName with **",
+			input: cfgGen + "  discover:\n    fileName: \"**/Chart.yaml\"\n",
+			want: &cmpserver.Config{Source: "plugin.yaml", Name: "p", Generate: cmpserver.Command{Command: []string{"sh"}},
+				Discover: cmpserver.Discover{FileName: "**/Chart.yaml"},
+				Warnings: []string{`plugin.yaml:9: spec.discover.fileName "**/Chart.yaml" uses **, which fileName does not support: it matches like * (one directory level), as in Argo CD; use spec.discover.find.glob for patterns that reach into subdirectories`}},
+		},
+		{
+			// YAML 1.1 booleans, as Argo CD reads them.
+			name:  "yes and on",
+			input: cfgGen + "  preserveFileMode: yes\n  provideGitCreds: on\n",
+			want:  &cmpserver.Config{Source: "plugin.yaml", Name: "p", Generate: cmpserver.Command{Command: []string{"sh"}}, PreserveFileMode: true, ProvideGitCreds: true},
+		},
+		{
 			name:  "empty discover",
 			input: cfgGen + "  discover: {}\n",
 			want: &cmpserver.Config{Source: "plugin.yaml", Name: "p", Generate: cmpserver.Command{Command: []string{"sh"}},
@@ -169,10 +197,17 @@ var configErrorCases = []struct {
 	{"empty", "", "plugin.yaml: the file is empty; it must hold a plugin configuration: apiVersion: argoproj.io/v1alpha1, kind: ConfigManagementPlugin, metadata.name and spec.generate"},
 	{"list", "- a\n", "plugin.yaml:1:1: the file holds a list; it must hold a map: a plugin configuration with apiVersion: argoproj.io/v1alpha1, kind: ConfigManagementPlugin, metadata and spec"},
 	{"syntax", "apiVersion: [\n", "plugin.yaml:2: did not find expected node content"},
-	{"no apiVersion", "kind: ConfigManagementPlugin\n",
-		"plugin.yaml:1:1: apiVersion is missing; a plugin configuration starts with apiVersion: argoproj.io/v1alpha1 and kind: ConfigManagementPlugin"},
-	{"wrong apiVersion", "apiVersion: v1\nkind: ConfigMap\n",
-		`plugin.yaml:1:1: apiVersion is the string "v1"; a plugin configuration has apiVersion: argoproj.io/v1alpha1`},
+	// As in Argo CD's own tests: a kind that is not ConfigManagementPlugin,
+	// none (whatever apiVersion says), and YAML with a tab after a key.
+	{"no kind", "kind:\nmetadata:\n  name: name\n",
+		"plugin.yaml:1:1: kind is missing; a plugin configuration starts with apiVersion: argoproj.io/v1alpha1 and kind: ConfigManagementPlugin"},
+	{"invalid kind after a tab", "\nkind: invalid\nmetadata:\t\n  name: name\n",
+		`plugin.yaml:2:1: kind is the string "invalid"; a plugin configuration has kind: ConfigManagementPlugin`},
+	{"apiVersion not a string", "apiVersion: 1\nkind: ConfigManagementPlugin\n",
+		"plugin.yaml:1:1: apiVersion must be a string, not the integer 1; write apiVersion: argoproj.io/v1alpha1"},
+	// YAML 1.1, as Argo CD reads plugin.yaml: an unquoted yes is a boolean.
+	{"unquoted yes in a command", cfgHead + "spec:\n  generate:\n    command: [echo, yes]\n",
+		"plugin.yaml:7:21: spec.generate.command[1] must be a string, not the boolean true; quote it"},
 	{"wrong kind", "apiVersion: argoproj.io/v1alpha1\nkind: ConfigMap\nspec: {template: {}}\n",
 		`plugin.yaml:2:1: kind is the string "ConfigMap"; a plugin configuration has kind: ConfigManagementPlugin`},
 	{"no name", "apiVersion: argoproj.io/v1alpha1\nkind: ConfigManagementPlugin\nmetadata:\n  labels: {a: b}\n",
@@ -219,8 +254,6 @@ var configErrorCases = []struct {
 		`plugin.yaml:9:5: unknown field "spec.parameters.command": the command that announces parameters goes under spec.parameters.dynamic (dynamic: {command: [...], args: [...]})`},
 	{"static announcement without name", cfgGen + "  parameters:\n    static:\n    - title: Values\n",
 		"plugin.yaml:10: announcement [0]: name: the name is missing or empty; every announcement needs one, such as \"name\": \"values-files\""},
-	{"fileName with **", cfgGen + "  discover:\n    fileName: \"**/Chart.yaml\"\n",
-		`plugin.yaml:9:5: spec.discover.fileName "**/Chart.yaml" uses **, which fileName does not support (it would match like *); use spec.discover.find.glob for patterns that reach into subdirectories`},
 	{"fileName outside", cfgGen + "  discover:\n    fileName: \"a/../../x.yaml\"\n",
 		`plugin.yaml:9:5: spec.discover.fileName "a/../../x.yaml" reaches outside the application's directory; patterns are relative to it`},
 	{"fileName bad pattern", cfgGen + "  discover:\n    fileName: \"[x\"\n",

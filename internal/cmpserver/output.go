@@ -49,7 +49,8 @@ var ErrInvalidManifest = errors.New("invalid manifest")
 // and one with null items is an empty list (manifest.ListItems). Every
 // manifest must be a map with apiVersion and kind strings, as Argo CD's
 // repo-server requires. Numbers are kept exact: integers beyond 2^53 are
-// not rounded. Duplicate keys are errors.
+// not rounded. YAML is read as YAML 1.1, and a key repeated in a map takes
+// its last value, as Argo CD reads a plugin's output (sigs.k8s.io/yaml).
 //
 // Errors are *document.LoadError naming source and the line: output that is
 // not YAML or JSON (the error quotes its start), a document that is not a
@@ -67,24 +68,33 @@ func ParseManifests(out []byte, source string) ([]string, error) {
 // document, some 300 bytes a value, and of the JSON. Positions are
 // recorded only to place an error about a manifest, on a second reading.
 func ParseManifestsLimited(out []byte, source string, maxNodes int) ([]string, error) {
+	return parseManifestsWithin(out, source, maxNodes, MaxManifestBytes)
+}
+
+// parseManifestsWithin is ParseManifestsLimited with a bound of maxBytes
+// (0: MaxManifestBytes) on the manifests' JSON.
+func parseManifestsWithin(out []byte, source string, maxNodes, maxBytes int) ([]string, error) {
 	if maxNodes <= 0 {
 		maxNodes = DefaultMaxManifestNodes
 	}
-	manifests, err := parseManifests(out, source, maxNodes, false)
+	if maxBytes <= 0 {
+		maxBytes = MaxManifestBytes
+	}
+	manifests, err := parseManifests(out, source, maxNodes, maxBytes, false)
 	if errors.Is(err, ErrInvalidManifest) {
 		// Read again with positions, for the line of the error.
-		if _, perr := parseManifests(out, source, maxNodes, true); perr != nil {
+		if _, perr := parseManifests(out, source, maxNodes, maxBytes, true); perr != nil {
 			err = perr
 		}
 	}
 	return manifests, err
 }
 
-func parseManifests(out []byte, source string, maxNodes int, positions bool) ([]string, error) {
-	p := &manifestParser{source: source, out: out, maxNodes: maxNodes}
+func parseManifests(out []byte, source string, maxNodes, maxBytes int, positions bool) ([]string, error) {
+	p := &manifestParser{source: source, out: out, maxNodes: maxNodes, maxBytes: maxBytes}
 	lim := manifest.Limits{MaxDocuments: MaxManifests, MaxNodes: maxNodes}
 	var addErr error // an error about a manifest, as it is
-	err := manifest.Each(out, source, lim, positions, func(d manifest.Document) error {
+	err := manifest.Each(out, source, manifest.Options{Limits: lim, Positions: positions, YAML11: true, LastKeyWins: true}, func(d manifest.Document) error {
 		loc := location{doc: d.Index, pos: d.Pos, start: d.Line}
 		if !positions {
 			loc.pos = nil
@@ -133,6 +143,11 @@ func (p *manifestParser) fail(err error) error {
 	if !manifest.IsSyntax(err) || !errors.As(err, &le) {
 		return err
 	}
+	if strings.Contains(le.Msg, "which JSON cannot hold") {
+		// A value YAML has and JSON lacks (.nan, .inf, a key that reads
+		// as null): the output is YAML, and the message says what to do.
+		return err
+	}
 	e := *le
 	if errors.Is(le.Err, document.ErrInvalidUTF8) {
 		e.Msg = "invalid UTF-8" // not the loader's advice about files
@@ -149,6 +164,7 @@ type manifestParser struct {
 	bytes     int // total length of manifests
 	nodes     int // nodes counted
 	maxNodes  int
+	maxBytes  int // of the manifests' JSON
 }
 
 // location is where a manifest is: its document and the path to it.
@@ -248,7 +264,7 @@ func (p *manifestParser) add(v any, loc location, nesting int) error {
 	}
 	s := strings.TrimSuffix(b.String(), "\n")
 	p.bytes += len(s)
-	if p.bytes > MaxManifestBytes {
+	if p.bytes > p.maxBytes {
 		return p.tooBig(loc.line(nil))
 	}
 	if len(p.manifests) >= MaxManifests {
@@ -269,7 +285,7 @@ func (p *manifestParser) measure(m map[string]any, loc location) error {
 	walk = func(v any, pos *document.Pos) error {
 		p.nodes++
 		size += 2
-		if p.nodes > p.maxNodes || p.bytes+size > MaxManifestBytes {
+		if p.nodes > p.maxNodes || p.bytes+size > p.maxBytes {
 			return p.tooBig(loc.line(nil))
 		}
 		switch v := v.(type) {
@@ -312,7 +328,7 @@ func (p *manifestParser) tooMany(line int) error {
 func (p *manifestParser) tooBig(line int) error {
 	return &document.LoadError{Source: p.source, Line: line, Err: document.ErrTooLarge,
 		Msg: fmt.Sprintf("the manifests are larger than %d bytes (or hold more than %d values) as JSON; split the application, or check for YAML aliases that repeat large values (the plugin server's limit of values is --max-manifest-values)",
-			MaxManifestBytes, p.maxNodes)}
+			p.maxBytes, p.maxNodes)}
 }
 
 // quoteStart quotes the first bytes of out, escaping what is not printable.

@@ -64,7 +64,6 @@ func TestParseManifestsErrorKinds(t *testing.T) {
 		{"not YAML", "Error: [\n", document.ErrSyntax},
 		{"not UTF-8", "apiVersion: v1\nkind: \xff\n", document.ErrInvalidUTF8},
 		{"no kind", "apiVersion: v1\n", cmpserver.ErrInvalidManifest},
-		{"duplicate key", `{"apiVersion": "v1", "kind": "A", "kind": "B"}`, document.ErrDuplicateKey},
 		{"too many", strings.Repeat("---\n{apiVersion: v1, kind: A}\n", cmpserver.MaxManifests+1), document.ErrTooLarge},
 		{"too many in a list", "apiVersion: v1\nkind: List\nitems:\n" + strings.Repeat("- {apiVersion: v1, kind: A}\n", cmpserver.MaxManifests+1), document.ErrTooLarge},
 		{"alias bomb", aliasBomb(), document.ErrTooLarge},

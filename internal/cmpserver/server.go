@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/cmpserver/pluginpb"
 	"github.com/strata-dev/strata/internal/cmpserver/tarball"
+	"github.com/strata-dev/strata/internal/hookexec"
 	"github.com/strata-dev/strata/internal/params"
 )
 
@@ -32,6 +34,47 @@ const DefaultSocketDir = "/home/argocd/cmp-server/plugins"
 
 // DefaultMaxMessageSize is gRPC's message size limit, as in Argo CD.
 const DefaultMaxMessageSize = 100 << 20
+
+// MessageSizeEnv names the variable that sets the gRPC message size of
+// Argo CD's components, its sidecar's too, in MiB (default 100).
+const MessageSizeEnv = "ARGOCD_GRPC_MAX_SIZE_MB"
+
+// MessageSizeFromEnv reads MessageSizeEnv from environ (NAME=value
+// entries), as Argo CD's sidecar does: the message size in bytes, and the
+// bound on a generate command's manifests that fits in it (CommandOptions.
+// MaxManifestBytes: 96% of it, room for the message's own encoding). It
+// returns zeros, the defaults, when the variable is unset, and an error
+// for a value that is not a whole number of MiB from 1 to 2047 (where
+// Argo CD logs a warning and keeps 100).
+func MessageSizeFromEnv(environ []string) (size, manifestBytes int, err error) {
+	var raw string
+	found := false
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, MessageSizeEnv+"="); ok {
+			raw, found = v, true
+		}
+	}
+	if !found || raw == "" {
+		return 0, 0, nil
+	}
+	mb, err := strconv.Atoi(strings.TrimSpace(raw))
+	if err != nil || mb < 1 || mb > 2047 {
+		return 0, 0, fmt.Errorf("%s=%q: set it to the gRPC message size in MiB, a whole number from 1 to 2047 (the default is 100), the same as the repo-server's", MessageSizeEnv, raw)
+	}
+	size = mb << 20
+	return size, size / 100 * 96, nil
+}
+
+// MaxOutputFor is the bound on what a command may print to stdout for a
+// message size from MessageSizeFromEnv (CommandOptions.MaxOutput): twice
+// the size, YAML being wordier than the JSON sent, and never less than
+// hookexec's default (0, for size 0).
+func MaxOutputFor(size int) int64 {
+	if 2*int64(size) <= hookexec.DefaultMaxStdout {
+		return 0
+	}
+	return 2 * int64(size)
+}
 
 // A Server serves one plugin over Argo CD's plugin protocol.
 type Server struct {
@@ -239,18 +282,21 @@ func (svc *service) receive(stream appStream) (*params.Request, *tarball.Workspa
 	if rel != "." && !filepath.IsLocal(rel) {
 		return nil, nil, status.Errorf(codes.InvalidArgument, "appRelPath %q is not a path inside the repository", md.GetAppRelPath())
 	}
-	req := &params.Request{AppName: md.GetAppName()}
+	req := &params.Request{AppName: md.GetAppName(), NoParametersVar: true}
 	for _, e := range md.GetEnv() {
 		name := e.GetName()
 		switch {
-		case name == "" || strings.ContainsAny(name, "=\x00"):
+		case name == "":
+			// Argo CD's sidecar drops such an entry, as it drops those
+			// with empty values (CommandPlugin.Environ).
+		case strings.ContainsAny(name, "=\x00"):
 			return nil, nil, status.Errorf(codes.InvalidArgument, "environment entry %q is not a valid variable name", name)
 		case name == params.ParametersVar:
 			ps, err := params.ParseParameters([]byte(e.GetValue()), params.ParametersVar)
 			if err != nil {
 				return nil, nil, status.Errorf(codes.InvalidArgument, "%v", err)
 			}
-			req.Parameters = ps
+			req.Parameters, req.ParametersJSON, req.NoParametersVar = ps, e.GetValue(), false
 		case strings.HasPrefix(name, "PARAM_"):
 			// Derived from ARGOCD_APP_PARAMETERS; strata derives its own.
 		default:

@@ -469,3 +469,44 @@ func TestServerClientDisconnects(t *testing.T) {
 		return len(files) == 0, fmt.Sprintf("after the next request the Store holds %q outside its cache", files)
 	})
 }
+
+// TestServerEnvEntries: what the server makes of the request's environment
+// entries, as Argo CD's sidecar does: an entry without a name is dropped
+// (one with an empty value too, later, by CommandPlugin.Environ); a name
+// holding = or NUL, which no process environment can carry, is refused.
+func TestServerEnvEntries(t *testing.T) {
+	ts := startServer(t, catPlugin{})
+	repo := tarGz(t, map[string]string{"app/m.json": "{}"})
+	tests := []struct {
+		name    string
+		env     map[string]string
+		want    []string
+		wantErr string
+	}{
+		{name: "no name", env: map[string]string{"": "dropped", "A": "1", "B": ""}, want: []string{"A=1", "B="}},
+		{name: "= in a name", env: map[string]string{"A=B": "x"}, wantErr: `environment entry "A=B" is not a valid variable name`},
+		{name: "NUL in a name", env: map[string]string{"A\x00": "x"}, wantErr: "is not a valid variable name"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := ts.client.GetParametersAnnouncement(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			send(t, s, "x", "app", tc.env, repo)
+			resp, err := s.CloseAndRecv()
+			if tc.wantErr != "" {
+				if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("GetParametersAnnouncement = %v, want InvalidArgument containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, resp.GetParameterAnnouncements()[0].GetArray()); diff != "" {
+				t.Errorf("the plugin's request environment differs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

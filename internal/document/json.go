@@ -133,7 +133,7 @@ func (r *jsonReader) value(tok json.Token, depth int) (any, *Pos, error) {
 		}
 		key, _ := tok.(string) // Unmarshal accepted the document: keys are strings
 		keyLine := r.line
-		if first, dup := lines[key]; dup {
+		if first, dup := lines[key]; dup && !r.c.lastKeyWins {
 			return nil, nil, r.fail(ErrDuplicateKey, "duplicate key %q (first defined at line %d); remove one of them", key, first)
 		}
 		lines[key] = keyLine

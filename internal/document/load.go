@@ -120,6 +120,10 @@ type Loader struct {
 	// kubectl and the argocd CLI read manifests (sigs.k8s.io/yaml): yes/no/
 	// on/off are booleans, 012 is octal, a key `yes` is "true" (yaml11.go).
 	YAML11 bool
+	// LastKeyWins takes a key given twice in a map for its last value,
+	// as sigs.k8s.io/yaml and encoding/json read it (Argo CD's repo-server
+	// reading a plugin's output), instead of an error (ErrDuplicateKey).
+	LastKeyWins bool
 	// FirstLine is the line of its file that the data starts on, for a
 	// document cut from a longer stream: positions and errors count lines
 	// of the file. 0 means 1.
@@ -268,7 +272,7 @@ func (l Loader) parseStream(data []byte, source string) ([]parsedDoc, error) {
 			Msg: "invalid UTF-8: save the file as UTF-8"}
 	}
 	// One converter for the whole stream: the node budget is shared.
-	c := converter{source: source, lim: lim, positions: l.Positions, jsonOnly: l.JSON, yaml11: l.YAML11, lineOff: max(l.FirstLine-1, 0)}
+	c := converter{source: source, lim: lim, positions: l.Positions, jsonOnly: l.JSON, yaml11: l.YAML11, lastKeyWins: l.LastKeyWins, lineOff: max(l.FirstLine-1, 0)}
 	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a UTF-8 byte order mark
 	text := bytes.Trim(data, " \t\r\n")             // YAML's and JSON's white space, not Unicode's: "\u2008" is a value
 	if len(text) == 0 {
@@ -413,6 +417,8 @@ type converter struct {
 	aliasUse   *yaml.Node // the outermost alias being resolved
 	aliasNodes int
 	aliasBytes int64
+
+	lastKeyWins bool // a repeated key replaces the value (Loader.LastKeyWins)
 }
 
 // releasing reports whether the children of n may be dropped from the
@@ -543,7 +549,7 @@ func (c *converter) mapping(n *yaml.Node, depth int) (any, *Pos, error) {
 		if err := c.aliased(kn, len(key)); err != nil {
 			return nil, nil, err
 		}
-		if _, dup := m[key]; dup {
+		if _, dup := m[key]; dup && !c.lastKeyWins {
 			first := 0
 			if lines != nil {
 				first = lines[key]

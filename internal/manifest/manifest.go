@@ -62,7 +62,7 @@ type Piece struct {
 // exact (see package document).
 func Parse(stream []byte, source string, lim Limits) ([]Document, error) {
 	var docs []Document
-	err := Each(stream, source, lim, true, func(d Document) error {
+	err := Each(stream, source, Options{Limits: lim, Positions: true}, func(d Document) error {
 		docs = append(docs, d)
 		return nil
 	})
@@ -72,13 +72,30 @@ func Parse(stream []byte, source string, lim Limits) ([]Document, error) {
 	return docs, nil
 }
 
+// Options say how Each reads a stream.
+type Options struct {
+	Limits
+	// Positions records the position of every node in Document.Pos;
+	// without, each Document's Pos holds the document's own line only,
+	// and parsing is cheaper.
+	Positions bool
+	// YAML11 reads YAML scalars and map keys as YAML 1.1, the way
+	// sigs.k8s.io/yaml does (document.Loader.YAML11): as Argo CD's plugin
+	// sidecar and repo-server read a plugin's output, an unquoted yes or
+	// on is true, 012 is 10, and a map key yes is "true". JSON is JSON.
+	YAML11 bool
+	// LastKeyWins takes a key repeated in a map for its last value, as
+	// Argo CD reads a plugin's output, instead of an error
+	// (document.Loader.LastKeyWins).
+	LastKeyWins bool
+}
+
 // Each reads the documents of a stream as Parse does, handing each to fn
 // as soon as it is parsed, and keeps none: a stream of many documents
-// costs the memory of its largest, not of all of them. Without positions,
-// each Document's Pos holds the document's own line only, and parsing is
-// cheaper. An error of fn stops the reading and is returned as it is.
-func Each(stream []byte, source string, lim Limits, positions bool, fn func(Document) error) error {
-	lim = lim.withDefaults()
+// costs the memory of its largest, not of all of them. An error of fn
+// stops the reading and is returned as it is.
+func Each(stream []byte, source string, opts Options, fn func(Document) error) error {
+	lim, positions := opts.Limits.withDefaults(), opts.Positions
 	if int64(len(stream)) > lim.MaxBytes {
 		return &document.LoadError{Source: source, Err: document.ErrTooLarge,
 			Msg: fmt.Sprintf("the stream is larger than the limit of %d bytes", lim.MaxBytes)}
@@ -87,13 +104,13 @@ func Each(stream []byte, source string, lim Limits, positions bool, fn func(Docu
 	if len(text) > 0 && (text[0] == '{' || text[0] == '[') {
 		pieces, jsonErr := SplitJSON(stream, source, lim)
 		if jsonErr == nil {
-			return eachPiece(pieces, source, lim, true, positions, fn)
+			return eachPiece(pieces, source, lim, true, positions, Options{LastKeyWins: opts.LastKeyWins}, fn)
 		}
 		pieces, err := Split(stream, source, lim)
 		if err == nil {
 			// Checked before fn sees anything: a stream that is not YAML
 			// either gives the JSON error.
-			err = eachPiece(pieces, source, lim, false, positions, func(Document) error { return nil })
+			err = eachPiece(pieces, source, lim, false, positions, opts, func(Document) error { return nil })
 		}
 		if err != nil {
 			if IsSyntax(err) {
@@ -101,13 +118,13 @@ func Each(stream []byte, source string, lim Limits, positions bool, fn func(Docu
 			}
 			return err
 		}
-		return eachPiece(pieces, source, lim, false, positions, fn)
+		return eachPiece(pieces, source, lim, false, positions, opts, fn)
 	}
 	pieces, err := Split(stream, source, lim)
 	if err != nil {
 		return err
 	}
-	return eachPiece(pieces, source, lim, false, positions, fn)
+	return eachPiece(pieces, source, lim, false, positions, opts, fn)
 }
 
 // IsSyntax reports whether err says that a stream is not YAML or JSON.
@@ -117,13 +134,13 @@ func IsSyntax(err error) bool {
 
 // eachPiece parses each piece, sharing the node budget, and hands each
 // non-empty document to fn.
-func eachPiece(pieces []Piece, source string, lim Limits, jsonOnly, positions bool, fn func(Document) error) error {
+func eachPiece(pieces []Piece, source string, lim Limits, jsonOnly, positions bool, opts Options, fn func(Document) error) error {
 	nodes, index := 0, 0
 	for _, p := range pieces {
 		if nodes >= lim.MaxNodes {
 			return tooManyNodes(source, p.Line, lim)
 		}
-		loader := document.Loader{Positions: positions, JSON: jsonOnly, FirstLine: p.Line,
+		loader := document.Loader{Positions: positions, JSON: jsonOnly, YAML11: opts.YAML11, LastKeyWins: opts.LastKeyWins, FirstLine: p.Line,
 			Limits: document.Limits{MaxBytes: lim.MaxBytes, MaxDepth: lim.MaxDepth, MaxNodes: lim.MaxNodes - nodes}}
 		tree, pos, err := loader.ParseAny(p.Data, source)
 		if err != nil {

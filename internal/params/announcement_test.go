@@ -217,15 +217,30 @@ var announcementCases = []announcementCase{
 
 	// Strictness.
 	{
-		name:  "unknown field",
-		input: "- name: a\n  default: x\n",
-		err:   `src:2: announcement [0] "a": default: unknown field "default"; the fields are name, title, tooltip, required, itemType, collectionType, string, array, map`,
-		is:    params.ErrInvalid,
+		// A command's output: unknown fields are ignored, as Argo CD's
+		// sidecar ignores them (a plugin.yaml's are errors: TestDecodeAnnouncementsStrict).
+		name:     "unknown field",
+		input:    "- name: a\n  default: x\n",
+		want:     []params.Announcement{str("a")},
+		warnings: []string{`src:2: announcement [0] "a": default: unknown field "default"; the fields are name, title, tooltip, required, itemType, collectionType, string, array, map; it is ignored`},
 	},
 	{
+		// Matched whatever its case, as Go's JSON decoder matches it.
 		name:  "field in the wrong case",
-		input: `[{"Name": "a"}]`,
-		err:   `src:1: announcement [0]: Name: unknown field "Name"; did you mean "name"?`,
+		input: `[{"Name": "a", "Title": "A", "collectiontype": "array", "ARRAY": ["x"]}]`,
+		want:  []params.Announcement{{Name: "a", Title: "A", ItemType: params.ItemString, CollectionType: params.CollectionArray, Array: []string{"x"}}},
+	},
+	{
+		name:     "a field in two other cases: the first sorted is taken",
+		input:    `[{"NAME": "a", "Name": "b"}]`,
+		want:     []params.Announcement{str("a")},
+		warnings: []string{`src:1: announcement [0] "a": Name: unknown field "Name"; did you mean "name"?; it is ignored`},
+	},
+	{
+		name:     "a field in two cases",
+		input:    `[{"name": "a", "Name": "b"}]`,
+		want:     []params.Announcement{str("a")},
+		warnings: []string{`src:1: announcement [0] "a": Name: unknown field "Name"; did you mean "name"?; it is ignored`},
 	},
 	{
 		name:  "number where a string belongs",
@@ -564,13 +579,29 @@ func TestCombine(t *testing.T) {
 
 func TestLongKeysAreClipped(t *testing.T) {
 	long := strings.Repeat("k", 100_000)
-	for _, input := range []string{
-		`[{"name": "a", "` + long + `": 1}]`,
-		`[{"name": "a", "collectionType": "map", "map": {"` + long + `": 1}}]`,
+	_, warnings, err := params.ParseAnnouncements([]byte(`[{"name": "a", "`+long+`": 1}]`), "src")
+	if err != nil || len(warnings) != 1 || len(warnings[0].String()) > 300 {
+		t.Errorf("ParseAnnouncements(long unknown key) = %.400v, %v, want one short warning", warningTexts(warnings), err)
+	}
+	_, _, err = params.ParseAnnouncements([]byte(`[{"name": "a", "collectionType": "map", "map": {"`+long+`": 1}}]`), "src")
+	if err == nil || len(err.Error()) > 300 {
+		t.Errorf("ParseAnnouncements(long key) error = %.400v, want a short error", err)
+	}
+}
+
+// TestDecodeAnnouncementsStrict: in a plugin.yaml, an unknown field, or a
+// field in the wrong case, is an error naming the line.
+func TestDecodeAnnouncementsStrict(t *testing.T) {
+	for _, tc := range []struct {
+		tree any
+		want string
+	}{
+		{[]any{map[string]any{"name": "a", "default": "x"}}, `plugin.yaml: announcement [0] "a": default: unknown field "default"; the fields are name, title, tooltip, required, itemType, collectionType, string, array, map`},
+		{[]any{map[string]any{"Name": "a"}}, `plugin.yaml: announcement [0]: Name: unknown field "Name"; did you mean "name"?`},
 	} {
-		_, _, err := params.ParseAnnouncements([]byte(input), "src")
-		if err == nil || len(err.Error()) > 300 {
-			t.Errorf("ParseAnnouncements(long key) error = %.400v, want a short error", err)
+		_, _, err := params.DecodeAnnouncements(tc.tree, nil, "plugin.yaml")
+		if errText(err) != tc.want {
+			t.Errorf("DecodeAnnouncements(%v) error = %v, want %s", tc.tree, err, tc.want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package params
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,7 +16,9 @@ import (
 // Source names the input in errors and warnings. Empty input and a literal
 // null are an empty list.
 //
-// The announcements come back normalised as DecodeAnnouncements describes.
+// The announcements come back normalised as DecodeAnnouncements describes,
+// but for one thing: an unknown field is a warning, not an error, as Argo
+// CD's sidecar ignores the fields it does not know in a command's output.
 // Problems with the document are *document.LoadError; problems with an entry
 // are *Error.
 func ParseAnnouncements(data []byte, source string) ([]Announcement, []Warning, error) {
@@ -23,7 +26,7 @@ func ParseAnnouncements(data []byte, source string) ([]Announcement, []Warning, 
 	if err != nil {
 		return nil, nil, err
 	}
-	return DecodeAnnouncements(tree, pos, source)
+	return decodeAnnouncements(&decoder{source: source, kind: "announcement", ignoreUnknown: true}, tree, pos)
 }
 
 // DecodeAnnouncements decodes a list of announcements from a value tree
@@ -40,7 +43,10 @@ func ParseAnnouncements(data []byte, source string) ([]Announcement, []Warning, 
 // a name already used (the first one wins). itemType and collectionType
 // default to string.
 func DecodeAnnouncements(tree any, pos *document.Pos, source string) ([]Announcement, []Warning, error) {
-	d := &decoder{source: source, kind: "announcement"}
+	return decodeAnnouncements(&decoder{source: source, kind: "announcement"}, tree, pos)
+}
+
+func decodeAnnouncements(d *decoder, tree any, pos *document.Pos) ([]Announcement, []Warning, error) {
 	list, err := d.list(tree, pos)
 	if err != nil {
 		return nil, nil, err
@@ -106,11 +112,13 @@ func parseDoc(data []byte, source string, yamlOK bool) (any, *document.Pos, erro
 
 // A decoder turns the entries of one list into announcements or parameters.
 type decoder struct {
-	source   string
-	kind     string // "announcement" or "parameter"
-	noNUL    bool   // strings must not hold NUL (they go into the environment)
-	text     int    // bytes of strings decoded so far
-	warnings []Warning
+	source string
+	kind   string // "announcement" or "parameter"
+	noNUL  bool   // strings must not hold NUL (they go into the environment)
+	// ignoreUnknown makes an unknown field a warning instead of an error.
+	ignoreUnknown bool
+	text          int // bytes of strings decoded so far
+	warnings      []Warning
 }
 
 func (d *decoder) fail(pos *document.Pos, index int, name, field string, sentinel error, msg string) *Error {
@@ -163,6 +171,9 @@ func (d *decoder) start(i int, v any, pos *document.Pos, fields []string) (*entr
 		return nil, d.fail(pos, i, "", "", ErrInvalid,
 			fmt.Sprintf(`must be a map with at least a name, such as {"name": "values-files"}, not %s`, document.Describe(v)))
 	}
+	if d.ignoreUnknown {
+		m = foldKeys(m, fields)
+	}
 	e := &entry{d: d, index: i, m: m, pos: pos}
 	name, err := e.str("name")
 	if err != nil {
@@ -170,6 +181,10 @@ func (d *decoder) start(i int, v any, pos *document.Pos, fields []string) (*entr
 	}
 	for _, k := range e.keys() {
 		if !slices.Contains(fields, k) {
+			if d.ignoreUnknown {
+				d.warn(pos.Key(k), i, name, document.Clip(k, 60), unknownField(k, fields)+"; it is ignored")
+				continue
+			}
 			e.name = name
 			return nil, e.failAt(pos.Key(k), document.Clip(k, 60), ErrInvalid, unknownField(k, fields))
 		}
@@ -188,6 +203,29 @@ func (d *decoder) start(i int, v any, pos *document.Pos, fields []string) (*entr
 	}
 	e.name = name
 	return e, nil
+}
+
+// foldKeys returns m with each key that is a field but for its case
+// renamed to the field, unless m has the field itself: Go's JSON decoder,
+// with which Argo CD reads a dynamic announcement, matches fields so.
+func foldKeys(m map[string]any, fields []string) map[string]any {
+	out, cloned := m, false
+	for _, k := range slices.Sorted(maps.Keys(m)) { // a fixed order: of two spellings, the first sorted wins
+		if slices.Contains(fields, k) {
+			continue
+		}
+		for _, f := range fields {
+			if _, has := out[f]; !has && strings.EqualFold(f, k) {
+				if !cloned {
+					out, cloned = maps.Clone(m), true
+				}
+				delete(out, k)
+				out[f] = m[k]
+				break
+			}
+		}
+	}
+	return out
 }
 
 func unknownField(k string, fields []string) string {

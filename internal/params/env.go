@@ -43,15 +43,15 @@ func Escape(name string) string {
 //   - ARGOCD_APP_PARAMETERS: params as a JSON list (see Parameter.MarshalJSON),
 //     or null when there are none.
 //   - For each parameter, in order: PARAM_<Escape(name)> for its string;
-//     PARAM_<Escape(name_i)> for item i of its array (from 0);
-//     PARAM_<Escape(name_key)> for each entry of its map. A parameter with
-//     more than one field set gives the variables of each.
+//     PARAM_<Escape(name_key)> for each entry of its map;
+//     PARAM_<Escape(name_i)> for item i of its array (from 0). A parameter
+//     with more than one field set gives the variables of each.
 //
 // As the proposal says, a variable whose name is in buildEnv (NAME=value
 // strings: the ARGOCD_APP_*, ARGOCD_ENV_* and KUBE_* variables of the
 // build environment) wins: Env leaves it out. When several parameter
 // variables share a name, the later one wins: later in params; within one
-// parameter, map after array after string; within one map, the key that
+// parameter, array after map after string, as in Argo CD; within one map, the key that
 // sorts last (map keys have no order of their own).
 //
 // ARGOCD_APP_PARAMETERS is always returned, whatever buildEnv holds; put
@@ -77,11 +77,12 @@ func Env(params []Parameter, buildEnv []string) []string {
 		if p.String != nil {
 			set(p.Name, *p.String)
 		}
-		for i, item := range p.Array {
-			set(p.Name+"_"+strconv.Itoa(i), item)
-		}
+		// Argo CD's order: the map's entries, then the array's items.
 		for _, k := range sortedKeys(p.Map) {
 			set(p.Name+"_"+k, p.Map[k])
+		}
+		for i, item := range p.Array {
+			set(p.Name+"_"+strconv.Itoa(i), item)
 		}
 	}
 	names := make([]string, 0, len(vars))

@@ -20,6 +20,15 @@ type Request struct {
 	Env []string
 	// Parameters are the Application's plugin parameters.
 	Parameters []Parameter
+	// ParametersJSON is ARGOCD_APP_PARAMETERS as the repo-server sent it,
+	// or "" when it sent none: a plugin's commands get it verbatim, as
+	// from Argo CD's sidecar (Parameters holds it decoded).
+	ParametersJSON string
+	// NoParametersVar: the repo-server sent no ARGOCD_APP_PARAMETERS (an
+	// Application without spec.source.plugin, found by discovery), so the
+	// commands get none, as from Argo CD's sidecar. Otherwise they get
+	// ParametersJSON, or Parameters encoded (null for none).
+	NoParametersVar bool
 }
 
 // Lookup returns the value of an Env entry.
