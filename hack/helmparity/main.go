@@ -24,6 +24,13 @@
 // rendering with helm a second time when the first comparison differs:
 // the leaves that differ between the two helm runs are left out of the
 // comparison, and counted.
+//
+// With -unittest, each test of the charts' helm-unittest suites
+// (tests/*_test.yaml) is a case too: its suite's and its own values files
+// and set entries merged into one values file, written beside the chart
+// (../unittest/NAME.yaml, as an Argo CD user names a values file outside
+// the chart); the suites' release, capabilities and assertions are not
+// used. A test that expects the render to fail must fail with both.
 package main
 
 import (
@@ -31,6 +38,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,6 +67,10 @@ type config struct {
 	helmEnv                []string
 	verbose                bool
 	only                   *regexp.Regexp
+	deps                   []string
+	unittest               bool
+	release, kubeVersion   string
+	apiVersions            []string
 	pool                   map[string]string // chart name -> directory
 }
 
@@ -80,9 +92,20 @@ func main() {
 	flag.StringVar(&c.ns, "namespace", "parity", "the release namespace, for both")
 	flag.StringVar(&c.work, "work", "", "scratch directory for the copied charts (default: a temporary one, removed)")
 	flag.BoolVar(&c.verbose, "v", false, "print every differing document and both errors of failing cases")
+	flag.Func("deps", "a chart directory used only as a dependency of the charts swept (repeatable)", func(d string) error {
+		c.deps = append(c.deps, d)
+		return nil
+	})
+	flag.BoolVar(&c.unittest, "unittest", false, "also render with the values of each helm-unittest test of the charts (tests/*_test.yaml: the suite's and the test's values files and set)")
+	flag.StringVar(&c.release, "release", "", "the release name, for both (default: the chart directory's name)")
+	flag.StringVar(&c.kubeVersion, "kube-version", "", "the Kubernetes version, for both (helm --kube-version, strata's KUBE_VERSION)")
+	flag.Func("api-versions", "an API version (GROUP/VERSION or GROUP/VERSION/Kind), for both (helm --api-versions, strata's KUBE_API_VERSIONS); repeatable", func(v string) error {
+		c.apiVersions = append(c.apiVersions, v)
+		return nil
+	})
 	only := flag.String("run", "", "sweep only the charts whose directory name matches this regular expression (all are dependencies still)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: helmparity -helm BIN [-strata BIN] [-namespace NS] [-work DIR] [-v] [-run REGEXP] CHARTDIR...\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: helmparity -helm BIN [-strata BIN] [-namespace NS] [-work DIR] [-v] [-unittest] [-run REGEXP] [-deps DIR]... CHARTDIR...\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -124,19 +147,29 @@ func run(c *config, dirs []string) error {
 		if dirs[i], err = filepath.Abs(d); err != nil {
 			return err
 		}
-		m, err := readMeta(dirs[i])
+	}
+	for _, d := range append(slices.Clone(dirs), c.deps...) {
+		m, err := readMeta(d)
 		if err != nil {
-			continue // said so below
+			continue // not a chart: said so below if swept
 		}
 		if _, ok := c.pool[m.Name]; !ok {
-			c.pool[m.Name] = dirs[i]
+			c.pool[m.Name], _ = filepath.Abs(d)
 		}
 	}
 	counts := map[string]int{}
 	total, masked := 0, 0
 	for i, dir := range dirs {
 		name := filepath.Base(dir)
+		release := name
+		if c.release != "" {
+			release = c.release
+		}
 		if c.only != nil && !c.only.MatchString(name) {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, "Chart.yaml")); err != nil {
+			fmt.Printf("%-44s %-34s not a chart (no Chart.yaml)\n", name, "*")
 			continue
 		}
 		dst := filepath.Join(c.work, strconv.Itoa(i), name)
@@ -150,8 +183,15 @@ func run(c *config, dirs []string) error {
 		if err != nil {
 			return err
 		}
+		if c.unittest {
+			more, err := unitTestValues(dst)
+			if err != nil {
+				return err
+			}
+			cases = append(cases, more...)
+		}
 		for _, vf := range append([]string{""}, cases...) {
-			res, n, detail := c.compare(name, dst, vf)
+			res, n, detail := c.compare(release, dst, vf)
 			counts[res]++
 			total++
 			masked += n
@@ -170,6 +210,8 @@ func run(c *config, dirs []string) error {
 	return nil
 }
 
+// readMeta reads a chart's name and dependencies: Chart.yaml's, or for
+// an apiVersion v1 chart requirements.yaml's, as helm reads them.
 func readMeta(dir string) (*chartMeta, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "Chart.yaml"))
 	if err != nil {
@@ -178,6 +220,11 @@ func readMeta(dir string) (*chartMeta, error) {
 	var m chartMeta
 	if err := sigsyaml.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("%s/Chart.yaml: %w", dir, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "requirements.yaml")); err == nil && len(m.Dependencies) == 0 {
+		if err := sigsyaml.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("%s/requirements.yaml: %w", dir, err)
+		}
 	}
 	return &m, nil
 }
@@ -242,6 +289,12 @@ func valuesFiles(dir string) ([]string, error) {
 
 func (c *config) helmTemplate(name, dir, vf string) ([]byte, error) {
 	args := []string{"template", name, ".", "--include-crds", "--namespace", c.ns}
+	if c.kubeVersion != "" {
+		args = append(args, "--kube-version", c.kubeVersion)
+	}
+	for _, a := range c.apiVersions {
+		args = append(args, "--api-versions", a)
+	}
 	if vf != "" {
 		args = append(args, "-f", vf)
 	}
@@ -251,8 +304,14 @@ func (c *config) helmTemplate(name, dir, vf string) ([]byte, error) {
 }
 
 func (c *config) strataGenerate(name, dir, vf, format string) ([]byte, error) {
-	args := []string{"cmp", "generate", dir, "--builtin", "helm", "--repo-root", dir,
+	args := []string{"cmp", "generate", dir, "--builtin", "helm", "--repo-root", filepath.Dir(dir),
 		"--app-name", name, "--namespace", c.ns, "-o", format}
+	if c.kubeVersion != "" {
+		args = append(args, "--kube-version", c.kubeVersion)
+	}
+	for _, a := range c.apiVersions {
+		args = append(args, "--api-versions", a)
+	}
 	if vf != "" {
 		args = append(args, "--param-array", "values-files="+vf)
 	}
@@ -300,15 +359,16 @@ func (c *config) compare(name, dir, vf string) (string, int, string) {
 	if err != nil {
 		return strataFail, 0, fmt.Sprintf(": YAML output: %s", oneLine(err))
 	}
-	if yd, err := argoread.Docs(yout); err != nil || !slices.Equal(yd, ours) {
-		return differ, 0, fmt.Sprintf(": strata's YAML output does not read as its JSON output (%v)", err)
+	yd, err := argoread.Docs(yout)
+	if err != nil {
+		return differ, 0, fmt.Sprintf(": strata's YAML output does not read as Argo CD reads it: %v", err)
 	}
 	text := ""
 	if !bytes.Equal(yout, hout) {
 		text = " (YAML text differs)"
 	}
-	diffs := docDiffs(ours, theirs)
-	if len(diffs) == 0 {
+	diffs, self := docDiffs(ours, theirs), docDiffs(yd, ours)
+	if len(diffs) == 0 && len(self) == 0 {
 		return same, 0, text
 	}
 	// A second helm run tells which values change at every render.
@@ -324,11 +384,19 @@ func (c *config) compare(name, dir, vf string) (string, int, string) {
 	for _, p := range docDiffs(theirs, second) {
 		random[p] = true
 	}
-	var real []string
+	var real, realSelf []string
 	for _, p := range diffs {
 		if !random[p] {
 			real = append(real, p)
 		}
+	}
+	for _, p := range self {
+		if !random[p] {
+			realSelf = append(realSelf, p)
+		}
+	}
+	if len(realSelf) > 0 {
+		return differ, 0, fmt.Sprintf(": strata's YAML output does not read as its JSON output at %s", clip(strings.Join(realSelf, " "), 300))
 	}
 	if len(real) == 0 {
 		return sameMasked, len(diffs), fmt.Sprintf(" (%d random values: %s)", len(diffs), clip(strings.Join(diffs, " "), 200))
@@ -453,4 +521,182 @@ func clip(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// A helm-unittest suite, the parts that choose values.
+type suite struct {
+	Values []string       `json:"values"`
+	Set    map[string]any `json:"set"`
+	Tests  []struct {
+		It     string         `json:"it"`
+		Values []string       `json:"values"`
+		Set    map[string]any `json:"set"`
+	} `json:"tests"`
+}
+
+// unitTestValues writes one values file for each test of the chart's
+// helm-unittest suites that sets values, beside the chart, and returns
+// their paths relative to the chart. Identical value sets are written once.
+func unitTestValues(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "tests", "*_test.yaml"))
+	if err != nil || len(files) == 0 {
+		return nil, err
+	}
+	out := filepath.Join(filepath.Dir(dir), "unittest")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var cases []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var s suite
+		if err := sigsyaml.Unmarshal(b, &s); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		for i, t := range s.Tests {
+			vals := map[string]any{}
+			for _, vf := range append(slices.Clone(s.Values), t.Values...) {
+				vb, err := os.ReadFile(filepath.Join(filepath.Dir(f), vf))
+				if err != nil {
+					return nil, fmt.Errorf("%s: test %q: %w", f, t.It, err)
+				}
+				var v map[string]any
+				if err := sigsyaml.Unmarshal(vb, &v); err != nil {
+					return nil, fmt.Errorf("%s: %w", vf, err)
+				}
+				merge(vals, v)
+			}
+			for _, set := range []map[string]any{s.Set, t.Set} {
+				keys := slices.Sorted(maps.Keys(set))
+				for _, k := range keys {
+					if err := setPath(vals, k, set[k]); err != nil {
+						return nil, fmt.Errorf("%s: test %q: set %q: %w", f, t.It, k, err)
+					}
+				}
+			}
+			if len(vals) == 0 {
+				continue
+			}
+			yb, err := sigsyaml.Marshal(vals)
+			if err != nil {
+				return nil, err
+			}
+			if seen[string(yb)] {
+				continue
+			}
+			seen[string(yb)] = true
+			name := fmt.Sprintf("%s-%d.yaml", strings.TrimSuffix(filepath.Base(f), "_test.yaml"), i)
+			if err := os.WriteFile(filepath.Join(out, name), yb, 0o644); err != nil {
+				return nil, err
+			}
+			cases = append(cases, "../unittest/"+name)
+		}
+	}
+	return cases, nil
+}
+
+// merge merges src into dst as helm merges values files: maps key by key,
+// anything else replaced.
+func merge(dst, src map[string]any) {
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			if dm, ok := dst[k].(map[string]any); ok {
+				merge(dm, sm)
+				continue
+			}
+		}
+		dst[k] = v
+	}
+}
+
+// setPath sets a helm-unittest set key (a.b, a\.b for a dot in a key,
+// a[0].b) in vals; a map value is merged.
+func setPath(vals map[string]any, path string, v any) error {
+	var segs []string
+	cur := ""
+	for i := 0; i < len(path); i++ {
+		switch {
+		case path[i] == '\\' && i+1 < len(path) && path[i+1] == '.':
+			cur += "."
+			i++
+		case path[i] == '.':
+			segs = append(segs, cur)
+			cur = ""
+		default:
+			cur += string(path[i])
+		}
+	}
+	segs = append(segs, cur)
+	var node any = vals
+	for n, seg := range segs {
+		last := n == len(segs)-1
+		key, rest, _ := strings.Cut(seg, "[")
+		var idx []int
+		for rest != "" {
+			num, after, ok := strings.Cut(rest, "]")
+			k, err := strconv.Atoi(num)
+			if !ok || err != nil || k < 0 || k > 1000 {
+				return fmt.Errorf("bad index in %q", seg)
+			}
+			idx = append(idx, k)
+			rest = strings.TrimPrefix(after, "[")
+		}
+		m, ok := node.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%q is not a map", key)
+		}
+		if len(idx) == 0 {
+			if last {
+				if sm, ok := v.(map[string]any); ok {
+					if dm, ok := m[key].(map[string]any); ok {
+						merge(dm, sm)
+						return nil
+					}
+				}
+				m[key] = v
+				return nil
+			}
+			if _, ok := m[key].(map[string]any); !ok {
+				m[key] = map[string]any{}
+			}
+			node = m[key]
+			continue
+		}
+		// a[i][j]...: lists grown as needed.
+		parent, pkey := any(m), any(key)
+		for j, k := range idx {
+			var list []any
+			switch p := parent.(type) {
+			case map[string]any:
+				list, _ = p[pkey.(string)].([]any)
+			case []any:
+				list, _ = p[pkey.(int)].([]any)
+			}
+			for len(list) <= k {
+				list = append(list, nil)
+			}
+			switch p := parent.(type) {
+			case map[string]any:
+				p[pkey.(string)] = list
+			case []any:
+				p[pkey.(int)] = list
+			}
+			if j == len(idx)-1 {
+				if last {
+					list[k] = v
+					return nil
+				}
+				if _, ok := list[k].(map[string]any); !ok {
+					list[k] = map[string]any{}
+				}
+				node = list[k]
+			}
+			parent, pkey = list, k
+		}
+	}
+	return nil
 }
