@@ -25,6 +25,10 @@
 // the leaves that differ between the two helm runs are left out of the
 // comparison, and counted.
 //
+// With -glob, a chart with more than one ci values file is also rendered
+// with the values-files pattern ci/*.yaml, helm getting each match in
+// lexical order, as Argo CD expands a valueFiles pattern.
+//
 // With -unittest, each test of the charts' helm-unittest suites
 // (tests/*_test.yaml) is a case too: its suite's and its own values files
 // and set entries merged into one values file, written beside the chart
@@ -68,7 +72,7 @@ type config struct {
 	verbose                bool
 	only                   *regexp.Regexp
 	deps                   []string
-	unittest               bool
+	unittest, glob         bool
 	release, kubeVersion   string
 	apiVersions            []string
 	pool                   map[string]string // chart name -> directory
@@ -103,9 +107,10 @@ func main() {
 		c.apiVersions = append(c.apiVersions, v)
 		return nil
 	})
+	flag.BoolVar(&c.glob, "glob", false, "also render each chart with all its ci values files at once, as the values-files pattern ci/*.yaml (helm gets each match, in order)")
 	only := flag.String("run", "", "sweep only the charts whose directory name matches this regular expression (all are dependencies still)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: helmparity -helm BIN [-strata BIN] [-namespace NS] [-work DIR] [-v] [-unittest] [-run REGEXP] [-deps DIR]... CHARTDIR...\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: helmparity -helm BIN [-strata BIN] [-namespace NS] [-work DIR] [-v] [-unittest] [-glob] [-run REGEXP] [-deps DIR]... CHARTDIR...\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -182,6 +187,9 @@ func run(c *config, dirs []string) error {
 		cases, err := valuesFiles(dst)
 		if err != nil {
 			return err
+		}
+		if c.glob && len(cases) > 1 {
+			cases = append(cases, "ci/*.yaml")
 		}
 		if c.unittest {
 			more, err := unitTestValues(dst)
@@ -295,7 +303,16 @@ func (c *config) helmTemplate(name, dir, vf string) ([]byte, error) {
 	for _, a := range c.apiVersions {
 		args = append(args, "--api-versions", a)
 	}
-	if vf != "" {
+	if strings.ContainsAny(vf, "*?[") {
+		// As Argo CD expands a valueFiles pattern: each match, in order.
+		matches, err := filepath.Glob(filepath.Join(dir, vf))
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range matches {
+			args = append(args, "-f", m)
+		}
+	} else if vf != "" {
 		args = append(args, "-f", vf)
 	}
 	cmd := exec.Command(c.helm, args...)
