@@ -8,7 +8,8 @@
 //	    [--param-array values-files=ci/x.yaml] -o json
 //
 // (values files as an Argo CD user writes them: relative to the chart's
-// directory). helm's output is read as Argo CD reads it (package
+// directory), helm's flags as Argo CD's Helm source builds them (a kube
+// version cut to its numbers, a values file pattern expanded). helm's output is read as Argo CD reads it (package
 // hack/internal/argoread); strata's JSON list is what its sidecar sends.
 // Where one fails, the other must fail too; both errors are printed.
 //
@@ -52,6 +53,7 @@ import (
 	"strconv"
 	"strings"
 
+	k8sversion "k8s.io/apimachinery/pkg/util/version"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/hack/internal/argoread"
@@ -73,6 +75,7 @@ type config struct {
 	only                   *regexp.Regexp
 	deps                   []string
 	unittest, glob         bool
+	skipCRDs, skipTests    bool
 	release, kubeVersion   string
 	apiVersions            []string
 	pool                   map[string]string // chart name -> directory
@@ -108,9 +111,11 @@ func main() {
 		return nil
 	})
 	flag.BoolVar(&c.glob, "glob", false, "also render each chart with all its ci values files at once, as the values-files pattern ci/*.yaml (helm gets each match, in order)")
+	flag.BoolVar(&c.skipCRDs, "skip-crds", false, "render without the CRDs (helm without --include-crds, strata's skip-crds)")
+	flag.BoolVar(&c.skipTests, "skip-tests", false, "render without the test hooks (helm --skip-tests, strata's skip-tests)")
 	only := flag.String("run", "", "sweep only the charts whose directory name matches this regular expression (all are dependencies still)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: helmparity -helm BIN [-strata BIN] [-namespace NS] [-work DIR] [-v] [-unittest] [-glob] [-run REGEXP] [-deps DIR]... CHARTDIR...\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: helmparity -helm BIN [-strata BIN] [-namespace NS] [-work DIR] [-v] [-unittest] [-glob] [-skip-crds] [-skip-tests] [-run REGEXP] [-deps DIR]... CHARTDIR...\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -296,9 +301,20 @@ func valuesFiles(dir string) ([]string, error) {
 }
 
 func (c *config) helmTemplate(name, dir, vf string) ([]byte, error) {
-	args := []string{"template", name, ".", "--include-crds", "--namespace", c.ns}
+	args := []string{"template", name, ".", "--namespace", c.ns}
+	if !c.skipCRDs {
+		args = append(args, "--include-crds")
+	}
+	if c.skipTests {
+		args = append(args, "--skip-tests")
+	}
 	if c.kubeVersion != "" {
-		args = append(args, "--kube-version", c.kubeVersion)
+		// As Argo CD passes it: its numbers only (v1.29.3-eks-x is 1.29.3).
+		v, err := k8sversion.ParseGeneric(c.kubeVersion)
+		if err != nil {
+			return nil, fmt.Errorf("Argo CD refuses the kube version %q: %w", c.kubeVersion, err)
+		}
+		args = append(args, "--kube-version", v.String())
 	}
 	for _, a := range c.apiVersions {
 		args = append(args, "--api-versions", a)
@@ -323,6 +339,12 @@ func (c *config) helmTemplate(name, dir, vf string) ([]byte, error) {
 func (c *config) strataGenerate(name, dir, vf, format string) ([]byte, error) {
 	args := []string{"cmp", "generate", dir, "--builtin", "helm", "--repo-root", filepath.Dir(dir),
 		"--app-name", name, "--namespace", c.ns, "-o", format}
+	if c.skipCRDs {
+		args = append(args, "--param", "skip-crds=true")
+	}
+	if c.skipTests {
+		args = append(args, "--param", "skip-tests=true")
+	}
 	if c.kubeVersion != "" {
 		args = append(args, "--kube-version", c.kubeVersion)
 	}
