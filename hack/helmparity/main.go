@@ -31,11 +31,13 @@
 // lexical order, as Argo CD expands a valueFiles pattern.
 //
 // With -unittest, each test of the charts' helm-unittest suites
-// (tests/*_test.yaml) is a case too: its suite's and its own values files
+// (tests/**/*_test.yaml) is a case too: its suite's and its own values files
 // and set entries merged into one values file, written beside the chart
 // (../unittest/NAME.yaml, as an Argo CD user names a values file outside
 // the chart); the suites' release, capabilities and assertions are not
-// used. A test that expects the render to fail must fail with both.
+// used, nor is the suite's list of templates (every template is
+// rendered, so a test may reach a chart's check its suite never renders).
+// A test that expects the render to fail must fail with both.
 package main
 
 import (
@@ -43,6 +45,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -103,7 +106,7 @@ func main() {
 		c.deps = append(c.deps, d)
 		return nil
 	})
-	flag.BoolVar(&c.unittest, "unittest", false, "also render with the values of each helm-unittest test of the charts (tests/*_test.yaml: the suite's and the test's values files and set)")
+	flag.BoolVar(&c.unittest, "unittest", false, "also render with the values of each helm-unittest test of the charts (tests/**/*_test.yaml: the suite's and the test's values files and set)")
 	flag.StringVar(&c.release, "release", "", "the release name, for both (default: the chart directory's name)")
 	flag.StringVar(&c.kubeVersion, "kube-version", "", "the Kubernetes version, for both (helm --kube-version, strata's KUBE_VERSION)")
 	flag.Func("api-versions", "an API version (GROUP/VERSION or GROUP/VERSION/Kind), for both (helm --api-versions, strata's KUBE_API_VERSIONS); repeatable", func(v string) error {
@@ -577,7 +580,13 @@ type suite struct {
 // helm-unittest suites that sets values, beside the chart, and returns
 // their paths relative to the chart. Identical value sets are written once.
 func unitTestValues(dir string) ([]string, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "tests", "*_test.yaml"))
+	var files []string
+	err := filepath.WalkDir(filepath.Join(dir, "tests"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && strings.HasSuffix(p, "_test.yaml") {
+			files = append(files, p)
+		}
+		return nil
+	})
 	if err != nil || len(files) == 0 {
 		return nil, err
 	}
@@ -628,7 +637,9 @@ func unitTestValues(dir string) ([]string, error) {
 				continue
 			}
 			seen[string(yb)] = true
-			name := fmt.Sprintf("%s-%d.yaml", strings.TrimSuffix(filepath.Base(f), "_test.yaml"), i)
+			suiteName, _ := filepath.Rel(filepath.Join(dir, "tests"), f)
+			suiteName = strings.ReplaceAll(strings.TrimSuffix(suiteName, "_test.yaml"), string(filepath.Separator), "-")
+			name := fmt.Sprintf("%s-%d.yaml", suiteName, i)
 			if err := os.WriteFile(filepath.Join(out, name), yb, 0o644); err != nil {
 				return nil, err
 			}
