@@ -11,7 +11,7 @@ PROTOC_GEN_GO      ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 GENBIN             := $(CURDIR)/.cache/genbin
 
-.PHONY: all build generate test unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli generate-layers fuzz demo clean testbin cluster
+.PHONY: all build generate test unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity generate-layers fuzz demo clean testbin cluster
 
 all: build
 
@@ -134,6 +134,16 @@ BENCHROUNDS ?= 10
 bench-helm-cli: build
 	@test -n "$(CHARTS)" || { echo 'usage: make bench-helm-cli CHARTS="dir1 dir2"'; exit 2; }
 	$(GO) run ./hack/helmbench -n $(BENCHROUNDS) -strata $(BIN) $(if $(BASELINE),-baseline $(BASELINE)) -helm "$$(bash hack/testbin/build.sh helm)" -compare $(CHARTS)
+
+## helm-parity: the built-in Helm plugin beside the helm v4.3.1 CLI on real
+## charts, with their defaults, their ci/*.yaml values files, their
+## helm-unittest tests' values and the pattern ci/*.yaml, compared as Argo CD
+## reads them (hack/helmparity/sweep.sh; docs/helm.md#parity). The charts
+## given are each other's dependencies; nothing is fetched.
+##   make helm-parity CHARTS="$(ls -d /tmp/charts/*/charts/*)"
+helm-parity: build
+	@test -n "$(CHARTS)" || { echo 'usage: make helm-parity CHARTS="dir1 dir2"'; exit 2; }
+	bash hack/helmparity/sweep.sh -strata $(BIN) $(CHARTS)
 
 ## bench-cmp: Argo CD's plugin sidecar (argocd-cmp-server, built from the
 ## module proxy), `strata cmp serve`, a drain-and-hash floor and that floor

@@ -19,9 +19,7 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,8 +31,7 @@ import (
 	"strings"
 	"time"
 
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	sigsyaml "sigs.k8s.io/yaml"
+	"github.com/strata-dev/strata/hack/internal/argoread"
 )
 
 // The announcement pipeline of Argo CD's CMP proposal (as in
@@ -244,15 +241,9 @@ func compareDocs(strata, helm string, helmEnv []string, dir string) error {
 	if err != nil {
 		return fmt.Errorf("strata cmp generate %s: %w", dir, stderrOf(err))
 	}
-	var list []json.RawMessage
-	if err := json.Unmarshal(out, &list); err != nil {
+	ours, err := argoread.JSONList(out)
+	if err != nil {
 		return err
-	}
-	ours := make([]string, len(list))
-	for i, m := range list {
-		if ours[i], err = canonical(m); err != nil {
-			return err
-		}
 	}
 	cmd := exec.Command(helm, "template", filepath.Base(dir), dir, "--include-crds")
 	cmd.Env = helmEnv
@@ -260,7 +251,7 @@ func compareDocs(strata, helm string, helmEnv []string, dir string) error {
 	if err != nil {
 		return fmt.Errorf("helm template %s: %w", dir, stderrOf(err))
 	}
-	theirs, err := argoDocs(hout)
+	theirs, err := argoread.Docs(hout)
 	if err != nil {
 		return err
 	}
@@ -294,71 +285,6 @@ func compareDocs(strata, helm string, helmEnv []string, dir string) error {
 	}
 	fmt.Printf("# %s: YAML output %d bytes, helm's %d bytes, %d of %d lines differ\n", filepath.Base(dir), len(text), len(hout), differ, len(b))
 	return nil
-}
-
-// argoDocs reads helm template's output as Argo CD's repo-server does.
-func argoDocs(out []byte) ([]string, error) {
-	var docs []string
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(bytes.TrimSuffix(out, []byte("\n")))))
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		js, err := sigsyaml.YAMLToJSON(doc)
-		if err != nil {
-			return nil, err
-		}
-		if s := strings.TrimSpace(string(js)); s == "null" || s == "" {
-			continue
-		}
-		more, err := unpack(js)
-		if err != nil {
-			return nil, err
-		}
-		docs = append(docs, more...)
-	}
-}
-
-func unpack(js []byte) ([]string, error) {
-	var obj map[string]any
-	if err := json.Unmarshal(js, &obj); err != nil {
-		return nil, err
-	}
-	kind, _ := obj["kind"].(string)
-	items, ok := obj["items"].([]any)
-	if !strings.HasSuffix(kind, "List") || !ok {
-		c, err := canonical(js)
-		return []string{c}, err
-	}
-	var out []string
-	for _, it := range items {
-		b, err := json.Marshal(it)
-		if err != nil {
-			return nil, err
-		}
-		more, err := unpack(b)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, more...)
-	}
-	return out, nil
-}
-
-// canonical re-encodes a JSON document: keys sorted, numbers as written.
-func canonical(js []byte) (string, error) {
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return "", err
-	}
-	b, err := json.Marshal(v)
-	return string(b), err
 }
 
 func firstDiff(a, b string) int {

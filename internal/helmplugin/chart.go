@@ -315,12 +315,12 @@ type valueSet struct {
 func (j *job) userValues(chartValues map[string]any) (*valueSet, error) {
 	s := j.s
 	user := map[string]any{}
-	for i, f := range s.valuesFiles {
-		field := fmt.Sprintf("array[%d]", i)
-		rel, err := j.resolve(f)
-		if err != nil {
-			return nil, &paramError{name: ParamValuesFiles, field: field, err: err}
-		}
+	files, err := j.valuesFiles()
+	if err != nil {
+		return nil, err
+	}
+	for _, vf := range files {
+		f, field, rel := vf.given, vf.field, vf.rel
 		data, err := j.readFile(rel)
 		if errors.Is(err, errMissing) && s.ignoreMissing {
 			j.p.log.Info("values file does not exist; skipped (ignore-missing-value-files)", "app", j.req.AppName, "file", rel)

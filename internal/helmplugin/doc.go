@@ -32,6 +32,9 @@
 // repoconfig.go; see DependencyOptions).
 // Values files and file-parameters are read through an os.Root of the
 // repository: a path or symbolic link leading outside it is refused.
+// values-files entries are expanded as Argo CD's Helm source expands
+// valueFiles (build variables, glob patterns, each file once; valuesfiles.go),
+// and a kube version is cut to its numbers as Argo CD passes it to helm.
 //
 // Every input is bounded (see Limits), and a render is bounded in time by
 // the request's context and Options.Timeout. Errors read like Helm's (the

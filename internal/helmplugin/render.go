@@ -20,6 +20,7 @@ import (
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"helm.sh/helm/v4/pkg/engine"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	k8sversion "k8s.io/apimachinery/pkg/util/version"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -87,12 +88,28 @@ func (j *job) effective() effective {
 	default:
 		e.kubeVersion, e.kubeFrom = DefaultKubeVersion, "default"
 	}
-	if s.hasAPIVersions {
+	// An empty api-versions list overrides nothing, as an empty
+	// apiVersions of an Argo CD Helm source.
+	if s.hasAPIVersions && len(s.apiVersions) > 0 {
 		e.apiVersions = s.apiVersions
 	} else {
 		e.apiVersions = splitAPIVersions([]string{j.env["KUBE_API_VERSIONS"]})
 	}
 	return e
+}
+
+// parseKubeVersion reads a Kubernetes version as Argo CD passes it to
+// helm: it keeps only the numeric components, dropping what Kubernetes
+// distributions append ("v1.29.3-eks-4f9a2b1" and "1.29.3+k3s1" are
+// 1.29.3, "1.29+" is 1.29), by Kubernetes' generic version rules, then
+// parses that as helm does. Without this a pre-release suffix would fail
+// charts' semverCompare ">=1.21.0" checks that pass under Argo CD.
+func parseKubeVersion(v string) (*common.KubeVersion, error) {
+	g, err := k8sversion.ParseGeneric(v)
+	if err != nil {
+		return nil, err
+	}
+	return common.ParseKubeVersion(g.String())
 }
 
 // render runs Helm's install action client-only, as `helm template` does,
@@ -105,7 +122,7 @@ func (j *job) render(ctx context.Context, ch *chart.Chart, vals map[string]any) 
 		}
 		return nil, fmt.Errorf("the release name defaults to the Application's name %q, which Helm does not accept: %w; set the %s parameter", e.releaseName, err, ParamReleaseName)
 	}
-	kv, err := common.ParseKubeVersion(e.kubeVersion)
+	kv, err := parseKubeVersion(e.kubeVersion)
 	if err != nil {
 		switch e.kubeFrom {
 		case "param":

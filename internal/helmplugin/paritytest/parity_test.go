@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/google/go-cmp/cmp"
+	k8sversion "k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/strata-dev/strata/internal/helmplugin"
 	"github.com/strata-dev/strata/internal/helmplugin/paritytest"
@@ -119,7 +121,13 @@ func helmArgs(t *testing.T, c *paritytest.Case, req *params.Request) []string {
 	args := []string{"template", req.AppPath, "--name-template", str("release-name", release)}
 	args = append(args, "--namespace", str("namespace", env["ARGOCD_APP_NAMESPACE"]))
 	if kv := str("kube-version", env["KUBE_VERSION"]); kv != "" {
-		args = append(args, "--kube-version", kv)
+		// Argo CD keeps a version's numbers only (Kubernetes' generic
+		// version rules): v1.29.3-eks-x is 1.29.3.
+		v, err := k8sversion.ParseGeneric(kv)
+		if err != nil {
+			t.Fatalf("Argo CD would refuse the kube version %q: %v", kv, err)
+		}
+		args = append(args, "--kube-version", v.String())
 	}
 	setFlag := func(flag, name string, value func(string) string) {
 		if p := get(name); p != nil {
@@ -151,16 +159,7 @@ func helmArgs(t *testing.T, c *paritytest.Case, req *params.Request) []string {
 	setFlag("--set-string", "helm-string-parameters", escape)
 	setFlag("--set-file", "file-parameters", func(p string) string { return filepath.Join(req.AppPath, envsubst(p)) })
 	if p := get("values-files"); p != nil {
-		for _, f := range p.Array {
-			path := filepath.Join(req.AppPath, f)
-			if filepath.IsAbs(f) {
-				path = filepath.Join(req.RepoRoot, f)
-			}
-			if _, err := os.Stat(path); err != nil && str("ignore-missing-value-files", "") == "true" {
-				continue
-			}
-			args = append(args, "--values", path)
-		}
+		args = append(args, argoValuesFiles(t, req, p.Array, envsubst, str("ignore-missing-value-files", "") == "true")...)
 	}
 	if v := str("values", ""); v != "" {
 		f := filepath.Join(t.TempDir(), "inline-values.yaml")
@@ -170,7 +169,7 @@ func helmArgs(t *testing.T, c *paritytest.Case, req *params.Request) []string {
 		args = append(args, "--values", f)
 	}
 	apis := strings.Split(env["KUBE_API_VERSIONS"], ",")
-	if p := get("api-versions"); p != nil && p.Array != nil {
+	if p := get("api-versions"); p != nil && len(p.Array) > 0 {
 		apis = p.Array
 	}
 	for _, a := range apis {
@@ -186,6 +185,61 @@ func helmArgs(t *testing.T, c *paritytest.Case, req *params.Request) []string {
 	}
 	if str("skip-tests", "false") == "true" {
 		args = append(args, "--skip-tests")
+	}
+	return args
+}
+
+// argoValuesFiles turns valueFiles into helm's --values flags as Argo CD's
+// Helm source does: build variables substituted in each entry, the path
+// resolved (relative to the application, an absolute one to the
+// repository's root), a glob pattern expanded in place by doublestar's
+// FilepathGlob (files named by another entry left out of it), each file
+// passed once where it first appears, and missing files and unmatched
+// patterns skipped with ignore-missing-value-files.
+func argoValuesFiles(t *testing.T, req *params.Request, entries []string, envsubst func(string) string, ignoreMissing bool) []string {
+	resolve := func(f string) string {
+		f = envsubst(f)
+		if filepath.IsAbs(f) {
+			return filepath.Join(req.RepoRoot, f)
+		}
+		return filepath.Join(req.AppPath, f)
+	}
+	isGlob := func(p string) bool { return strings.ContainsAny(p, "*?[") }
+	explicit := map[string]bool{}
+	for _, f := range entries {
+		if p := resolve(f); !isGlob(p) {
+			explicit[p] = true
+		}
+	}
+	var args []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			args = append(args, "--values", p)
+		}
+	}
+	for _, f := range entries {
+		p := resolve(f)
+		if !isGlob(p) {
+			if _, err := os.Stat(p); err != nil && ignoreMissing {
+				continue
+			}
+			add(p)
+			continue
+		}
+		matches, err := doublestar.FilepathGlob(p)
+		if err != nil {
+			t.Fatalf("Argo CD would refuse the pattern %q: %v", f, err)
+		}
+		if len(matches) == 0 && !ignoreMissing {
+			t.Fatalf("Argo CD would refuse the pattern %q: it matches no file", f)
+		}
+		for _, m := range matches {
+			if !explicit[m] {
+				add(m)
+			}
+		}
 	}
 	return args
 }
