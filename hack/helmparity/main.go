@@ -315,7 +315,7 @@ func (c *config) helmTemplate(name, dir, vf string) ([]byte, error) {
 		// As Argo CD passes it: its numbers only (v1.29.3-eks-x is 1.29.3).
 		v, err := k8sversion.ParseGeneric(c.kubeVersion)
 		if err != nil {
-			return nil, fmt.Errorf("Argo CD refuses the kube version %q: %w", c.kubeVersion, err)
+			return nil, fmt.Errorf("kube version %q: Argo CD refuses it: %w", c.kubeVersion, err)
 		}
 		args = append(args, "--kube-version", v.String())
 	}
