@@ -31,6 +31,12 @@ type Options struct {
 	// Resolve loads the files x-extend names. Without it a schema using
 	// x-extend fails to parse. See DirResolver.
 	Resolve Resolver
+
+	// UncheckedDefaults skips the check that every default matches its own
+	// schema. addon-operator loads such schemas (a default that breaks its
+	// schema fails only the values it is applied to), so the operator
+	// reads modules' schemas this way; everything else keeps the check.
+	UncheckedDefaults bool
 }
 
 // A Schema validates and defaults value trees. It is immutable and safe
@@ -47,7 +53,7 @@ type Schema struct {
 //
 // Parsing resolves x-extend, expands $refs, applies
 // Options.AdditionalPropertiesFalse, and checks that every default matches
-// its own schema.
+// its own schema (unless Options.UncheckedDefaults).
 func Parse(data []byte, source string, opts Options) (*Schema, error) {
 	chain := &loadChain{resolve: opts.Resolve}
 	doc, err := chain.load(data, source)
@@ -60,8 +66,10 @@ func Parse(data []byte, source string, opts Options) (*Schema, error) {
 	if opts.AdditionalPropertiesFalse {
 		closeObjects(doc.root)
 	}
-	if err := checkDefaults(doc, doc.root, nil); err != nil {
-		return nil, err
+	if !opts.UncheckedDefaults {
+		if err := checkDefaults(doc, doc.root, nil); err != nil {
+			return nil, err
+		}
 	}
 	s := &Schema{source: source, defaulter: buildDefaulter(doc.root)}
 	if s.plain, err = buildSpec(doc.root, false); err != nil {

@@ -107,9 +107,11 @@ func flag(tree map[string]any, pos *document.Pos, key, file string) (*bool, erro
 
 // loadSchemas reads openapi/config-values.yaml and openapi/values.yaml of
 // dir, with addon-operator's options: additionalProperties false where
-// unset, x-extend resolved inside dir.
+// unset, x-extend resolved inside dir, defaults not checked against their
+// schemas (addon-operator loads such a schema; the default fails the values
+// it is applied to).
 func loadSchemas(dir string, opts Options) (config, values *schema.Schema, err error) {
-	so := schema.Options{AdditionalPropertiesFalse: true, Resolve: schema.DirResolver(dir)}
+	so := schema.Options{AdditionalPropertiesFalse: true, UncheckedDefaults: true, Resolve: schema.DirResolver(dir)}
 	if config, err = loadSchema(filepath.Join(dir, ConfigSchemaFile), so, opts); err != nil {
 		return nil, nil, err
 	}
