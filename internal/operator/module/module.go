@@ -115,8 +115,12 @@ type Module struct {
 	// CommonValuesPos its positions; nil when absent.
 	CommonValues    map[string]any
 	CommonValuesPos *document.Pos
-	// CommonEnabled is `<key>Enabled` in ModulesDir's values.yaml.
-	CommonEnabled *bool
+	// CommonEnabled is `<key>Enabled` in the modules directories'
+	// values.yaml files: every MODULES_DIR path's counts, whichever path
+	// holds the module, the last path that sets it winning (as
+	// addon-operator reads them); CommonEnabledFile is that file.
+	CommonEnabled     *bool
+	CommonEnabledFile string
 	// StaticValues is the module's section of its own values.yaml,
 	// StaticValuesPos its positions; nil when absent.
 	StaticValues    map[string]any
@@ -206,8 +210,10 @@ func SplitDirName(dir string) (order int, name string, numbered bool) {
 	}
 	n, err := strconv.ParseInt(m[2], 10, 32)
 	if err != nil {
-		// Too long a number: not an order, part of the name.
-		return 0, dir, false
+		// Too long a number for an order: addon-operator still strips
+		// the prefix from the name and gives the module the order of
+		// unnumbered modules.
+		return 0, m[3], false
 	}
 	return int(n), m[3], true
 }
@@ -226,22 +232,30 @@ func Discover(dirs []string, globalDir string, opts Options) (*Set, error) {
 		maxModules = DefaultMaxModules
 	}
 	var globalLayers []globalStatic
+	// Every path's values.yaml is read first: a `<key>Enabled` flag in any
+	// of them applies to the module wherever it is.
+	var commons []commonValues
 	for _, dir := range dirs {
 		if dir == "" {
 			continue
 		}
-		common, commonPos, err := readValuesFile(filepath.Join(dir, ValuesFile), opts.maxFile())
+		file := filepath.Join(dir, ValuesFile)
+		common, commonPos, err := readValuesFile(file, opts.maxFile())
 		if err != nil {
 			return nil, err
 		}
 		if g, ok := common[GlobalKey]; ok {
 			gm, ok := g.(map[string]any)
 			if !ok && g != nil {
-				return nil, valuesFileError(filepath.Join(dir, ValuesFile), commonPos.Key(GlobalKey),
+				return nil, valuesFileError(file, commonPos.Key(GlobalKey),
 					fmt.Sprintf("global must be a map of values, not %s", document.Describe(g)))
 			}
-			globalLayers = append(globalLayers, globalStatic{file: filepath.Join(dir, ValuesFile), values: gm, pos: commonPos.Key(GlobalKey)})
+			globalLayers = append(globalLayers, globalStatic{file: file, values: gm, pos: commonPos.Key(GlobalKey)})
 		}
+		commons = append(commons, commonValues{dir: dir, file: file, tree: common, pos: commonPos})
+	}
+	for _, c := range commons {
+		dir, common, commonPos := c.dir, c.tree, c.pos
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -279,7 +293,7 @@ func Discover(dirs []string, globalDir string, opts Options) (*Set, error) {
 				return nil, fmt.Errorf("more than %d modules in %s; raise the limit of modules", maxModules, strings.Join(dirs, ":"))
 			}
 			m := &Module{Name: name, Key: key, Order: order, Path: path, Found: found, ModulesDir: dir}
-			if err := m.load(common, commonPos, opts); err != nil {
+			if err := m.load(common, commonPos, commons, opts); err != nil {
 				return nil, err
 			}
 			seen[name] = m
@@ -330,14 +344,27 @@ func moduleDir(found string, e fs.DirEntry) (string, bool, error) {
 }
 
 // load reads the module directory.
-func (m *Module) load(common map[string]any, commonPos *document.Pos, opts Options) error {
+// commonValues is the values.yaml of one MODULES_DIR path.
+type commonValues struct {
+	dir, file string
+	tree      map[string]any
+	pos       *document.Pos
+}
+
+func (m *Module) load(common map[string]any, commonPos *document.Pos, commons []commonValues, opts Options) error {
 	var err error
 	commonFile := m.CommonValuesFile()
 	if m.CommonValues, m.CommonValuesPos, err = section(common, commonPos, m.Key, commonFile); err != nil {
 		return err
 	}
-	if m.CommonEnabled, err = flag(common, commonPos, EnabledKey(m.Key), commonFile); err != nil {
-		return err
+	for _, c := range commons {
+		on, err := flag(c.tree, c.pos, EnabledKey(m.Key), c.file)
+		if err != nil {
+			return err
+		}
+		if on != nil {
+			m.CommonEnabled, m.CommonEnabledFile = on, c.file
+		}
 	}
 	own, ownPos, err := readValuesFile(m.ValuesFile(), opts.maxFile())
 	if err != nil {

@@ -388,7 +388,7 @@ func (s *Store) EnabledFlag(m *module.Module) (bool, string) {
 	defer s.mu.RUnlock()
 	on, from := false, "default"
 	if m.CommonEnabled != nil {
-		on, from = *m.CommonEnabled, m.CommonValuesFile()
+		on, from = *m.CommonEnabled, m.CommonEnabledFile
 	}
 	if m.StaticEnabled != nil {
 		on, from = *m.StaticEnabled, m.ValuesFile()

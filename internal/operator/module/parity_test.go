@@ -1,0 +1,117 @@
+package module_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/strata-dev/strata/internal/operator/module"
+)
+
+// TestDiscoverParityAddonOperator reproduces the module loading cases of
+// addon-operator's own tests (loader/fs, the static extender,
+// loadGlobalValues) on trees of our own.
+func TestDiscoverParityAddonOperator(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		// The common values.yaml's section is overridden key by key by
+		// the module's own values.yaml.
+		"a/values.yaml":             "global:\n  g: {x: 1, l: [1, 2]}\nfooBar: {replicas: 2, hello: {world: a}, keep: k}\nfooBarEnabled: true\nzedEnabled: false\nlinkedEnabled: true\n",
+		"a/001-foo-bar/values.yaml": "fooBar: {replicas: 3, hello: {world: b}}\n",
+		"a/zed/":                    "",
+		// A second path's flags apply to modules of the first, the
+		// later path winning; its global section merges after the
+		// first's.
+		"b/values.yaml":      "global:\n  g: {l: [3]}\nzedEnabled: true\nl2BalancerEnabled: true\n",
+		"b/100-l2-balancer/": "",
+		"b/.hidden/":         "",
+		"b/notes.txt":        "not a module",
+		"shared/001-linked/": "",
+	})
+	// Symbolic links to module directories are followed; the order and
+	// name come from the link's name.
+	if err := os.Symlink(filepath.Join(root, "shared/001-linked"), filepath.Join(root, "b/050-linked")); err != nil {
+		t.Fatal(err)
+	}
+	set, err := module.Discover([]string{filepath.Join(root, "a"), filepath.Join(root, "b")}, "", module.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := set.Names(), []string{"foo-bar", "zed", "linked", "l2-balancer"}; !cmp.Equal(got, want) {
+		t.Errorf("modules %v, want %v", got, want)
+	}
+	type flag struct {
+		On   bool
+		File string
+	}
+	flags := map[string]*flag{}
+	for _, m := range set.Modules {
+		if m.CommonEnabled != nil {
+			rel, _ := filepath.Rel(root, m.CommonEnabledFile)
+			flags[m.Name] = &flag{*m.CommonEnabled, rel}
+		}
+	}
+	wantFlags := map[string]*flag{
+		"foo-bar":     {true, "a/values.yaml"},
+		"zed":         {true, "b/values.yaml"},
+		"linked":      {true, "a/values.yaml"},
+		"l2-balancer": {true, "b/values.yaml"},
+	}
+	if d := cmp.Diff(wantFlags, flags); d != "" {
+		t.Errorf("enabled flags (-want +got):\n%s", d)
+	}
+	fb := set.Get("foo-bar")
+	if fb.Key != "fooBar" || fb.Order != 1 {
+		t.Errorf("foo-bar: key %q order %d", fb.Key, fb.Order)
+	}
+	if d := cmp.Diff(map[string]any{"replicas": int64(2), "hello": map[string]any{"world": "a"}, "keep": "k"}, fb.CommonValues); d != "" {
+		t.Errorf("common values (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(map[string]any{"replicas": int64(3), "hello": map[string]any{"world": "b"}}, fb.StaticValues); d != "" {
+		t.Errorf("static values (-want +got):\n%s", d)
+	}
+	if l := set.Get("linked"); l.Order != 50 || l.Path != filepath.Join(root, "shared/001-linked") {
+		t.Errorf("linked: order %d path %s", l.Order, l.Path)
+	}
+	if set.Get("zed").Order != module.DefaultUnnumberedOrder {
+		t.Errorf("zed order %d", set.Get("zed").Order)
+	}
+	if n := len(set.Global.Static); n != 2 {
+		t.Errorf("%d global static layers, want 2", n)
+	}
+}
+
+// TestDiscoverNameParityAddonOperator: a directory name must be kebab-case
+// that survives the trip to camelCase and back, as addon-operator checks.
+func TestDiscoverNameParityAddonOperator(t *testing.T) {
+	for _, tc := range []struct {
+		dir, name, key string
+		bad            bool
+	}{
+		{dir: "001-cert-manager", name: "cert-manager", key: "certManager"},
+		{dir: "node-local-dns", name: "node-local-dns", key: "nodeLocalDns"},
+		{dir: "010-foo_bar", bad: true},
+		{dir: "010-FooBar", bad: true},
+		{dir: "010-foo--bar", bad: true},
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			root := t.TempDir()
+			writeTree(t, root, map[string]string{"m/" + tc.dir + "/": ""})
+			set, err := module.Discover([]string{filepath.Join(root, "m")}, "", module.Options{})
+			if tc.bad {
+				if err == nil {
+					t.Fatalf("no error for %s (modules %v)", tc.dir, set.Names())
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := set.Modules[0]; m.Name != tc.name || m.Key != tc.key {
+				t.Errorf("%s: name %q key %q", tc.dir, m.Name, m.Key)
+			}
+		})
+	}
+}
