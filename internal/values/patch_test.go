@@ -114,3 +114,49 @@ func TestMergePatch(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONPatchReplaceMissingAdds: with ReplaceMissingAdds a replace of a
+// key its object lacks adds it (addon-operator's JSON patch library);
+// without it, and where the parent is missing or a list, it fails.
+func TestJSONPatchReplaceMissingAdds(t *testing.T) {
+	tree := map[string]any{"a": "b", "o": map[string]any{"x": int64(1)}, "l": []any{int64(1)}}
+	for _, tc := range []struct {
+		name    string
+		ops     []any
+		lenient bool
+		want    map[string]any // nil: an error
+	}{
+		{"strict", []any{map[string]any{"op": "replace", "path": "/k", "value": "v"}}, false, nil},
+		{"missing key", []any{map[string]any{"op": "replace", "path": "/k", "value": "v"}}, true,
+			map[string]any{"a": "b", "k": "v", "o": map[string]any{"x": int64(1)}, "l": []any{int64(1)}}},
+		{"nested, after an add", []any{
+			map[string]any{"op": "add", "path": "/n", "value": map[string]any{}},
+			map[string]any{"op": "replace", "path": "/n/k~1s", "value": "v"},
+			map[string]any{"op": "replace", "path": "/o/x", "value": int64(2)},
+		}, true, map[string]any{"a": "b", "n": map[string]any{"k/s": "v"}, "o": map[string]any{"x": int64(2)}, "l": []any{int64(1)}}},
+		{"missing parent", []any{map[string]any{"op": "replace", "path": "/p/k", "value": "v"}}, true, nil},
+		{"past a list's end", []any{map[string]any{"op": "replace", "path": "/l/1", "value": "v"}}, true, nil},
+		{"under a string", []any{map[string]any{"op": "replace", "path": "/a/k", "value": "v"}}, true, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := values.NewJSONPatch(tc.ops, "p", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.ReplaceMissingAdds = tc.lenient
+			got, err := p.Apply(tree)
+			if tc.want == nil {
+				if err == nil || !errors.Is(err, values.ErrPatch) {
+					t.Fatalf("Apply = %v, %v; want an ErrPatch", got, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}

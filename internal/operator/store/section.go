@@ -102,6 +102,7 @@ func (sec *section) layers(cfg *config.Config, provenance bool) ([]*values.Layer
 				return nil, err
 			}
 			jp.IgnoreMissingRemove = true
+			jp.ReplaceMissingAdds = true
 			out = append(out, &values.Layer{Name: p.meta.Name(), Source: p.meta.Hook, Op: jp})
 		}
 		return out, nil
@@ -188,6 +189,7 @@ func applyLenient(ops []any, tree map[string]any) (map[string]any, error) {
 		return nil, err
 	}
 	jp.IgnoreMissingRemove = true
+	jp.ReplaceMissingAdds = true
 	return jp.Apply(tree)
 }
 
