@@ -155,3 +155,35 @@ object: {apiVersion: v1, kind: Secret, metadata: {name: s, namespace: ns1}}
 		}
 	}
 }
+
+// TestMetricsParityShellOperator reproduces shell-operator's metric
+// operation rules (hook/operation.go and its test) on lines of our own.
+func TestMetricsParityShellOperator(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		ok   bool
+	}{
+		{`{"group":"g1","action":"expire"}`, true},
+		{`{"name":"m_a","action":"set","value":1}`, true},
+		{`{"name":"m_a","set":1}`, true},
+		{`{"name":"m_b","add":2,"labels":{"k":"v"}}`, true},
+		{`{"name":"m_c","action":"observe","value":0.2,"buckets":[0.1,1]}`, true},
+		{`{"group":"g1","name":"m_d","action":"add","value":1}`, true},
+		{`{"group":"g1","action":"expired"}`, false},
+		{`{"name":"m_a","value":1}`, false},
+		{`{"action":"set","value":1}`, false},
+		{`{"group":"g1","action":"set","value":1}`, false},
+		{`{"name":"m_a","action":"set"}`, false},
+		{`{"name":"m_a","action":"add"}`, false},
+		{`{"name":"m_c","action":"observe","value":1}`, false},
+		{`{"name":"m_c","action":"observe","buckets":[1]}`, false},
+		{`{"name":"m_a","set":1,"add":1}`, false},
+		{`{"group":"g1","name":"m_c","action":"observe","value":1,"buckets":[1]}`, false},
+		{`{"action":"expire"}`, false},
+	} {
+		_, err := hook.ParseMetrics([]byte(tc.line+"\n"), "m")
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: error %v, want ok=%v", tc.line, err, tc.ok)
+		}
+	}
+}

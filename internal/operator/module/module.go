@@ -139,6 +139,10 @@ type Module struct {
 	HooksDir string
 	// EnabledScript is the module's enabled script; "" when there is none.
 	EnabledScript string
+	// NonExecutableEnabledScript is the module's enabled file when it has
+	// no executable bit: as addon-operator does, it is not run and the
+	// module's enabled flag decides alone (the caller should warn).
+	NonExecutableEnabledScript string
 	// CRDs are the files of crds/ ending in .yaml or .yml whose names do
 	// not start with a filter prefix, sorted by path.
 	CRDs []string
@@ -383,7 +387,11 @@ func (m *Module) load(common map[string]any, commonPos *document.Pos, commons []
 		m.HooksDir = filepath.Join(m.Path, HooksDir)
 	}
 	if fi, err := os.Stat(filepath.Join(m.Path, EnabledScriptFile)); err == nil && fi.Mode().IsRegular() {
-		m.EnabledScript = filepath.Join(m.Path, EnabledScriptFile)
+		if fi.Mode().Perm()&0o111 != 0 {
+			m.EnabledScript = filepath.Join(m.Path, EnabledScriptFile)
+		} else {
+			m.NonExecutableEnabledScript = filepath.Join(m.Path, EnabledScriptFile)
+		}
 	}
 	if fi, err := os.Stat(filepath.Join(m.Path, ChartFile)); err == nil && fi.Mode().IsRegular() {
 		m.HasChart = true

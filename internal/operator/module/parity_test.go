@@ -1,6 +1,7 @@
 package module_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -114,4 +115,47 @@ func TestDiscoverNameParityAddonOperator(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEnabledScriptsParityAddonOperator reproduces addon-operator's
+// script_enabled extender test on modules of our own: an enabled file
+// without an executable bit is not run (the flag decides), a module
+// without one follows its flag, a script's false disables, and later
+// scripts see the modules enabled before them.
+func TestEnabledScriptsParityAddonOperator(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"modules/values.yaml":   "aEnabled: true\nbEnabled: true\ncEnabled: true\ndEnabled: true\n",
+		"modules/010-a/enabled": "#!/bin/sh\necho false > $MODULE_ENABLED_RESULT\n",
+		"modules/020-b/":        "",
+		"modules/030-c/enabled": "#!/bin/sh\necho true > $MODULE_ENABLED_RESULT\n",
+		"modules/040-d/enabled": "#!/bin/sh\nexit 1\n",
+	})
+	// d's enabled file loses its executable bit: it is never run.
+	if err := os.Chmod(filepath.Join(root, "modules/040-d/enabled"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := module.Discover([]string{filepath.Join(root, "modules")}, "", module.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := set.Get("d"); d.EnabledScript != "" || d.NonExecutableEnabledScript != filepath.Join(root, "modules/040-d/enabled") {
+		t.Errorf("d: EnabledScript %q, NonExecutableEnabledScript %q", d.EnabledScript, d.NonExecutableEnabledScript)
+	}
+	ds, err := (&module.Resolver{Env: scriptEnv}).Resolve(context.Background(), set.Modules, flags{"a": true, "b": true, "c": true, "d": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]decision{{"a", false, true}, {"b", true, false}, {"c", true, true}, {"d", true, false}}, brief(ds)); d != "" {
+		t.Errorf("decisions (-want +got):\n%s", d)
+	}
+}
+
+// flags is an EnabledSource of fixed flags and no values.
+type flags map[string]bool
+
+func (f flags) EnabledFlag(m *module.Module) (bool, string) { return f[m.Name], "test" }
+
+func (f flags) ScriptValues(m *module.Module, enabled []string) (map[string]any, map[string]any) {
+	return map[string]any{"global": map[string]any{"enabledModules": enabled}}, map[string]any{}
 }
