@@ -86,6 +86,20 @@ schedule:
 		}},
 		{name: "includeSnapshotsFrom an unknown binding", in: "configVersion: v1\nkubernetes:\n- {name: a, kind: Pod, includeSnapshotsFrom: [nope]}\n", wantErr: []string{"nope"}},
 		{name: "includeSnapshotsFrom its own binding", in: "configVersion: v1\nkubernetes:\n- {name: a, kind: Pod, includeSnapshotsFrom: [a]}\n"},
+		// shell-operator's all-bindings test hook has three kubernetes
+		// bindings without names.
+		{name: "unnamed kubernetes bindings", in: "configVersion: v1\nkubernetes:\n- {kind: configmap, allowFailure: true}\n- {kind: namespace}\n- {kind: pod}\n",
+			check: func(t *testing.T, c *hook.Config) {
+				if len(c.Kubernetes) != 3 {
+					t.Fatalf("%d bindings", len(c.Kubernetes))
+				}
+				for _, k := range c.Kubernetes {
+					if k.Name != "kubernetes" {
+						t.Errorf("binding name %q", k.Name)
+					}
+				}
+			}},
+		{name: "unnamed v0 bindings", in: `{"onKubernetesEvent":[{"kind":"pod"},{"kind":"secret"}]}`},
 		{name: "empty matchNames", in: "configVersion: v1\nkubernetes:\n- {kind: Pod, nameSelector: {matchNames: []}}\n"},
 		{name: "no kind", in: "configVersion: v1\nkubernetes:\n- {name: a, apiVersion: v1}\n", wantErr: []string{"kind"}},
 		{name: "bad apiVersion", in: "configVersion: v1\nkubernetes:\n- {apiVersion: v1/2/x, kind: Pod}\n", wantErr: []string{"apiVersion"}},
