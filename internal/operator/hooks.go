@@ -100,7 +100,6 @@ func (e *Engine) runHook(ctx context.Context, he *hookEntry, b hook.BindingType,
 		if err != nil {
 			return ch, fmt.Errorf("%s: config values patch: %w", he.label(), err)
 		}
-		cfgPatch.ReplaceMissingAdds = true // as addon-operator applies it
 		if _, err := e.back.values.Config().Apply(cfgPatch); err != nil {
 			return ch, fmt.Errorf("%s: config values patch: %w", he.label(), err)
 		}

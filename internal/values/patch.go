@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
@@ -23,11 +21,6 @@ type JSONPatch struct {
 	// IgnoreMissingRemove makes "remove" of a path that does not exist a
 	// no-op instead of an error.
 	IgnoreMissingRemove bool
-	// ReplaceMissingAdds makes "replace" of a key missing from an object
-	// that exists an "add", as the JSON patch library addon-operator
-	// applies hooks' patches with does (RFC 6902 calls it an error). A
-	// missing parent, or a list index past the end, is still an error.
-	ReplaceMissingAdds bool
 }
 
 var _ Op = (*JSONPatch)(nil)
@@ -130,97 +123,10 @@ func (p *JSONPatch) Apply(tree map[string]any) (map[string]any, error) {
 	opts := jsonpatch.NewApplyOptions()
 	opts.AllowMissingPathOnRemove = p.IgnoreMissingRemove
 	out, err := p.ops.ApplyWithOptions(doc, opts)
-	if err != nil && p.ReplaceMissingAdds && p.hasReplace() {
-		// A patch that applies as RFC 6902 has no replace of a missing
-		// key; one that does not is tried again, one operation at a
-		// time, such replaces made adds.
-		out, err = p.applyReplacingMissing(doc, opts)
-	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPatch, err)
 	}
 	return decodeJSONMap(out)
-}
-
-func (p *JSONPatch) hasReplace() bool {
-	for _, o := range p.raw {
-		if m, _ := o.(map[string]any); m["op"] == "replace" {
-			return true
-		}
-	}
-	return false
-}
-
-// applyReplacingMissing applies the patch one operation at a time,
-// turning a replace of a key its object lacks into an add.
-func (p *JSONPatch) applyReplacingMissing(doc []byte, opts *jsonpatch.ApplyOptions) ([]byte, error) {
-	for i, op := range p.ops {
-		if kind := op.Kind(); kind == "replace" {
-			path, err := op.Path()
-			if err != nil {
-				return nil, fmt.Errorf("operation %d: %w", i, err)
-			}
-			if missingObjectKey(doc, path) {
-				add := jsonpatch.Operation{}
-				for k, v := range op {
-					add[k] = v
-				}
-				add["op"] = rawString("add")
-				op = add
-			}
-		}
-		var err error
-		if doc, err = (jsonpatch.Patch{op}).ApplyWithOptions(doc, opts); err != nil {
-			return nil, fmt.Errorf("operation %d: %w", i, err)
-		}
-	}
-	return doc, nil
-}
-
-func rawString(s string) *json.RawMessage {
-	b, _ := json.Marshal(s)
-	r := json.RawMessage(b)
-	return &r
-}
-
-// missingObjectKey reports whether the JSON pointer ptr names a key that
-// is absent from an object present in doc.
-func missingObjectKey(doc []byte, ptr string) bool {
-	if ptr == "" || ptr[0] != '/' {
-		return false
-	}
-	var cur any
-	if err := json.Unmarshal(doc, &cur); err != nil {
-		return false
-	}
-	parts := strings.Split(ptr[1:], "/")
-	for i, part := range parts {
-		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-		last := i == len(parts)-1
-		switch c := cur.(type) {
-		case map[string]any:
-			v, ok := c[part]
-			if last {
-				return !ok
-			}
-			if !ok {
-				return false
-			}
-			cur = v
-		case []any:
-			if last {
-				return false
-			}
-			n, err := strconv.Atoi(part)
-			if err != nil || n < 0 || n >= len(c) {
-				return false
-			}
-			cur = c[n]
-		default:
-			return false
-		}
-	}
-	return false
 }
 
 // MergePatch is an RFC 7386 JSON merge patch, usable as a layer's Op.

@@ -102,7 +102,6 @@ func (sec *section) layers(cfg *config.Config, provenance bool) ([]*values.Layer
 				return nil, err
 			}
 			jp.IgnoreMissingRemove = true
-			jp.ReplaceMissingAdds = true
 			out = append(out, &values.Layer{Name: p.meta.Name(), Source: p.meta.Hook, Op: jp})
 		}
 		return out, nil
@@ -189,7 +188,6 @@ func applyLenient(ops []any, tree map[string]any) (map[string]any, error) {
 		return nil, err
 	}
 	jp.IgnoreMissingRemove = true
-	jp.ReplaceMissingAdds = true
 	return jp.Apply(tree)
 }
 

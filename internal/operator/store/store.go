@@ -464,7 +464,6 @@ func (s *Store) ApplyPatch(p Patch) (Result, error) {
 	if err != nil {
 		return fail(err)
 	}
-	strict.ReplaceMissingAdds = true
 	tree := sec.composite(sec.values, sec.enabled)
 	var out map[string]any
 	if hasCopy(ops) {
@@ -558,7 +557,6 @@ func applyStepwise(ops []any, tree map[string]any, max int64) (map[string]any, e
 		if err != nil {
 			return nil, err
 		}
-		jp.ReplaceMissingAdds = true
 		if tree, err = jp.Apply(tree); err != nil {
 			return nil, fmt.Errorf("operation %d: %w", i, err)
 		}
