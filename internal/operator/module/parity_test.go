@@ -159,3 +159,32 @@ func (f flags) EnabledFlag(m *module.Module) (bool, string) { return f[m.Name], 
 func (f flags) ScriptValues(m *module.Module, enabled []string) (map[string]any, map[string]any) {
 	return map[string]any{"global": map[string]any{"enabledModules": enabled}}, map[string]any{}
 }
+
+// TestValuesKeyParityAddonOperator: module names and values keys convert
+// as addon-operator's (utils: ModuleNameToValuesKey and back).
+func TestValuesKeyParityAddonOperator(t *testing.T) {
+	for _, tc := range []struct{ name, key string }{
+		{"module1", "module1"},
+		{"grafana", "grafana"},
+		{"grafana-agent", "grafanaAgent"},
+		{"one-two-three", "oneTwoThree"},
+		{"dns-crd", "dnsCrd"},
+		{"l7-router", "l7Router"},
+		{"3-items-here", "3ItemsHere"},
+		{"node-pool02", "nodePool02"},
+	} {
+		if got := module.ValuesKey(tc.name); got != tc.key {
+			t.Errorf("ValuesKey(%q) = %q, want %q", tc.name, got, tc.key)
+		}
+		if got := module.NameFromKey(tc.key); got != tc.name {
+			t.Errorf("NameFromKey(%q) = %q, want %q", tc.key, got, tc.name)
+		}
+		if err := module.CheckName(tc.name); err != nil {
+			t.Errorf("CheckName(%q): %v", tc.name, err)
+		}
+	}
+	// An underscore converts, but not back: not a module name.
+	if err := module.CheckName("node_pool"); err == nil {
+		t.Error("CheckName(node_pool) accepted it")
+	}
+}
