@@ -2,11 +2,14 @@ package store_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/strata-dev/strata/internal/operator/module"
 	"github.com/strata-dev/strata/internal/operator/store"
 	"github.com/strata-dev/strata/internal/values"
 )
@@ -165,5 +168,104 @@ func TestPatchErrorsParityAddonOperator(t *testing.T) {
 				t.Errorf("a refused patch changed the values (-before +after):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestGlobalLayersParityAddonOperator reproduces addon-operator's global
+// values storage tests (models/modules/values_storage_test.go) on values
+// of our own: static values, then the config schema's defaults, the
+// config, the values schema's defaults (x-extend of the config schema,
+// defaults inside defaults), then hooks' patches.
+func TestGlobalLayersParityAddonOperator(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"modules/values.yaml": "global:\n  static: s\n",
+		"global-hooks/openapi/config-values.yaml": `
+type: object
+default: {}
+properties:
+  static: {type: string}
+  ha: {type: boolean}
+  domains:
+    type: object
+    default: {}
+    properties:
+      template: {type: string, pattern: '^%s\.'}
+      port: {type: integer, default: 443}
+`,
+		"global-hooks/openapi/values.yaml": `
+x-extend: {schema: config-values.yaml}
+type: object
+default: {}
+properties:
+  internal:
+    type: object
+    default: {}
+    properties:
+      id: {type: string, default: gen}
+      sizes:
+        type: object
+        default: {}
+        properties:
+          cpu: {type: string, default: 100m}
+`,
+	})
+	set, err := module.Discover([]string{filepath.Join(root, "modules")}, filepath.Join(root, "global-hooks"), module.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.New(set, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SetConfig(parseConfig(t, "global: |\n  ha: true\n  domains: {template: '%s.example.org'}\n")); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"static":   "s",
+		"ha":       true,
+		"domains":  map[string]any{"template": "%s.example.org", "port": int64(443)},
+		"internal": map[string]any{"id": "gen", "sizes": map[string]any{"cpu": "100m"}},
+	}
+	if d := cmp.Diff(want, st.Values(store.GlobalKey)); d != "" {
+		t.Errorf("global values (-want +got):\n%s", d)
+	}
+	// A config the schema refuses is refused whole.
+	if _, err := st.SetConfig(parseConfig(t, "global: |\n  domains: {template: 'example.org'}\n")); err == nil {
+		t.Errorf("a template without the %%s placeholder was accepted")
+	}
+	// A hook's patch goes over the defaults.
+	if _, err := st.ApplyPatch(globalPatch(t, `[{"op":"add","path":"/global/internal/sizes/cpu","value":"500m"}]`)); err != nil {
+		t.Fatal(err)
+	}
+	want["internal"].(map[string]any)["sizes"] = map[string]any{"cpu": "500m"}
+	if d := cmp.Diff(want, st.Values(store.GlobalKey)); d != "" {
+		t.Errorf("global values after the patch (-want +got):\n%s", d)
+	}
+}
+
+func globalPatch(t *testing.T, ops string) store.Patch {
+	t.Helper()
+	var list []any
+	if err := json.Unmarshal([]byte(ops), &list); err != nil {
+		t.Fatal(err)
+	}
+	jp, err := values.NewJSONPatch(list, "g", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store.Patch{Scope: store.GlobalKey, Hook: "g", Ops: jp}
+}
+
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
