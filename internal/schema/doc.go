@@ -20,8 +20,9 @@
 //
 // Three extensions come from addon-operator:
 //
-//   - Options.AdditionalPropertiesFalse closes every object schema that
-//     leaves additionalProperties unset.
+//   - Options.AdditionalPropertiesFalse closes the object schemas that
+//     leave additionalProperties unset, as far as addon-operator reaches:
+//     through properties that leave it unset, and items.
 //   - x-extend: {schema: <file>} in a root schema pulls properties,
 //     patternProperties, definitions, required, title, description and x-*
 //     keys from another schema file, found by Options.Resolve. The

@@ -100,6 +100,50 @@ grid:
 - [{u: b, extra: c}, {u: d}]
 strayTop: [1]
 `, wantErr: []string{"obj.inner.stray", "grid[1][0].extra", "strayTop", "additionalProperties"}, count: 3},
+		// addon-operator's AdditionalPropertiesTransformer reaches only
+		// properties that leave additionalProperties unset, and items.
+		{name: "objects of a map are left open", schema: `
+type: object
+properties:
+  byName:
+    type: object
+    additionalProperties:
+      type: object
+      properties:
+        port: {type: integer}
+  byPattern:
+    type: object
+    patternProperties:
+      '^x-':
+        type: object
+        properties:
+          port: {type: integer}
+`, values: "byName: {web: {port: 1, host: h}}\nbyPattern: {x-a: {port: 2, host: h}}\n"},
+		{name: "below an explicit additionalProperties is left open", schema: `
+type: object
+properties:
+  open:
+    type: object
+    additionalProperties: true
+    properties:
+      inner:
+        type: object
+        properties:
+          a: {type: string}
+`, values: "open: {inner: {a: x, b: y}, other: 1}\n"},
+		{name: "below items is closed", schema: `
+type: object
+properties:
+  list:
+    type: array
+    items:
+      type: object
+      properties:
+        inner:
+          type: object
+          properties:
+            a: {type: string}
+`, values: "list: [{inner: {a: x, b: y}}]\n", wantErr: []string{"list[0].inner.b"}, count: 1},
 		{name: "multipleOf a decimal fraction on a whole number", schema: `
 type: object
 properties:

@@ -19,13 +19,16 @@ const (
 // Options change how a schema is read. The zero value is plain OpenAPI v3.
 type Options struct {
 	// AdditionalPropertiesFalse treats an unset additionalProperties as
-	// false on every object schema: one of type object, or declaring
-	// properties or patternProperties (addon-operator's rule, which makes
-	// `type: object` without properties accept only an empty object; use
+	// false on object schemas: of type object, or declaring properties or
+	// patternProperties (addon-operator's rule, which makes `type: object`
+	// without properties accept only an empty object; use
 	// additionalProperties: true or x-kubernetes-preserve-unknown-fields:
-	// true for free-form maps). It reaches every schema below properties,
-	// patternProperties, additionalProperties and items, but not the
-	// branches of allOf, anyOf, oneOf and not.
+	// true for free-form maps). It reaches as far as addon-operator's does:
+	// the root; each property that leaves additionalProperties unset, and
+	// below it; items, and below them. Not below a property that sets
+	// additionalProperties, nor into patternProperties, an
+	// additionalProperties schema, or the branches of allOf, anyOf, oneOf
+	// and not.
 	AdditionalPropertiesFalse bool
 
 	// Resolve loads the files x-extend names. Without it a schema using
