@@ -188,3 +188,22 @@ func TestValuesKeyParityAddonOperator(t *testing.T) {
 		t.Error("CheckName(node_pool) accepted it")
 	}
 }
+
+// TestExtendWithoutConfigSchemaParityAddonOperator: openapi/values.yaml's
+// x-extend extends nothing when the module has no config-values.yaml, as
+// in addon-operator.
+func TestExtendWithoutConfigSchemaParityAddonOperator(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"m/001-a/openapi/values.yaml": "x-extend: {schema: config-values.yaml}\ntype: object\nproperties:\n  x: {type: string}\n"})
+	set, err := module.Discover([]string{filepath.Join(root, "m")}, "", module.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := set.Get("a").ValuesSchema
+	if err := s.Validate(map[string]any{"x": "v"}); err != nil {
+		t.Errorf("x: %v", err)
+	}
+	if err := s.Validate(map[string]any{"y": "v"}); err == nil {
+		t.Error("y accepted: the schema should stay closed")
+	}
+}

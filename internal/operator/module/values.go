@@ -111,7 +111,7 @@ func flag(tree map[string]any, pos *document.Pos, key, file string) (*bool, erro
 // schemas (addon-operator loads such a schema; the default fails the values
 // it is applied to).
 func loadSchemas(dir string, opts Options) (config, values *schema.Schema, err error) {
-	so := schema.Options{AdditionalPropertiesFalse: true, UncheckedDefaults: true, Resolve: schema.DirResolver(dir)}
+	so := schema.Options{AdditionalPropertiesFalse: true, UncheckedDefaults: true, Resolve: extendResolver(dir)}
 	if config, err = loadSchema(filepath.Join(dir, ConfigSchemaFile), so, opts); err != nil {
 		return nil, nil, err
 	}
@@ -119,6 +119,20 @@ func loadSchemas(dir string, opts Options) (config, values *schema.Schema, err e
 		return nil, nil, err
 	}
 	return config, values, nil
+}
+
+// extendResolver resolves x-extend inside dir; a file that does not exist
+// extends nothing, as addon-operator ignores x-extend when the module has no
+// openapi/config-values.yaml.
+func extendResolver(dir string) schema.Resolver {
+	resolve := schema.DirResolver(dir)
+	return func(name string) ([]byte, string, error) {
+		data, source, err := resolve(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			return []byte("{}"), filepath.Join(dir, filepath.FromSlash(name)) + " (absent)", nil
+		}
+		return data, source, err
+	}
 }
 
 func loadSchema(path string, so schema.Options, opts Options) (*schema.Schema, error) {
