@@ -168,7 +168,7 @@ func checkDefault(m obj, def any) error {
 		return err
 	}
 	v := values.DeepCopy(def)
-	if d := buildDefaulter(m); d != nil {
+	if d := buildDefaulter(m, false); d != nil {
 		v = d.apply(v)
 	}
 	errs := validateValue(s, v)

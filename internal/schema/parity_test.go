@@ -14,7 +14,7 @@ import (
 // additionalProperties false wherever unset, x-extend resolved from the
 // files given, defaults not checked against their schemas.
 func addonOptions(files map[string]string) schema.Options {
-	return schema.Options{AdditionalPropertiesFalse: true, UncheckedDefaults: true, Resolve: func(name string) ([]byte, string, error) {
+	return schema.Options{AdditionalPropertiesFalse: true, UncheckedDefaults: true, AddonDefaults: true, Resolve: func(name string) ([]byte, string, error) {
 		s, ok := files[name]
 		if !ok {
 			return nil, "", fmt.Errorf("no file %q", name)
@@ -362,5 +362,49 @@ properties:
 	err := s.Validate(mustTree(t, "many: [{v: x, other: 1}]\n"))
 	if err == nil || !strings.Contains(err.Error(), "many[0].v") || !strings.Contains(err.Error(), "many[0].other") {
 		t.Errorf("invalid values: %v, want many[0].v and many[0].other", err)
+	}
+}
+
+// TestAddonDefaultsReach: addon-operator's ApplyDefaults follows properties
+// and items only, and fills absent keys only; Kubernetes' defaulting (the
+// default without AddonDefaults) also fills the values of maps and nulls.
+func TestAddonDefaultsReach(t *testing.T) {
+	src := `
+type: object
+properties:
+  pools:
+    type: object
+    additionalProperties:
+      type: object
+      properties:
+        size: {type: integer, default: 3}
+  byPattern:
+    type: object
+    patternProperties:
+      '^p-':
+        type: object
+        properties:
+          size: {type: integer, default: 4}
+  list:
+    type: array
+    items:
+      type: object
+      properties:
+        size: {type: integer, default: 5}
+  name: {type: string, default: n}
+`
+	in := "pools: {a: {}}\nbyPattern: {p-a: {}}\nlist: [{}]\nname: null\n"
+	addon := parseAddon(t, src, "values.yaml", nil)
+	want := mustTree(t, "pools: {a: {}}\nbyPattern: {p-a: {}}\nlist: [{size: 5}]\nname: null\n")
+	if d := cmp.Diff(want, addon.ApplyDefaults(mustTree(t, in))); d != "" {
+		t.Errorf("addon-operator's defaulting (-want +got):\n%s", d)
+	}
+	crd, err := schema.Parse([]byte(src), "values.yaml", schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = mustTree(t, "pools: {a: {size: 3}}\nbyPattern: {p-a: {size: 4}}\nlist: [{size: 5}]\nname: n\n")
+	if d := cmp.Diff(want, crd.ApplyDefaults(mustTree(t, in))); d != "" {
+		t.Errorf("CRD defaulting (-want +got):\n%s", d)
 	}
 }

@@ -40,6 +40,13 @@ type Options struct {
 	// schema fails only the values it is applied to), so the operator
 	// reads modules' schemas this way; everything else keeps the check.
 	UncheckedDefaults bool
+
+	// AddonDefaults makes ApplyDefaults addon-operator's: a default goes
+	// only into an absent property (a null stays null), and defaulting
+	// follows properties and items only, not patternProperties or an
+	// additionalProperties schema (the values of a map get no defaults).
+	// Without it defaulting is Kubernetes' for CRDs.
+	AddonDefaults bool
 }
 
 // A Schema validates and defaults value trees. It is immutable and safe
@@ -74,7 +81,7 @@ func Parse(data []byte, source string, opts Options) (*Schema, error) {
 			return nil, err
 		}
 	}
-	s := &Schema{source: source, defaulter: buildDefaulter(doc.root)}
+	s := &Schema{source: source, defaulter: buildDefaulter(doc.root, opts.AddonDefaults)}
 	if s.plain, err = buildSpec(doc.root, false); err != nil {
 		return nil, &ParseError{Source: source, Err: err}
 	}
@@ -117,7 +124,8 @@ func (s *Schema) validate(sp *spec.Schema, tree map[string]any) error {
 // ApplyDefaults returns a deep copy of tree with the schema's defaults
 // applied; tree itself is not modified. A nil tree is an empty one.
 //
-// Defaulting follows Kubernetes' structural defaulting for CRDs: a
+// Defaulting follows Kubernetes' structural defaulting for CRDs (or, with
+// Options.AddonDefaults, addon-operator's narrower rule): a
 // property that is absent from an object that exists gets its default
 // (an absent object is not created unless it has a default itself); a
 // null property, additional property or list item gets its default unless

@@ -111,7 +111,7 @@ func flag(tree map[string]any, pos *document.Pos, key, file string) (*bool, erro
 // schemas (addon-operator loads such a schema; the default fails the values
 // it is applied to).
 func loadSchemas(dir string, opts Options) (config, values *schema.Schema, err error) {
-	so := schema.Options{AdditionalPropertiesFalse: true, UncheckedDefaults: true, Resolve: extendResolver(dir)}
+	so := schema.Options{AdditionalPropertiesFalse: true, UncheckedDefaults: true, AddonDefaults: true, Resolve: extendResolver(dir)}
 	if config, err = loadSchema(filepath.Join(dir, ConfigSchemaFile), so, opts); err != nil {
 		return nil, nil, err
 	}
