@@ -1,6 +1,7 @@
 package hook_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -168,6 +169,27 @@ kubernetes:
 `, check: func(t *testing.T, c *hook.Config) {
 			if c.Kubernetes[0].ExecuteHookOnSynchronization || !c.Kubernetes[1].ExecuteHookOnSynchronization || !c.Kubernetes[2].ExecuteHookOnSynchronization {
 				t.Errorf("got %v %v %v", c.Kubernetes[0].ExecuteHookOnSynchronization, c.Kubernetes[1].ExecuteHookOnSynchronization, c.Kubernetes[2].ExecuteHookOnSynchronization)
+			}
+		}},
+		// waitForSynchronization: false counts only with a queue given
+		// (even main), as shell-operator reads it.
+		{name: "waitForSynchronization", in: `configVersion: v1
+kubernetes:
+- {name: a, kind: Pod, waitForSynchronization: false}
+- {name: b, kind: Pod, waitForSynchronization: false, queue: main}
+- {name: c, kind: Pod, waitForSynchronization: false, queue: side}
+- {name: d, kind: Pod, queue: side}
+- {name: e, kind: Pod, keepFullObjectsInMemory: false}
+`, check: func(t *testing.T, c *hook.Config) {
+			got := []bool{}
+			for _, k := range c.Kubernetes {
+				got = append(got, k.WaitForSynchronization)
+			}
+			if want := []bool{true, false, false, true, true}; !slices.Equal(got, want) {
+				t.Errorf("waitForSynchronization %v, want %v", got, want)
+			}
+			if c.Kubernetes[4].KeepFullObjectsInMemory || !c.Kubernetes[0].KeepFullObjectsInMemory {
+				t.Errorf("keepFullObjectsInMemory %v %v", c.Kubernetes[0].KeepFullObjectsInMemory, c.Kubernetes[4].KeepFullObjectsInMemory)
 			}
 		}},
 		{name: "executeHookOnSynchronization not a boolean", in: "configVersion: v1\nkubernetes:\n- {kind: Pod, executeHookOnSynchronization: ok}\n", wantErr: []string{"executeHookOnSynchronization"}},
