@@ -269,3 +269,29 @@ func writeFiles(t *testing.T, root string, files map[string]string) {
 		}
 	}
 }
+
+// TestDisabledModuleConfigParityAddonOperator: as addon-operator, the
+// config section of a disabled module, and an empty one, are kept without
+// being checked; the section is checked when the module is enabled, and
+// before Helm.
+func TestDisabledModuleConfigParityAddonOperator(t *testing.T) {
+	files := map[string]string{
+		"modules/001-foo/openapi/config-values.yaml": "type: object\nrequired: [n]\nproperties:\n  n: {type: integer}\n",
+	}
+	st, _ := newStore(t, files)
+	if _, err := st.SetConfig(parseConfig(t, "foo: |\n  n: x\n")); err != nil {
+		t.Errorf("a disabled module's invalid section: %v", err)
+	}
+	if _, err := st.HelmValues("foo"); err == nil || !strings.Contains(err.Error(), "n: must be of type integer") {
+		t.Errorf("HelmValues = %v, want the section refused", err)
+	}
+	if _, err := st.SetConfig(parseConfig(t, "foo: |\n  n: x\nfooEnabled: \"true\"\n")); err == nil {
+		t.Error("enabling the module with an invalid section was accepted")
+	}
+	if _, err := st.SetConfig(parseConfig(t, "foo: \"{}\"\nfooEnabled: \"true\"\n")); err != nil {
+		t.Errorf("an empty section of an enabled module: %v", err)
+	}
+	if _, err := st.SetConfig(parseConfig(t, "foo: |\n  n: 1\nfooEnabled: \"true\"\n")); err != nil {
+		t.Errorf("a valid section: %v", err)
+	}
+}
