@@ -99,8 +99,10 @@ func specJSON(m obj, helm bool) map[string]any {
 		out["additionalProperties"] = ap
 	}
 	for _, c := range allChildren(m) {
-		sub := specJSON(c.schema, helm)
 		kw := c.loc[0].Key
+		// x-required-for-helm counts at the root and down properties only,
+		// as addon-operator merges it (not in items, maps or combinators).
+		sub := specJSON(c.schema, helm && kw == "properties")
 		switch {
 		case len(c.loc) == 1:
 			out[kw] = sub

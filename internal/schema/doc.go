@@ -28,6 +28,7 @@
 //     keys from another schema file, found by Options.Resolve. The
 //     extending schema's own entries win; required lists are unioned.
 //   - x-required-for-helm: a list of property names (or one name) that
-//     ValidateForHelm requires on top of required, at any level. Validate
-//     ignores it.
+//     ValidateForHelm requires on top of required, at the root and down
+//     properties (as addon-operator merges it; not in items, maps or
+//     combinators). Validate ignores it.
 package schema

@@ -104,8 +104,10 @@ func (s *Schema) Validate(tree map[string]any) error {
 	return s.validate(s.plain, tree)
 }
 
-// ValidateForHelm is Validate with every x-required-for-helm list merged
-// into required at its level: the check for values about to be rendered.
+// ValidateForHelm is Validate with the x-required-for-helm lists of the
+// root and of the schemas down properties merged into required at their
+// level (addon-operator's reach): the check for values about to be
+// rendered.
 func (s *Schema) ValidateForHelm(tree map[string]any) error {
 	return s.validate(s.helm, tree)
 }
