@@ -207,3 +207,45 @@ func TestExtendWithoutConfigSchemaParityAddonOperator(t *testing.T) {
 		t.Error("y accepted: the schema should stay closed")
 	}
 }
+
+// TestYAML11BooleansParityAddonOperator: addon-operator reads values.yaml
+// files as YAML 1.1 (sigs.k8s.io/yaml), where unquoted yes, no, on, off, y
+// and n are booleans; quoted ones, block scalars and keys stay strings.
+func TestYAML11BooleansParityAddonOperator(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"m/values.yaml": "fooEnabled: yes\nfoo:\n  fromCommon: on\n",
+		"m/001-foo/values.yaml": `foo:
+  a: yes
+  b: "yes"
+  c: 'no'
+  d: [on, off, x, Y, n]
+  e: {f: NO}
+  g: |
+    yes
+  on: kept
+  h: &flag Off
+  i: *flag
+  j: true
+  k: yess
+`,
+	})
+	set, err := module.Discover([]string{filepath.Join(root, "m")}, "", module.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	foo := set.Get("foo")
+	if foo.CommonEnabled == nil || !*foo.CommonEnabled {
+		t.Errorf("fooEnabled: yes read as %v", foo.CommonEnabled)
+	}
+	if d := cmp.Diff(map[string]any{"fromCommon": true}, foo.CommonValues); d != "" {
+		t.Errorf("common values (-want +got):\n%s", d)
+	}
+	want := map[string]any{
+		"a": true, "b": "yes", "c": "no", "d": []any{true, false, "x", true, false},
+		"e": map[string]any{"f": false}, "g": "yes\n", "on": "kept", "h": false, "i": false, "j": true, "k": "yess",
+	}
+	if d := cmp.Diff(want, foo.StaticValues); d != "" {
+		t.Errorf("values (-want +got):\n%s", d)
+	}
+}

@@ -67,9 +67,15 @@ func readValuesFile(path string, max int64) (map[string]any, *document.Pos, erro
 	return parseValues(data, path, max)
 }
 
-// parseValues parses the content of a values.yaml.
+// parseValues parses the content of a values.yaml, reading unquoted YAML
+// 1.1 booleans (yes, no, on, off, y, n) as booleans, as addon-operator does.
 func parseValues(data []byte, path string, max int64) (map[string]any, *document.Pos, error) {
-	return document.Loader{Positions: true, Limits: document.Limits{MaxBytes: max}}.Parse(data, path)
+	tree, pos, err := document.Loader{Positions: true, Limits: document.Limits{MaxBytes: max}}.Parse(data, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	yaml11Booleans(data, tree)
+	return tree, pos, nil
 }
 
 func valuesFileError(file string, pos *document.Pos, msg string) error {
