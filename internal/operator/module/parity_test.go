@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -247,5 +248,25 @@ func TestYAML11BooleansParityAddonOperator(t *testing.T) {
 	}
 	if d := cmp.Diff(want, foo.StaticValues); d != "" {
 		t.Errorf("values (-want +got):\n%s", d)
+	}
+}
+
+// TestCELRulesNoted: a schema with x-deckhouse-validations loads (its
+// rules are not evaluated) and the module says so, for a warning.
+func TestCELRulesNoted(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"m/001-a/openapi/config-values.yaml": "type: object\nproperties:\n  r: {type: integer}\nx-deckhouse-validations:\n- {expression: 'self.r > 1', message: r}\n",
+	})
+	set, err := module.Discover([]string{filepath.Join(root, "m")}, "", module.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := set.Get("a")
+	if len(a.Ignored) != 1 || !strings.Contains(a.Ignored[0], "x-deckhouse-validations") {
+		t.Errorf("Ignored = %q", a.Ignored)
+	}
+	if err := a.ConfigSchema.Validate(map[string]any{"r": int64(1)}); err != nil {
+		t.Errorf("the rule was evaluated: %v", err)
 	}
 }
