@@ -187,3 +187,24 @@ func TestMetricsParityShellOperator(t *testing.T) {
 		}
 	}
 }
+
+// TestValuesPatchStreamParityAddonOperator: addon-operator reads a values
+// patch file as a stream of single operations and lists of them.
+func TestValuesPatchStreamParityAddonOperator(t *testing.T) {
+	in := `{"op":"add","path":"/m/k","value":"one"}
+ [{"op":"remove","path":"/m/k"},
+   {"op":"add","path":"/m/k","value":"two"}]
+{"op":"remove","path":"/m/other"}
+
+`
+	p, err := hook.ParsePatch([]byte(in), "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p) != 4 || p[0].Op != "add" || p[2].Value != "two" || p[3].Path != "/m/other" {
+		t.Errorf("ParsePatch = %+v", p)
+	}
+	if _, err := hook.ParsePatch([]byte(`[{"op":"remove"}]`), "p"); err == nil {
+		t.Error("an operation without a path was accepted")
+	}
+}
