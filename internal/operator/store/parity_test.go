@@ -295,3 +295,40 @@ func TestDisabledModuleConfigParityAddonOperator(t *testing.T) {
 		t.Errorf("a valid section: %v", err)
 	}
 }
+
+// TestEnabledPrecedenceParityAddonOperator: addon-operator's extenders
+// decide a module's flag in the order static (values.yaml files), dynamic
+// (global hooks' patches), kube config (the config store): the last that
+// sets it wins, so the config store beats a global hook.
+func TestEnabledPrecedenceParityAddonOperator(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		static string // modules/values.yaml
+		hook   string // a global hook's patch value for fooEnabled, "" for none
+		config string
+		want   bool
+	}{
+		{"static only", "fooEnabled: true\n", "", "", true},
+		{"hook over static", "fooEnabled: false\n", "true", "", true},
+		{"config over hook", "fooEnabled: true\n", "true", "fooEnabled: \"false\"\n", false},
+		{"config over hook, enabling", "", "false", "fooEnabled: \"true\"\n", true},
+		{"hook when the config is silent", "", "true", "foo: |\n  a: 1\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, set := newStore(t, map[string]string{"modules/values.yaml": tc.static, "modules/001-foo/values.yaml": ""})
+			if tc.hook != "" {
+				if _, err := st.ApplyPatch(globalPatch(t, `[{"op":"add","path":"/fooEnabled","value":`+tc.hook+`}]`)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.config != "" {
+				if _, err := st.SetConfig(parseConfig(t, tc.config)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, from := st.EnabledFlag(set.Get("foo")); got != tc.want {
+				t.Errorf("EnabledFlag = %v (from %s), want %v", got, from, tc.want)
+			}
+		})
+	}
+}

@@ -195,14 +195,14 @@ func (s *Store) prepare(cfg *config.Config) (*section, map[string]*section, erro
 }
 
 // enabledWith reports whether a module section's merged enabled flag is
-// true with config cfg: its values.yaml files, then cfg, then global
-// hooks' patches.
+// true with config cfg: its values.yaml files, then global hooks'
+// patches, then cfg (EnabledFlag's order).
 func (s *Store) enabledWith(cfg *config.Config, sec *section) bool {
 	on := sec.flag != nil && *sec.flag
-	if v, ok := cfg.EnabledFlag(sec.key); ok {
+	if v, ok := s.hookEnabled[sec.key]; ok {
 		on = v
 	}
-	if v, ok := s.hookEnabled[sec.key]; ok {
+	if v, ok := cfg.EnabledFlag(sec.key); ok {
 		on = v
 	}
 	return on
@@ -412,7 +412,7 @@ func (s *Store) HelmValues(key string) (map[string]any, error) {
 
 // EnabledFlag returns a module's merged enabled flag and the source that
 // decided it: false, then modules/values.yaml, the module's values.yaml,
-// the config store, global hooks' patches.
+// global hooks' patches, the config store.
 func (s *Store) EnabledFlag(m *module.Module) (bool, string) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -423,16 +423,18 @@ func (s *Store) EnabledFlag(m *module.Module) (bool, string) {
 	if m.StaticEnabled != nil {
 		on, from = *m.StaticEnabled, m.ValuesFile()
 	}
-	if v, ok := s.cfg.EnabledFlag(m.Key); ok {
-		on, from = v, "the config store"
-		if s.cfg.Source != "" {
-			from = "the config store " + s.cfg.Source
-		}
-	}
+	// addon-operator's extenders in their order: static, dynamic (global
+	// hooks' patches), the config store; the last that sets it wins.
 	if v, ok := s.hookEnabled[m.Key]; ok {
 		on, from = v, "a global hook's patch"
 		if by := s.global.enabledBy[m.Key]; by != "" {
 			from = "the patch of " + by
+		}
+	}
+	if v, ok := s.cfg.EnabledFlag(m.Key); ok {
+		on, from = v, "the config store"
+		if s.cfg.Source != "" {
+			from = "the config store " + s.cfg.Source
 		}
 	}
 	return on, from
