@@ -313,6 +313,7 @@ func (e *Engine) start(ctx context.Context) error {
 		e.m.discoverErrors.Inc()
 		return err
 	}
+	e.warnModules(set)
 	if err := back.initValues(set); err != nil {
 		return err
 	}

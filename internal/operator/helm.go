@@ -161,7 +161,10 @@ func (e *Engine) releaseMissing(ctx context.Context) {
 	e.mu.Unlock()
 	ctx = release.WithSweep(ctx)
 	for _, name := range check {
-		if e.queues.Pending("main", func(t *queueTask) bool { return t.CompactKey == "module-run/"+name }) {
+		// A run queued, running or backing off installs the release; the
+		// next check looks again once it is done (checking while it runs
+		// would see the release it is about to install as absent).
+		if e.queues.Has("main", func(t *queueTask) bool { return t.CompactKey == "module-run/"+name }) {
 			continue
 		}
 		absent, err := e.back.release.store.Absent(ctx, name)

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/strata-dev/strata/internal/hookexec"
 	"github.com/strata-dev/strata/internal/operator/config"
 	"github.com/strata-dev/strata/internal/operator/hook"
+	"github.com/strata-dev/strata/internal/operator/module"
 	"github.com/strata-dev/strata/internal/operator/store"
 	"github.com/strata-dev/strata/internal/values"
 )
@@ -94,9 +96,21 @@ func (e *Engine) runHook(ctx context.Context, he *hookEntry, b hook.BindingType,
 	// a refused values patch must leave the config as it was, so the
 	// config patch is checked against the store's schemas before either
 	// is stored, and written last.
+	cfgOps, valuesOps := out.ConfigValuesPatch, out.ValuesPatch
+	if he.module == "" {
+		// As addon-operator: a global hook's config patch sets
+		// <moduleKey>Enabled flags the way its values patch does (in
+		// memory, before the values patch); they are not written to the
+		// config store.
+		var flags hook.Patch
+		cfgOps, flags = splitEnabledOps(cfgOps)
+		if len(flags) > 0 {
+			valuesOps = append(flags, valuesOps...)
+		}
+	}
 	var cfgPatch *values.JSONPatch
-	if len(out.ConfigValuesPatch) > 0 {
-		cfgPatch, err = values.NewJSONPatch(out.ConfigValuesPatch.Maps(), he.label()+" $CONFIG_VALUES_JSON_PATCH_PATH", nil)
+	if len(cfgOps) > 0 {
+		cfgPatch, err = values.NewJSONPatch(cfgOps.Maps(), he.label()+" $CONFIG_VALUES_JSON_PATCH_PATH", nil)
 		if err != nil {
 			return ch, fmt.Errorf("%s: config values patch: %w", he.label(), err)
 		}
@@ -104,8 +118,8 @@ func (e *Engine) runHook(ctx context.Context, he *hookEntry, b hook.BindingType,
 			return ch, fmt.Errorf("%s: config values patch: %w", he.label(), err)
 		}
 	}
-	if len(out.ValuesPatch) > 0 {
-		vp, err := values.NewJSONPatch(out.ValuesPatch.Maps(), he.label()+" $VALUES_JSON_PATCH_PATH", nil)
+	if len(valuesOps) > 0 {
+		vp, err := values.NewJSONPatch(valuesOps.Maps(), he.label()+" $VALUES_JSON_PATCH_PATH", nil)
 		if err != nil {
 			return ch, fmt.Errorf("%s: values patch: %w", he.label(), err)
 		}
@@ -229,4 +243,18 @@ func (e *Engine) enabledModules() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]string{}, e.enabled...)
+}
+
+// splitEnabledOps splits a global hook's config patch into the operations
+// on config sections and those on /<moduleKey>Enabled flags.
+func splitEnabledOps(p hook.Patch) (sections, flags hook.Patch) {
+	for _, o := range p {
+		root, _, _ := strings.Cut(strings.TrimPrefix(o.Path, "/"), "/")
+		if len(root) > len(module.EnabledSuffix) && strings.HasSuffix(root, module.EnabledSuffix) {
+			flags = append(flags, o)
+			continue
+		}
+		sections = append(sections, o)
+	}
+	return sections, flags
 }

@@ -32,6 +32,8 @@ import (
 //	ignore TEXT            leave history lines containing TEXT out of the comparison
 //	from TEXT              compare the history from the first line containing TEXT
 //	helm-ignore-release R  start with HELM_IGNORE_RELEASE=R
+//	contains FILE TEXT     check that FILE (relative to the tree) holds TEXT
+//	lacks FILE TEXT        check that it does not
 //
 // (ignore and from keep timing out of the golden history: schedules fire
 // every second, as often as the test's timing makes them.)
@@ -108,6 +110,18 @@ func runLifecycle(t *testing.T, c golden.Case) {
 			ignore = append(ignore, arg)
 		case "from":
 			from = arg
+		case "contains", "lacks":
+			file, text, ok := strings.Cut(arg, " ")
+			if !ok {
+				t.Fatalf("bad step %q: %s FILE TEXT", line, verb)
+			}
+			data, err := os.ReadFile(filepath.Join(dir, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if has := strings.Contains(string(data), text); has != (verb == "contains") {
+				t.Errorf("step %q: %s holds:\n%s", line, file, data)
+			}
 		case "helm-ignore-release":
 			h.extra = func(s *operator.Settings) { s.HelmIgnoreRelease = arg }
 		default:

@@ -43,6 +43,22 @@ func TestSettingsFromEnv(t *testing.T) {
 		}, func(s *operator.Settings) {
 			s.ModulesDir, s.GlobalHooksDir, s.UnnumberedModuleOrder = "/new", "/new", 9
 		}, ""},
+		// addon-operator v1.24's own test: shell-operator's variables are
+		// read, and addon-operator's win over them.
+		{"shell-operator's names", map[string]string{
+			"SHELL_OPERATOR_HOOKS_DIR": "/sh/h", "SHELL_OPERATOR_TMP_DIR": "/sh/t", "SHELL_OPERATOR_LISTEN_ADDRESS": "10.0.0.2",
+			"SHELL_OPERATOR_LISTEN_PORT": "9700", "SHELL_OPERATOR_PROMETHEUS_METRICS_PREFIX": "sh_", "SHELL_OPERATOR_NAMESPACE": "sh-ns",
+		}, func(s *operator.Settings) {
+			s.GlobalHooksDir, s.TempDir, s.ListenAddress, s.ListenPort, s.MetricsPrefix, s.Namespace = "/sh/h", "/sh/t", "10.0.0.2", "9700", "sh_", "sh-ns"
+		}, ""},
+		{"addon-operator's names beat shell-operator's", map[string]string{
+			"SHELL_OPERATOR_HOOKS_DIR": "/sh/h", "SHELL_OPERATOR_TMP_DIR": "/sh/t", "SHELL_OPERATOR_LISTEN_ADDRESS": "10.0.0.2",
+			"SHELL_OPERATOR_LISTEN_PORT": "9700", "SHELL_OPERATOR_PROMETHEUS_METRICS_PREFIX": "sh_", "SHELL_OPERATOR_NAMESPACE": "sh-ns",
+			"ADDON_OPERATOR_GLOBAL_HOOKS_DIR": "/ao/h", "ADDON_OPERATOR_TMP_DIR": "/ao/t", "ADDON_OPERATOR_LISTEN_ADDRESS": "127.0.0.1",
+			"ADDON_OPERATOR_LISTEN_PORT": "9651", "ADDON_OPERATOR_PROMETHEUS_METRICS_PREFIX": "ao_", "ADDON_OPERATOR_NAMESPACE": "ao-ns",
+		}, func(s *operator.Settings) {
+			s.GlobalHooksDir, s.TempDir, s.ListenAddress, s.ListenPort, s.MetricsPrefix, s.Namespace = "/ao/h", "/ao/t", "127.0.0.1", "9651", "ao_", "ao-ns"
+		}, ""},
 		{"in a pod", map[string]string{"KUBERNETES_SERVICE_HOST": "10.0.0.1"}, func(s *operator.Settings) { s.InCluster = true }, ""},
 		{"in a pod, its namespace set", map[string]string{"KUBERNETES_SERVICE_HOST": "10.0.0.1", "ADDON_OPERATOR_NAMESPACE": "set"},
 			func(s *operator.Settings) { s.InCluster, s.Namespace = true, "set" }, ""},

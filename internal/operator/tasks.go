@@ -689,6 +689,7 @@ func (e *Engine) rediscover() error {
 	if err != nil {
 		return err
 	}
+	e.warnModules(set)
 	if err := e.back.values.SetModules(set); err != nil {
 		return err
 	}
@@ -732,4 +733,23 @@ func (e *Engine) stopModuleLocked(ms *modState) {
 		ms.stopMon, ms.monCtx = nil, nil
 	}
 	ms.monitorsUp, ms.startedUp = false, false
+}
+
+// warnModules logs what module discovery skipped: an enabled file
+// without an executable bit is not run (addon-operator's rule), which a
+// module author may not mean.
+func (e *Engine) warnModules(set *module.Set) {
+	for _, m := range set.Modules {
+		if m.NonExecutableEnabledScript != "" {
+			e.log.Warn("not running a module's enabled file that is not executable: the module's enabled flag decides alone; chmod +x it to run it", "module", m.Name, "file", m.NonExecutableEnabledScript)
+		}
+		for _, w := range m.Ignored {
+			e.log.Warn("not supported, ignored: values these rules refuse are accepted", "module", m.Name, "what", w)
+		}
+	}
+	if set.Global != nil {
+		for _, w := range set.Global.Ignored {
+			e.log.Warn("not supported, ignored: values these rules refuse are accepted", "module", "global", "what", w)
+		}
+	}
 }

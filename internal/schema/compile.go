@@ -12,18 +12,30 @@ import (
 	"github.com/strata-dev/strata/internal/values"
 )
 
-// closeObjects sets additionalProperties: false on every object schema that
-// leaves it unset: a schema of type object, or one declaring properties or
-// patternProperties. It follows properties, patternProperties,
-// additionalProperties and items, not allOf, anyOf, oneOf or not (closing
-// the branches of an allOf would make them reject each other's
-// properties). A schema with x-kubernetes-preserve-unknown-fields: true is
-// left open.
+// closeObjects sets additionalProperties: false on the object schemas that
+// leave it unset: a schema of type object, or one declaring properties or
+// patternProperties. It follows properties (those that leave
+// additionalProperties unset) and items, as addon-operator does; not
+// patternProperties, additionalProperties schemas, nor allOf, anyOf, oneOf
+// or not (closing the branches of an allOf would make them reject each
+// other's properties). A schema with x-kubernetes-preserve-unknown-fields:
+// true is left open.
 func closeObjects(m obj) {
 	if isObjectSchema(m) && m["additionalProperties"] == nil && m[xPreserveUnknownKeys] != true {
 		m["additionalProperties"] = false
 	}
-	for _, c := range children(m, structuralKeywords...) {
+	// The reach is addon-operator's (its AdditionalPropertiesTransformer):
+	// the properties that leave additionalProperties unset, and below them;
+	// items, and below them. Not below a property that sets
+	// additionalProperties itself, nor into patternProperties or an
+	// additionalProperties schema: values addon-operator accepts there
+	// must not be refused.
+	for _, c := range children(m, "properties") {
+		if _, set := c.schema["additionalProperties"]; !set {
+			closeObjects(c.schema)
+		}
+	}
+	for _, c := range children(m, "items") {
 		closeObjects(c.schema)
 	}
 }
@@ -87,8 +99,10 @@ func specJSON(m obj, helm bool) map[string]any {
 		out["additionalProperties"] = ap
 	}
 	for _, c := range allChildren(m) {
-		sub := specJSON(c.schema, helm)
 		kw := c.loc[0].Key
+		// x-required-for-helm counts at the root and down properties only,
+		// as addon-operator merges it (not in items, maps or combinators).
+		sub := specJSON(c.schema, helm && kw == "properties")
 		switch {
 		case len(c.loc) == 1:
 			out[kw] = sub
@@ -156,7 +170,7 @@ func checkDefault(m obj, def any) error {
 		return err
 	}
 	v := values.DeepCopy(def)
-	if d := buildDefaulter(m); d != nil {
+	if d := buildDefaulter(m, false); d != nil {
 		v = d.apply(v)
 	}
 	errs := validateValue(s, v)

@@ -18,6 +18,11 @@ type defaulter struct {
 	patterns []patternDefaulter    // patternProperties with defaults below them
 	addl     *defaulter            // additionalProperties, when a schema
 	items    *defaulter
+
+	// absentOnly is addon-operator's defaulting (Options.AddonDefaults):
+	// only absent properties get defaults, never a null; patterns and addl
+	// are not built.
+	absentOnly bool
 }
 
 type patternDefaulter struct {
@@ -26,9 +31,10 @@ type patternDefaulter struct {
 }
 
 // buildDefaulter returns the defaulter for a schema, or nil if nothing
-// below it has a default.
-func buildDefaulter(m obj) *defaulter {
-	d := &defaulter{nullable: m["nullable"] == true || hasType(m, "null")}
+// below it has a default. With absentOnly it is addon-operator's: through
+// properties and items only, filling absent properties only.
+func buildDefaulter(m obj, absentOnly bool) *defaulter {
+	d := &defaulter{nullable: m["nullable"] == true || hasType(m, "null"), absentOnly: absentOnly}
 	if v, ok := m["default"]; ok && v != nil {
 		d.value, d.has = v, true
 	}
@@ -37,26 +43,26 @@ func buildDefaulter(m obj) *defaulter {
 		d.props = make(map[string]*defaulter, len(props))
 		for name, p := range props {
 			ps, _ := p.(obj)
-			d.props[name] = buildDefaulter(ps)
+			d.props[name] = buildDefaulter(ps, absentOnly)
 			useful = useful || d.props[name] != nil
 		}
 	}
-	if pats, ok := m["patternProperties"].(obj); ok {
+	if pats, ok := m["patternProperties"].(obj); ok && !absentOnly {
 		for _, pat := range sortedKeys(pats) {
 			ps, _ := pats[pat].(obj)
 			re, err := regexp.Compile(pat)
-			if pd := buildDefaulter(ps); pd != nil && err == nil {
+			if pd := buildDefaulter(ps, absentOnly); pd != nil && err == nil {
 				d.patterns = append(d.patterns, patternDefaulter{re: re, d: pd})
 			}
 		}
 		useful = useful || len(d.patterns) > 0
 	}
-	if a, ok := m["additionalProperties"].(obj); ok {
-		d.addl = buildDefaulter(a)
+	if a, ok := m["additionalProperties"].(obj); ok && !absentOnly {
+		d.addl = buildDefaulter(a, absentOnly)
 		useful = useful || d.addl != nil
 	}
 	if it, ok := m["items"].(obj); ok {
-		d.items = buildDefaulter(it)
+		d.items = buildDefaulter(it, absentOnly)
 		useful = useful || d.items != nil
 	}
 	if !useful {
@@ -91,7 +97,7 @@ func (d *defaulter) applyObject(x map[string]any) {
 		if p == nil || !p.has {
 			continue
 		}
-		if cur, found := x[name]; !found || (cur == nil && !p.nullable) {
+		if cur, found := x[name]; !found || (cur == nil && !p.nullable && !p.absentOnly) {
 			x[name] = values.DeepCopy(p.value)
 		}
 	}
@@ -127,7 +133,7 @@ func (d *defaulter) undeclared(k string) []*defaulter {
 // the default when cur is null, the schema is not nullable and has a
 // default; cur otherwise.
 func (d *defaulter) fill(cur any) any {
-	if d == nil || cur != nil || d.nullable || !d.has {
+	if d == nil || cur != nil || d.nullable || !d.has || d.absentOnly {
 		return cur
 	}
 	return values.DeepCopy(d.value)

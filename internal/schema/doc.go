@@ -20,13 +20,15 @@
 //
 // Three extensions come from addon-operator:
 //
-//   - Options.AdditionalPropertiesFalse closes every object schema that
-//     leaves additionalProperties unset.
+//   - Options.AdditionalPropertiesFalse closes the object schemas that
+//     leave additionalProperties unset, as far as addon-operator reaches:
+//     through properties that leave it unset, and items.
 //   - x-extend: {schema: <file>} in a root schema pulls properties,
 //     patternProperties, definitions, required, title, description and x-*
 //     keys from another schema file, found by Options.Resolve. The
 //     extending schema's own entries win; required lists are unioned.
 //   - x-required-for-helm: a list of property names (or one name) that
-//     ValidateForHelm requires on top of required, at any level. Validate
-//     ignores it.
+//     ValidateForHelm requires on top of required, at the root and down
+//     properties (as addon-operator merges it; not in items, maps or
+//     combinators). Validate ignores it.
 package schema

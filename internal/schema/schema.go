@@ -19,18 +19,34 @@ const (
 // Options change how a schema is read. The zero value is plain OpenAPI v3.
 type Options struct {
 	// AdditionalPropertiesFalse treats an unset additionalProperties as
-	// false on every object schema: one of type object, or declaring
-	// properties or patternProperties (addon-operator's rule, which makes
-	// `type: object` without properties accept only an empty object; use
+	// false on object schemas: of type object, or declaring properties or
+	// patternProperties (addon-operator's rule, which makes `type: object`
+	// without properties accept only an empty object; use
 	// additionalProperties: true or x-kubernetes-preserve-unknown-fields:
-	// true for free-form maps). It reaches every schema below properties,
-	// patternProperties, additionalProperties and items, but not the
-	// branches of allOf, anyOf, oneOf and not.
+	// true for free-form maps). It reaches as far as addon-operator's does:
+	// the root; each property that leaves additionalProperties unset, and
+	// below it; items, and below them. Not below a property that sets
+	// additionalProperties, nor into patternProperties, an
+	// additionalProperties schema, or the branches of allOf, anyOf, oneOf
+	// and not.
 	AdditionalPropertiesFalse bool
 
 	// Resolve loads the files x-extend names. Without it a schema using
 	// x-extend fails to parse. See DirResolver.
 	Resolve Resolver
+
+	// UncheckedDefaults skips the check that every default matches its own
+	// schema. addon-operator loads such schemas (a default that breaks its
+	// schema fails only the values it is applied to), so the operator
+	// reads modules' schemas this way; everything else keeps the check.
+	UncheckedDefaults bool
+
+	// AddonDefaults makes ApplyDefaults addon-operator's: a default goes
+	// only into an absent property (a null stays null), and defaulting
+	// follows properties and items only, not patternProperties or an
+	// additionalProperties schema (the values of a map get no defaults).
+	// Without it defaulting is Kubernetes' for CRDs.
+	AddonDefaults bool
 }
 
 // A Schema validates and defaults value trees. It is immutable and safe
@@ -47,7 +63,7 @@ type Schema struct {
 //
 // Parsing resolves x-extend, expands $refs, applies
 // Options.AdditionalPropertiesFalse, and checks that every default matches
-// its own schema.
+// its own schema (unless Options.UncheckedDefaults).
 func Parse(data []byte, source string, opts Options) (*Schema, error) {
 	chain := &loadChain{resolve: opts.Resolve}
 	doc, err := chain.load(data, source)
@@ -60,10 +76,12 @@ func Parse(data []byte, source string, opts Options) (*Schema, error) {
 	if opts.AdditionalPropertiesFalse {
 		closeObjects(doc.root)
 	}
-	if err := checkDefaults(doc, doc.root, nil); err != nil {
-		return nil, err
+	if !opts.UncheckedDefaults {
+		if err := checkDefaults(doc, doc.root, nil); err != nil {
+			return nil, err
+		}
 	}
-	s := &Schema{source: source, defaulter: buildDefaulter(doc.root)}
+	s := &Schema{source: source, defaulter: buildDefaulter(doc.root, opts.AddonDefaults)}
 	if s.plain, err = buildSpec(doc.root, false); err != nil {
 		return nil, &ParseError{Source: source, Err: err}
 	}
@@ -86,8 +104,10 @@ func (s *Schema) Validate(tree map[string]any) error {
 	return s.validate(s.plain, tree)
 }
 
-// ValidateForHelm is Validate with every x-required-for-helm list merged
-// into required at its level: the check for values about to be rendered.
+// ValidateForHelm is Validate with the x-required-for-helm lists of the
+// root and of the schemas down properties merged into required at their
+// level (addon-operator's reach): the check for values about to be
+// rendered.
 func (s *Schema) ValidateForHelm(tree map[string]any) error {
 	return s.validate(s.helm, tree)
 }
@@ -106,7 +126,8 @@ func (s *Schema) validate(sp *spec.Schema, tree map[string]any) error {
 // ApplyDefaults returns a deep copy of tree with the schema's defaults
 // applied; tree itself is not modified. A nil tree is an empty one.
 //
-// Defaulting follows Kubernetes' structural defaulting for CRDs: a
+// Defaulting follows Kubernetes' structural defaulting for CRDs (or, with
+// Options.AddonDefaults, addon-operator's narrower rule): a
 // property that is absent from an object that exists gets its default
 // (an absent object is not created unless it has a default itself); a
 // null property, additional property or list item gets its default unless

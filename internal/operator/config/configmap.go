@@ -453,7 +453,8 @@ func newerRV(a, b string) bool {
 }
 
 // maintenanceSuffix ends the keys of addon-operator's module maintenance
-// state, which strata refuses rather than ignores.
+// state, which strata refuses rather than ignores, except empty (the
+// default state, in which strata runs every module).
 const maintenanceSuffix = "MaintenanceState"
 
 // ParseData reads the data of a ConfigMap: each key a section (YAML
@@ -476,6 +477,11 @@ func ParseData(data map[string]string, source string, lim Limits) (*Config, erro
 	}
 	for _, k := range sortedKeys(data) {
 		if strings.HasSuffix(k, maintenanceSuffix) && len(k) > len(maintenanceSuffix) {
+			if data[k] == "" {
+				// addon-operator's "Managed", the state without the key:
+				// every enabled module is reconciled.
+				continue
+			}
 			return nil, &document.LoadError{Source: source, Err: document.ErrSyntax,
 				Msg: k + ": addon-operator's module maintenance state (<moduleKey>" + maintenanceSuffix + ") is not supported: strata reconciles every enabled module; remove the key"}
 		}

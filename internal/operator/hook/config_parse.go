@@ -847,17 +847,18 @@ func (p *configParser) settings(path document.Path, v any) (*Settings, error) {
 	return s, nil
 }
 
-// crossChecks checks what involves several bindings: unique names of
-// kubernetes bindings, includeSnapshotsFrom naming them, and groups adding
-// their bindings' snapshots.
+// crossChecks checks what involves several bindings: includeSnapshotsFrom
+// naming kubernetes bindings, and groups adding their bindings' snapshots.
+// Names need not be unique, as in shell-operator (several bindings without
+// a name are all "kubernetes"); a snapshot of a shared name, and the
+// refreshed objects of its Synchronization, are the first such binding's,
+// as shell-operator reads them.
 func (p *configParser) crossChecks(c *Config) error {
 	seen := map[string]int{}
 	for i, k := range c.Kubernetes {
-		if j, ok := seen[k.Name]; ok {
-			return p.fail(document.Path{document.Key("kubernetes"), document.Index(i), document.Key("name")},
-				"binding name %q is also the name of kubernetes[%d]; give each kubernetes binding its own name", k.Name, j)
+		if _, ok := seen[k.Name]; !ok {
+			seen[k.Name] = i
 		}
-		seen[k.Name] = i
 	}
 	check := func(path document.Path, names []string) error {
 		for j, n := range names {

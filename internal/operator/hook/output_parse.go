@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -356,9 +357,9 @@ var kubeMembers = map[KubeOperationType][]string{
 // operation, so Create* and Delete* take them too (Delete* always ignore
 // a missing object; the flags change nothing there).
 var kubeOptional = map[KubeOperationType][]string{
-	KubeCreate:             {"subresource", "ignoreMissingObject", "ignoreHookError"},
-	KubeCreateOrUpdate:     {"subresource", "ignoreMissingObject", "ignoreHookError"},
-	KubeCreateIfNotExists:  {"subresource", "ignoreMissingObject", "ignoreHookError"},
+	KubeCreate:             {"namespace", "subresource", "ignoreMissingObject", "ignoreHookError"},
+	KubeCreateOrUpdate:     {"namespace", "subresource", "ignoreMissingObject", "ignoreHookError"},
+	KubeCreateIfNotExists:  {"namespace", "subresource", "ignoreMissingObject", "ignoreHookError"},
 	KubeDelete:             {"apiVersion", "namespace", "subresource", "ignoreMissingObject", "ignoreHookError"},
 	KubeDeleteInBackground: {"apiVersion", "namespace", "subresource", "ignoreMissingObject", "ignoreHookError"},
 	KubeDeleteNonCascading: {"apiVersion", "namespace", "subresource", "ignoreMissingObject", "ignoreHookError"},
@@ -485,6 +486,21 @@ func kubeOp(d manifest.Document, source string) (KubeOperation, error) {
 			if g, _ := meta["generateName"].(string); g == "" {
 				return op, outErr(source, line, "object has no metadata.name")
 			}
+		}
+		// shell-operator accepts a namespace beside the object (and
+		// ignores it); here it fills in an object without one, and must
+		// not contradict one.
+		if op.Namespace != "" {
+			switch ns, _ := meta["namespace"].(string); {
+			case ns == "":
+				meta = maps.Clone(meta)
+				meta["namespace"] = op.Namespace
+				obj = maps.Clone(obj)
+				obj["metadata"] = meta
+			case ns != op.Namespace:
+				return op, outErr(source, lineOr(d.Pos.Key("namespace"), d.Line), "namespace %q differs from the object's metadata.namespace %q; drop one", op.Namespace, ns)
+			}
+			op.Namespace = ""
 		}
 		op.Object = obj
 	case KubeJQPatch:

@@ -204,7 +204,7 @@ func TestParseKubernetesPatchErrors(t *testing.T) {
 		{`{"operation":"Apply","kind":"Pod","name":"a"}`, "k line 1: operation \"Apply\" is not one of Create, CreateOrUpdate, CreateIfNotExists, Delete, DeleteInBackground, DeleteNonCascading, JQPatch, MergePatch, JSONPatch"},
 		{`{"operation":"Delete","kind":"Pod"}`, "k line 1: Delete needs \"name\""},
 		{`{"operation":"Delete","kind":"Pod","name":"a","object":{}}`, "k line 1: Delete takes no \"object\"; it takes kind, name, apiVersion, namespace, subresource, ignoreMissingObject, ignoreHookError"},
-		{`{"operation":"Create","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}},"jqFilter":"."}`, "k line 1: Create takes no \"jqFilter\"; it takes object, subresource, ignoreMissingObject, ignoreHookError"},
+		{`{"operation":"Create","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"}},"jqFilter":"."}`, "k line 1: Create takes no \"jqFilter\"; it takes object, namespace, subresource, ignoreMissingObject, ignoreHookError"},
 		{`{"operation":"Create","object":{"kind":"Pod"}}`, "k line 1: object has no apiVersion"},
 		{`{"operation":"Create","object":{"apiVersion":"v1","kind":"Pod"}}`, "k line 1: object has no metadata.name"},
 		{`{"operation":"Create","object":"{not yaml: ["}`, "k line 1:"},

@@ -399,3 +399,35 @@ func TestApplyFilterLimits(t *testing.T) {
 		t.Errorf("filter with many results: %v", err)
 	}
 }
+
+// Several kubernetes bindings without names are all "kubernetes", as in
+// shell-operator: each starts with its own objects, and a refresh of a
+// shared name (its snapshot, a Synchronization's objects) reads the first
+// binding of that name, as shell-operator's does.
+func TestUnnamedBindings(t *testing.T) {
+	cfg, err := hook.ParseConfig([]byte("configVersion: v1\nkubernetes:\n- kind: Pod\n- kind: ConfigMap\n"), hook.Global, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, map[string]string{
+		"p.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
+		"c.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+	})
+	set := kubebind.NewSet(cfg, h.src)
+	syncs, err := set.Start(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(syncs) != 2 || syncs[0].Binding != "kubernetes" || syncs[1].Binding != "kubernetes" {
+		t.Fatalf("syncs %+v", syncs)
+	}
+	for i, want := range []string{`"Pod"`, `"ConfigMap"`} {
+		if len(syncs[i].Objects) != 1 || !strings.Contains(string(syncs[i].Objects[0].Object), want) {
+			t.Errorf("sync %d objects %s, want the %s", i, syncs[i].Objects, want)
+		}
+	}
+	filled := set.Fill(syncs[1:])
+	if len(filled[0].Objects) != 1 || !strings.Contains(string(filled[0].Objects[0].Object), `"Pod"`) {
+		t.Errorf("refreshed objects %s, want the first binding's (the Pod)", filled[0].Objects)
+	}
+}

@@ -20,8 +20,8 @@
 // of the modules directories' values.yaml files.
 //
 // Resolver decides which modules are enabled: the merged `<key>Enabled`
-// flag (false, then modules/values.yaml, the module's values.yaml, the
-// config store, global hooks' patches — an EnabledSource gives it), then,
+// flag (false, then modules/values.yaml, the module's values.yaml, global
+// hooks' patches, the config store — an EnabledSource gives it), then,
 // for a module whose flag is true, its enabled script, run through
 // internal/hookexec with VALUES_PATH, CONFIG_VALUES_PATH,
 // MODULE_ENABLED_RESULT and MODULE_ENABLED_REASON. Scripts run in module

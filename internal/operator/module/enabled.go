@@ -33,8 +33,9 @@ const (
 // The values store implements it.
 type EnabledSource interface {
 	// EnabledFlag returns the merged `<key>Enabled` flag of m — false,
-	// then modules/values.yaml, the module's values.yaml, the config
-	// store, global hooks' patches, the last one set winning — and the
+	// then modules/values.yaml, the module's values.yaml, global hooks'
+	// patches, the config store, the last one set winning (addon-operator's
+	// extenders in their order) — and the
 	// name of the source that decided it ("default" when none did).
 	EnabledFlag(m *Module) (enabled bool, from string)
 	// ScriptValues returns the values (VALUES_PATH) and config values

@@ -115,8 +115,12 @@ type Module struct {
 	// CommonValuesPos its positions; nil when absent.
 	CommonValues    map[string]any
 	CommonValuesPos *document.Pos
-	// CommonEnabled is `<key>Enabled` in ModulesDir's values.yaml.
-	CommonEnabled *bool
+	// CommonEnabled is `<key>Enabled` in the modules directories'
+	// values.yaml files: every MODULES_DIR path's counts, whichever path
+	// holds the module, the last path that sets it winning (as
+	// addon-operator reads them); CommonEnabledFile is that file.
+	CommonEnabled     *bool
+	CommonEnabledFile string
 	// StaticValues is the module's section of its own values.yaml,
 	// StaticValuesPos its positions; nil when absent.
 	StaticValues    map[string]any
@@ -135,6 +139,13 @@ type Module struct {
 	HooksDir string
 	// EnabledScript is the module's enabled script; "" when there is none.
 	EnabledScript string
+	// NonExecutableEnabledScript is the module's enabled file when it has
+	// no executable bit: as addon-operator does, it is not run and the
+	// module's enabled flag decides alone (the caller should warn).
+	NonExecutableEnabledScript string
+	// Ignored lists what the module's schemas hold that strata does not
+	// honour (addon-operator's x-deckhouse-validations), for a warning.
+	Ignored []string
 	// CRDs are the files of crds/ ending in .yaml or .yml whose names do
 	// not start with a filter prefix, sorted by path.
 	CRDs []string
@@ -206,8 +217,10 @@ func SplitDirName(dir string) (order int, name string, numbered bool) {
 	}
 	n, err := strconv.ParseInt(m[2], 10, 32)
 	if err != nil {
-		// Too long a number: not an order, part of the name.
-		return 0, dir, false
+		// Too long a number for an order: addon-operator still strips
+		// the prefix from the name and gives the module the order of
+		// unnumbered modules.
+		return 0, m[3], false
 	}
 	return int(n), m[3], true
 }
@@ -226,22 +239,30 @@ func Discover(dirs []string, globalDir string, opts Options) (*Set, error) {
 		maxModules = DefaultMaxModules
 	}
 	var globalLayers []globalStatic
+	// Every path's values.yaml is read first: a `<key>Enabled` flag in any
+	// of them applies to the module wherever it is.
+	var commons []commonValues
 	for _, dir := range dirs {
 		if dir == "" {
 			continue
 		}
-		common, commonPos, err := readValuesFile(filepath.Join(dir, ValuesFile), opts.maxFile())
+		file := filepath.Join(dir, ValuesFile)
+		common, commonPos, err := readValuesFile(file, opts.maxFile())
 		if err != nil {
 			return nil, err
 		}
 		if g, ok := common[GlobalKey]; ok {
 			gm, ok := g.(map[string]any)
 			if !ok && g != nil {
-				return nil, valuesFileError(filepath.Join(dir, ValuesFile), commonPos.Key(GlobalKey),
+				return nil, valuesFileError(file, commonPos.Key(GlobalKey),
 					fmt.Sprintf("global must be a map of values, not %s", document.Describe(g)))
 			}
-			globalLayers = append(globalLayers, globalStatic{file: filepath.Join(dir, ValuesFile), values: gm, pos: commonPos.Key(GlobalKey)})
+			globalLayers = append(globalLayers, globalStatic{file: file, values: gm, pos: commonPos.Key(GlobalKey)})
 		}
+		commons = append(commons, commonValues{dir: dir, file: file, tree: common, pos: commonPos})
+	}
+	for _, c := range commons {
+		dir, common, commonPos := c.dir, c.tree, c.pos
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -279,7 +300,7 @@ func Discover(dirs []string, globalDir string, opts Options) (*Set, error) {
 				return nil, fmt.Errorf("more than %d modules in %s; raise the limit of modules", maxModules, strings.Join(dirs, ":"))
 			}
 			m := &Module{Name: name, Key: key, Order: order, Path: path, Found: found, ModulesDir: dir}
-			if err := m.load(common, commonPos, opts); err != nil {
+			if err := m.load(common, commonPos, commons, opts); err != nil {
 				return nil, err
 			}
 			seen[name] = m
@@ -330,14 +351,27 @@ func moduleDir(found string, e fs.DirEntry) (string, bool, error) {
 }
 
 // load reads the module directory.
-func (m *Module) load(common map[string]any, commonPos *document.Pos, opts Options) error {
+// commonValues is the values.yaml of one MODULES_DIR path.
+type commonValues struct {
+	dir, file string
+	tree      map[string]any
+	pos       *document.Pos
+}
+
+func (m *Module) load(common map[string]any, commonPos *document.Pos, commons []commonValues, opts Options) error {
 	var err error
 	commonFile := m.CommonValuesFile()
 	if m.CommonValues, m.CommonValuesPos, err = section(common, commonPos, m.Key, commonFile); err != nil {
 		return err
 	}
-	if m.CommonEnabled, err = flag(common, commonPos, EnabledKey(m.Key), commonFile); err != nil {
-		return err
+	for _, c := range commons {
+		on, err := flag(c.tree, c.pos, EnabledKey(m.Key), c.file)
+		if err != nil {
+			return err
+		}
+		if on != nil {
+			m.CommonEnabled, m.CommonEnabledFile = on, c.file
+		}
 	}
 	own, ownPos, err := readValuesFile(m.ValuesFile(), opts.maxFile())
 	if err != nil {
@@ -349,14 +383,18 @@ func (m *Module) load(common map[string]any, commonPos *document.Pos, opts Optio
 	if m.StaticEnabled, err = flag(own, ownPos, EnabledKey(m.Key), m.ValuesFile()); err != nil {
 		return err
 	}
-	if m.ConfigSchema, m.ValuesSchema, err = loadSchemas(filepath.Join(m.Path, OpenAPIDir), opts); err != nil {
+	if m.ConfigSchema, m.ValuesSchema, err = loadSchemas(filepath.Join(m.Path, OpenAPIDir), opts, &m.Ignored); err != nil {
 		return fmt.Errorf("module %s: %w", m.Name, err)
 	}
 	if fi, err := os.Stat(filepath.Join(m.Path, HooksDir)); err == nil && fi.IsDir() {
 		m.HooksDir = filepath.Join(m.Path, HooksDir)
 	}
 	if fi, err := os.Stat(filepath.Join(m.Path, EnabledScriptFile)); err == nil && fi.Mode().IsRegular() {
-		m.EnabledScript = filepath.Join(m.Path, EnabledScriptFile)
+		if fi.Mode().Perm()&0o111 != 0 {
+			m.EnabledScript = filepath.Join(m.Path, EnabledScriptFile)
+		} else {
+			m.NonExecutableEnabledScript = filepath.Join(m.Path, EnabledScriptFile)
+		}
 	}
 	if fi, err := os.Stat(filepath.Join(m.Path, ChartFile)); err == nil && fi.Mode().IsRegular() {
 		m.HasChart = true

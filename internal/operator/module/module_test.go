@@ -92,7 +92,11 @@ func TestSplitDirName(t *testing.T) {
 		{"nginx", 0, "nginx", false},
 		{"10-a", 10, "a", true},
 		{"a-10", 0, "a-10", false},
-		{"99999999999999999999-a", 0, "99999999999999999999-a", false},
+		{"99999999999999999999-a", 0, "a", false},
+		{"2147483647-a", 2147483647, "a", true},
+		{"2147483648-a", 0, "a", false},
+		{"0-a", 0, "a", true},
+		{"-a", 0, "-a", false},
 	} {
 		order, name, numbered := module.SplitDirName(tc.dir)
 		if order != tc.order || name != tc.name || numbered != tc.numbered {

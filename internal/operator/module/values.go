@@ -1,6 +1,7 @@
 package module
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,6 +26,9 @@ type Global struct {
 	ValuesSchema *schema.Schema
 	// Dir is GLOBAL_HOOKS_DIR; "" when none was given.
 	Dir string
+	// Ignored lists what the global schemas hold that strata does not
+	// honour, for a warning.
+	Ignored []string
 }
 
 // StaticValues is a section of a values.yaml file.
@@ -49,7 +53,7 @@ func loadGlobal(dir string, static []globalStatic, opts Options) (*Global, error
 		return g, nil
 	}
 	var err error
-	if g.ConfigSchema, g.ValuesSchema, err = loadSchemas(filepath.Join(dir, OpenAPIDir), opts); err != nil {
+	if g.ConfigSchema, g.ValuesSchema, err = loadSchemas(filepath.Join(dir, OpenAPIDir), opts, &g.Ignored); err != nil {
 		return nil, fmt.Errorf("global: %w", err)
 	}
 	return g, nil
@@ -67,9 +71,15 @@ func readValuesFile(path string, max int64) (map[string]any, *document.Pos, erro
 	return parseValues(data, path, max)
 }
 
-// parseValues parses the content of a values.yaml.
+// parseValues parses the content of a values.yaml, reading unquoted YAML
+// 1.1 booleans (yes, no, on, off, y, n) as booleans, as addon-operator does.
 func parseValues(data []byte, path string, max int64) (map[string]any, *document.Pos, error) {
-	return document.Loader{Positions: true, Limits: document.Limits{MaxBytes: max}}.Parse(data, path)
+	tree, pos, err := document.Loader{Positions: true, Limits: document.Limits{MaxBytes: max}}.Parse(data, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	yaml11Booleans(data, tree)
+	return tree, pos, nil
 }
 
 func valuesFileError(file string, pos *document.Pos, msg string) error {
@@ -107,19 +117,39 @@ func flag(tree map[string]any, pos *document.Pos, key, file string) (*bool, erro
 
 // loadSchemas reads openapi/config-values.yaml and openapi/values.yaml of
 // dir, with addon-operator's options: additionalProperties false where
-// unset, x-extend resolved inside dir.
-func loadSchemas(dir string, opts Options) (config, values *schema.Schema, err error) {
-	so := schema.Options{AdditionalPropertiesFalse: true, Resolve: schema.DirResolver(dir)}
-	if config, err = loadSchema(filepath.Join(dir, ConfigSchemaFile), so, opts); err != nil {
+// unset, x-extend resolved inside dir, defaults not checked against their
+// schemas (addon-operator loads such a schema; the default fails the values
+// it is applied to).
+func loadSchemas(dir string, opts Options, ignored *[]string) (config, values *schema.Schema, err error) {
+	so := schema.Options{AdditionalPropertiesFalse: true, UncheckedDefaults: true, AddonDefaults: true, Resolve: extendResolver(dir)}
+	if config, err = loadSchema(filepath.Join(dir, ConfigSchemaFile), so, opts, ignored); err != nil {
 		return nil, nil, err
 	}
-	if values, err = loadSchema(filepath.Join(dir, ValuesSchemaFile), so, opts); err != nil {
+	if values, err = loadSchema(filepath.Join(dir, ValuesSchemaFile), so, opts, ignored); err != nil {
 		return nil, nil, err
 	}
 	return config, values, nil
 }
 
-func loadSchema(path string, so schema.Options, opts Options) (*schema.Schema, error) {
+// celRules is the key of Deckhouse's CEL validation rules, which
+// addon-operator evaluates and strata does not.
+const celRules = "x-deckhouse-validations"
+
+// extendResolver resolves x-extend inside dir; a file that does not exist
+// extends nothing, as addon-operator ignores x-extend when the module has no
+// openapi/config-values.yaml.
+func extendResolver(dir string) schema.Resolver {
+	resolve := schema.DirResolver(dir)
+	return func(name string) ([]byte, string, error) {
+		data, source, err := resolve(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			return []byte("{}"), filepath.Join(dir, filepath.FromSlash(name)) + " (absent)", nil
+		}
+		return data, source, err
+	}
+}
+
+func loadSchema(path string, so schema.Options, opts Options, ignored *[]string) (*schema.Schema, error) {
 	max := opts.maxFile()
 	if max < 0 || max > schema.MaxSchemaSize {
 		max = schema.MaxSchemaSize
@@ -130,6 +160,9 @@ func loadSchema(path string, so schema.Options, opts Options) (*schema.Schema, e
 			return nil, nil
 		}
 		return nil, err
+	}
+	if ignored != nil && bytes.Contains(data, []byte(celRules)) {
+		*ignored = append(*ignored, path+": "+celRules+" (CEL rules) are not evaluated")
 	}
 	return schema.Parse(data, path, so)
 }

@@ -446,6 +446,18 @@ func (s *Set) Pending(name string, match func(*Task) bool) bool {
 	return slices.ContainsFunc(q.tasks, func(t *Task) bool { return !t.running && !t.backoff && match(t) })
 }
 
+// Has reports whether queue name holds a task, queued, running or in
+// backoff, for which match is true.
+func (s *Set) Has(name string, match func(*Task) bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queues[name]
+	if q == nil {
+		return false
+	}
+	return slices.ContainsFunc(q.tasks, match)
+}
+
 // TaskInfo is a task as listings show it.
 type TaskInfo struct {
 	ID          uint64    `json:"id"`

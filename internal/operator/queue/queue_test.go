@@ -248,6 +248,13 @@ func TestFailingTaskVisible(t *testing.T) {
 	if s.Pending(queue.Main, func(*queue.Task) bool { return true }) {
 		t.Error("Pending reports the task in backoff")
 	}
+	// Has sees it.
+	if !s.Has(queue.Main, func(t *queue.Task) bool { return t.Description == "bad" }) {
+		t.Error("Has does not report the task in backoff")
+	}
+	if s.Has(queue.Main, func(t *queue.Task) bool { return t.Description == "other" }) {
+		t.Error("Has reports a task that is not there")
+	}
 }
 
 func TestExponential(t *testing.T) {

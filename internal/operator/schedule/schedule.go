@@ -3,9 +3,9 @@
 // (seconds first), as shell-operator's schedule binding takes, and a
 // Ticker that calls its entries' functions when their crontabs fire.
 //
-// Crontabs are parsed by robfig/cron/v3 with optional seconds and the
-// @every/@hourly descriptors; times are in the Ticker's location (UTC by
-// default).
+// Crontabs are parsed by robfig/cron/v3 with optional seconds, the
+// @every/@hourly descriptors and a TZ= prefix; times are in the crontab's
+// time zone, else the Ticker's location (UTC by default).
 package schedule
 
 import (
@@ -30,8 +30,10 @@ var parser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron
 const maxCrontab = 1024
 
 // Parse parses a crontab of 5 or 6 fields (seconds first), or a
-// descriptor such as @hourly or "@every 10s". A TZ= or CRON_TZ= prefix is
-// refused: schedules run in the Ticker's location.
+// descriptor such as @hourly or "@every 10s", optionally after a time
+// zone, "TZ=Europe/Berlin 0 3 * * *" (shell-operator's cron library takes
+// TZ=; CRON_TZ= is accepted too). A crontab without one runs in the
+// Ticker's location.
 func Parse(crontab string) (*Spec, error) {
 	s := strings.TrimSpace(crontab)
 	if s == "" {
@@ -40,11 +42,20 @@ func Parse(crontab string) (*Spec, error) {
 	if len(s) > maxCrontab {
 		return nil, fmt.Errorf("crontab is longer than %d bytes", maxCrontab)
 	}
+	rest := s
 	if strings.HasPrefix(s, "TZ=") || strings.HasPrefix(s, "CRON_TZ=") {
-		return nil, fmt.Errorf("crontab %q: a time zone prefix is not supported; schedules run in the operator's time zone", crontab)
+		tz, after, ok := strings.Cut(s, " ")
+		if !ok {
+			return nil, fmt.Errorf("crontab %q has a time zone and no schedule; write \"TZ=Europe/Berlin 0 3 * * *\"", crontab)
+		}
+		_, name, _ := strings.Cut(tz, "=")
+		if _, err := time.LoadLocation(name); err != nil || name == "" {
+			return nil, fmt.Errorf("crontab %q: unknown time zone %q; write an IANA name such as Europe/Berlin or UTC", crontab, name)
+		}
+		rest = strings.TrimSpace(after)
 	}
-	if !strings.HasPrefix(s, "@") {
-		if n := len(strings.Fields(s)); n != 5 && n != 6 {
+	if !strings.HasPrefix(rest, "@") {
+		if n := len(strings.Fields(rest)); n != 5 && n != 6 {
 			return nil, fmt.Errorf("crontab %q has %d fields; write 5 (minute hour day-of-month month day-of-week) or 6 (seconds first)", crontab, n)
 		}
 	}

@@ -23,6 +23,18 @@ func TestParse(t *testing.T) {
 		{"@hourly", time.Date(2026, 3, 10, 13, 0, 0, 0, time.UTC)},
 		{"@every 10s", time.Date(2026, 3, 10, 12, 35, 6, 0, time.UTC)},
 		{"  * * * * *  ", time.Date(2026, 3, 10, 12, 35, 0, 0, time.UTC)},
+		// What shell-operator's cron library (robfig/cron.v2) also takes:
+		// a time zone, ? for any, names, N/step from N to the end,
+		// descriptors, and @every below a second rounded up to one.
+		{"TZ=Asia/Tokyo 0 0 * * *", time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)},
+		{"CRON_TZ=Asia/Tokyo 0 22 * * *", time.Date(2026, 3, 10, 13, 0, 0, 0, time.UTC)},
+		{"TZ=UTC @hourly", time.Date(2026, 3, 10, 13, 0, 0, 0, time.UTC)},
+		{"0 0 ? * SUN", time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC)},
+		{"0 0 1 jan *", time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{"50/5 * * * *", time.Date(2026, 3, 10, 12, 50, 0, 0, time.UTC)},
+		{"@midnight", time.Date(2026, 3, 11, 0, 0, 0, 0, time.UTC)},
+		{"@annually", time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{"@every 0.1s", time.Date(2026, 3, 10, 12, 34, 57, 0, time.UTC)},
 	}
 	for _, tc := range tests {
 		s, err := schedule.Parse(tc.crontab)
@@ -42,7 +54,9 @@ func TestParseErrors(t *testing.T) {
 		{"* * * *", `crontab "* * * *" has 4 fields; write 5 (minute hour day-of-month month day-of-week) or 6 (seconds first)`},
 		{"* * * * * * *", `crontab "* * * * * * *" has 7 fields; write 5 (minute hour day-of-month month day-of-week) or 6 (seconds first)`},
 		{"61 * * * *", `crontab "61 * * * *": end of range (61) above maximum (59): 61`},
-		{"TZ=UTC * * * * *", `crontab "TZ=UTC * * * * *": a time zone prefix is not supported; schedules run in the operator's time zone`},
+		{"TZ=Nowhere/Atlantis * * * * *", `crontab "TZ=Nowhere/Atlantis * * * * *": unknown time zone "Nowhere/Atlantis"; write an IANA name such as Europe/Berlin or UTC`},
+		{"TZ=UTC", `crontab "TZ=UTC" has a time zone and no schedule; write "TZ=Europe/Berlin 0 3 * * *"`},
+		{"TZ=UTC * * * *", `crontab "TZ=UTC * * * *" has 4 fields; write 5 (minute hour day-of-month month day-of-week) or 6 (seconds first)`},
 		{"@sometimes", `crontab "@sometimes": unrecognized descriptor: @sometimes`},
 	}
 	for _, tc := range tests {

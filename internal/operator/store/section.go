@@ -18,6 +18,7 @@ type section struct {
 	name string // module name, or "global"
 
 	static       []staticLayer
+	flag         *bool // a module's <key>Enabled from its values.yaml files; nil: unset
 	configSchema *schema.Schema
 	valuesSchema *schema.Schema
 
@@ -54,6 +55,10 @@ func newModuleSection(m *module.Module) *section {
 	}
 	if m.StaticValues != nil {
 		sec.static = append(sec.static, staticLayer{name: "module values.yaml", file: m.ValuesFile(), values: m.StaticValues, pos: m.StaticValuesPos})
+	}
+	sec.flag = m.CommonEnabled
+	if m.StaticEnabled != nil {
+		sec.flag = m.StaticEnabled
 	}
 	return sec
 }

@@ -188,10 +188,24 @@ func (s *Store) prepare(cfg *config.Config) (*section, map[string]*section, erro
 	if err := computeAll(g, mods, cfg); err != nil {
 		return nil, nil, err
 	}
-	if err := validateValues(g, mods, cfg); err != nil {
+	if err := validateValues(g, mods, cfg, func(sec *section) bool { return s.enabledWith(cfg, sec) }); err != nil {
 		return nil, nil, err
 	}
 	return g, mods, nil
+}
+
+// enabledWith reports whether a module section's merged enabled flag is
+// true with config cfg: its values.yaml files, then global hooks'
+// patches, then cfg (EnabledFlag's order).
+func (s *Store) enabledWith(cfg *config.Config, sec *section) bool {
+	on := sec.flag != nil && *sec.flag
+	if v, ok := s.hookEnabled[sec.key]; ok {
+		on = v
+	}
+	if v, ok := cfg.EnabledFlag(sec.key); ok {
+		on = v
+	}
+	return on
 }
 
 func (s *Store) validateConfig(cfg *config.Config) error {
@@ -199,6 +213,12 @@ func (s *Store) validateConfig(cfg *config.Config) error {
 	check := func(sec *section) {
 		v := cfg.Section(sec.key)
 		if v == nil || sec.configSchema == nil {
+			return
+		}
+		// As addon-operator: an empty module section, or the section of a
+		// disabled module, is kept unchecked (it is checked once the
+		// module is enabled: the flag changes the config).
+		if sec.key != GlobalKey && (len(v) == 0 || !s.enabledWith(cfg, sec)) {
 			return
 		}
 		if err := sec.configSchema.Validate(sec.configSchema.ApplyDefaults(v)); err != nil {
@@ -260,11 +280,14 @@ func (s *Store) SetConfig(cfg *config.Config) ([]string, error) {
 // changes. Sections without config values are checked when hooks patch
 // them and before Helm: a module nobody configured (and which may be
 // disabled) does not block the config of the others.
-func validateValues(g *section, mods map[string]*section, cfg *config.Config) error {
+func validateValues(g *section, mods map[string]*section, cfg *config.Config, enabled func(*section) bool) error {
 	var errs []error
 	check := func(sec *section) {
 		if sec.valuesSchema == nil || configSection(cfg, sec.key) == nil {
 			return
+		}
+		if sec.key != GlobalKey && !enabled(sec) {
+			return // a disabled module's values are checked when it runs
 		}
 		if err := sec.valuesSchema.Validate(sec.values); err != nil {
 			errs = append(errs, &SectionError{Section: sec.name, Err: fmt.Errorf("effective values: %w", sec.locateValues(err, cfg))})
@@ -366,6 +389,13 @@ func (s *Store) HelmValues(key string) (map[string]any, error) {
 		return nil, fmt.Errorf("no module with values key %q", key)
 	}
 	var errs []error
+	// A section kept unchecked while the module was disabled is checked
+	// now, before anything is installed.
+	if v := s.cfg.Section(key); len(v) > 0 && sec.configSchema != nil {
+		if err := sec.configSchema.Validate(sec.configSchema.ApplyDefaults(v)); err != nil {
+			errs = append(errs, &SectionError{Section: sec.name, Err: fmt.Errorf("config store %s: %w", sectionSource(s.cfg, key), locate(err, configSection(s.cfg, key)))})
+		}
+	}
 	for _, c := range []*section{s.global, sec} {
 		if c.valuesSchema == nil {
 			continue
@@ -382,27 +412,29 @@ func (s *Store) HelmValues(key string) (map[string]any, error) {
 
 // EnabledFlag returns a module's merged enabled flag and the source that
 // decided it: false, then modules/values.yaml, the module's values.yaml,
-// the config store, global hooks' patches.
+// global hooks' patches, the config store.
 func (s *Store) EnabledFlag(m *module.Module) (bool, string) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	on, from := false, "default"
 	if m.CommonEnabled != nil {
-		on, from = *m.CommonEnabled, m.CommonValuesFile()
+		on, from = *m.CommonEnabled, m.CommonEnabledFile
 	}
 	if m.StaticEnabled != nil {
 		on, from = *m.StaticEnabled, m.ValuesFile()
+	}
+	// addon-operator's extenders in their order: static, dynamic (global
+	// hooks' patches), the config store; the last that sets it wins.
+	if v, ok := s.hookEnabled[m.Key]; ok {
+		on, from = v, "a global hook's patch"
+		if by := s.global.enabledBy[m.Key]; by != "" {
+			from = "the patch of " + by
+		}
 	}
 	if v, ok := s.cfg.EnabledFlag(m.Key); ok {
 		on, from = v, "the config store"
 		if s.cfg.Source != "" {
 			from = "the config store " + s.cfg.Source
-		}
-	}
-	if v, ok := s.hookEnabled[m.Key]; ok {
-		on, from = v, "a global hook's patch"
-		if by := s.global.enabledBy[m.Key]; by != "" {
-			from = "the patch of " + by
 		}
 	}
 	return on, from

@@ -228,6 +228,7 @@ func TestConcurrentUse(t *testing.T) {
 // ValidateConfig refuses what SetConfig refuses, and changes nothing.
 func TestValidateConfigMatchesSetConfig(t *testing.T) {
 	st, _ := newStore(t, map[string]string{
+		"modules/values.yaml":                        "fooEnabled: true\n",
 		"modules/001-foo/openapi/config-values.yaml": "type: object\nproperties:\n  n: {type: integer}\n",
 		"modules/001-foo/openapi/values.yaml":        "x-extend: {schema: config-values.yaml}\ntype: object\nrequired: [n, m]\nproperties:\n  m: {type: integer, default: 1}\n",
 	})
@@ -249,6 +250,7 @@ func TestValidateConfigMatchesSetConfig(t *testing.T) {
 			t.Errorf("ValidateConfig(%q) changed the values", tc.config)
 		}
 		st2, _ := newStore(t, map[string]string{
+			"modules/values.yaml":                        "fooEnabled: true\n",
 			"modules/001-foo/openapi/config-values.yaml": "type: object\nproperties:\n  n: {type: integer}\n",
 			"modules/001-foo/openapi/values.yaml":        "x-extend: {schema: config-values.yaml}\ntype: object\nrequired: [n, m]\nproperties:\n  m: {type: integer, default: 1}\n",
 		})

@@ -351,3 +351,17 @@ func TestKindOfCRDInstalledLater(t *testing.T) {
 		t.Errorf("gadget %v", g.Object)
 	}
 }
+
+// A namespace beside a create's object (shell-operator's schema allows it)
+// puts an object without one in that namespace.
+func TestCreateNamespaceBesideObject(t *testing.T) {
+	e := setup(t)
+	e.mustApply(`{"operation":"CreateOrUpdate","namespace":"NS","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"beside"},"data":{"x":"1"}}}
+{"operation":"CreateIfNotExists","namespace":"NS","object":"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"beside-text\"}}"}`)
+	if d := cmp.Diff(map[string]string{"x": "1"}, e.data("beside")); d != "" {
+		t.Errorf("data (-want +got):\n%s", d)
+	}
+	if _, err := e.cm("beside-text"); err != nil {
+		t.Error(err)
+	}
+}
