@@ -255,7 +255,7 @@ h: [*g, *g, *g, *g]
 		bad := app(ns, "bombed", "giantswarm")
 		bad.Spec.UserConfig.ConfigMap = v1alpha1.ObjectRef{Name: "bomb", Namespace: ns}
 		e.create(bad)
-		_, c := e.waitReady("bombed", metav1.ConditionFalse, controller.ReasonConfigMapMergeFailed)
+		_, c := e.waitReadyMessage("bombed", metav1.ConditionFalse, controller.ReasonConfigMapMergeFailed, "YAML aliases")
 		if !strings.Contains(c.Message, "ConfigMap failures/bomb") || !strings.Contains(c.Message, "YAML aliases and merge keys (<<) expand to more than") {
 			t.Errorf("Ready message %q: want the ConfigMap and the alias budget", c.Message)
 		}

@@ -311,14 +311,22 @@ func (e *env) ready(appName string) (*v1alpha1.App, *metav1.Condition) {
 // for its current generation, and returns it.
 func (e *env) waitReady(appName string, status metav1.ConditionStatus, reason string) (*v1alpha1.App, *metav1.Condition) {
 	e.t.Helper()
+	return e.waitReadyMessage(appName, status, reason, "")
+}
+
+// waitReadyMessage is waitReady for a condition whose message also
+// contains msg: a layer created just before its App may first be missing
+// from the controller's cache, a failure of the same reason.
+func (e *env) waitReadyMessage(appName string, status metav1.ConditionStatus, reason, msg string) (*v1alpha1.App, *metav1.Condition) {
+	e.t.Helper()
 	var a *v1alpha1.App
 	var c *metav1.Condition
-	eventually.Within(e.t, deadline, fmt.Sprintf("App %s is Ready=%s (%s)", appName, status, reason), func() (bool, string) {
+	eventually.Within(e.t, deadline, fmt.Sprintf("App %s is Ready=%s (%s) %q", appName, status, reason, msg), func() (bool, string) {
 		a, c = e.ready(appName)
 		if c == nil {
 			return false, "no Ready condition"
 		}
-		ok := c.Status == status && c.Reason == reason &&
+		ok := c.Status == status && c.Reason == reason && strings.Contains(c.Message, msg) &&
 			c.ObservedGeneration == a.Generation && a.Status.ObservedGeneration == a.Generation
 		return ok, fmt.Sprintf("%s %s (generation %d, observed %d): %s", c.Status, c.Reason, a.Generation, c.ObservedGeneration, c.Message)
 	})
