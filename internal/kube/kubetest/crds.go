@@ -36,7 +36,8 @@ type CRD struct {
 
 // InstallCRDs applies the CustomResourceDefinitions in paths (YAML files,
 // or directories searched for .yaml, .yml and .json files) with server-side
-// apply, and waits until each is established.
+// apply, and waits until each is established and its resources are listed
+// by discovery.
 func (c *Cluster) InstallCRDs(ctx context.Context, paths ...string) error {
 	crds, err := ReadCRDs(paths...)
 	if err != nil {
@@ -79,15 +80,50 @@ func (c *Cluster) waitEstablished(ctx context.Context, crd CRD) error {
 				return fmt.Errorf("%s:%d: CRD %s: names not accepted: %v", crd.File, crd.Line, name, m["message"])
 			}
 		}
-		if established {
+		if established && c.served(ctx, obj) {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s:%d: CRD %s not established: %w", crd.File, crd.Line, name, ctx.Err())
+			return fmt.Errorf("%s:%d: CRD %s not established and served: %w", crd.File, crd.Line, name, ctx.Err())
 		case <-tick.C:
 		}
 	}
+}
+
+// served reports whether the API server's discovery lists the CRD's
+// resource in every version it serves: discovery is published a moment
+// after Established, and a client that maps kinds through discovery would
+// not find the kind in between.
+func (c *Cluster) served(ctx context.Context, crd *unstructured.Unstructured) bool {
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	for _, v := range versions {
+		m, _ := v.(map[string]any)
+		name, _ := m["name"].(string)
+		if served, _ := m["served"].(bool); !served || name == "" {
+			continue
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		list, err := c.Client.Discovery().ServerResourcesForGroupVersion(group + "/" + name)
+		if err != nil {
+			return false
+		}
+		found := false
+		for _, r := range list.APIResources {
+			if r.Name == plural {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // ReadCRDs reads the CustomResourceDefinitions in paths: YAML files, or
