@@ -412,8 +412,8 @@ const (
 	floorDirEnv = "CMPBENCH_FLOOR_DIR"
 )
 
-// environ returns this process's environment without TMPDIR and floorEnv,
-// plus extra.
+// environ returns this process's environment without TMPDIR, floorEnv and
+// floorDirEnv, plus extra.
 func environ(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {

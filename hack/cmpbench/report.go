@@ -53,8 +53,8 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 		if a == nil || fc == nil {
 			continue
 		}
-		fmt.Fprintf(&buf, "| %s | %s | %s | %.0f | %s |\n", r.Name, ms(a.One.Quantile(0.5)/2), ms(fc.One.Quantile(0.5)),
-			2*a.Many.PerSecond(), perSecond(fc.Many))
+		fmt.Fprintf(&buf, "| %s | %s | %s | %s | %s |\n", r.Name, ms(a.One.Quantile(0.5)/2), ms(fc.One.Quantile(0.5)),
+			rate(2*a.Many.PerSecond()), perSecond(fc.Many))
 	}
 
 	if len(rep.Helm) > 0 {
@@ -124,8 +124,10 @@ func ratio(a, b time.Duration) string {
 
 // perSecond formats s's requests per second with about three significant
 // digits.
-func perSecond(s Sample) string {
-	v := s.PerSecond()
+func perSecond(s Sample) string { return rate(s.PerSecond()) }
+
+// rate formats requests per second.
+func rate(v float64) string {
 	switch {
 	case v < 10:
 		return fmt.Sprintf("%.2f", v)
