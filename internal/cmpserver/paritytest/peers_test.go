@@ -237,53 +237,61 @@ func ask(ctx context.Context, socket, rpc string, md *pluginpb.ManifestRequestMe
 	case rpcCheck:
 		return fmt.Sprintf("discovery %v, git credentials %v", cfg.GetIsDiscoveryConfigured(), cfg.GetProvideGitCreds()), ""
 	case rpcGenerate:
-		stream, err := c.GenerateManifest(ctx)
-		if err != nil {
-			return err.Error(), ""
-		}
-		if err := cmpserver.SendApp(stream, md, tgz); err != nil {
-			return "send: " + err.Error(), ""
-		}
-		resp, err := stream.CloseAndRecv()
-		if err != nil {
-			return "error", status.Convert(err).Message()
+		resp, failed, msg := call(c.GenerateManifest(ctx))(md, tgz)
+		if failed != "" {
+			return failed, msg
 		}
 		return readManifests(resp.GetManifests())
 	case rpcMatch:
 		if !cfg.GetIsDiscoveryConfigured() {
 			return "discovery not configured", ""
 		}
-		stream, err := c.MatchRepository(ctx)
-		if err != nil {
-			return err.Error(), ""
-		}
-		if err := cmpserver.SendApp(stream, md, tgz); err != nil {
-			return "send: " + err.Error(), ""
-		}
-		resp, err := stream.CloseAndRecv()
-		if err != nil {
+		resp, failed, msg := call(c.MatchRepository(ctx))(md, tgz)
+		if failed == "error" {
 			// The repo-server logs it and takes the plugin as not matching.
-			return "not supported", status.Convert(err).Message()
+			return "not supported", msg
+		}
+		if failed != "" {
+			return failed, msg
 		}
 		if !resp.GetIsSupported() {
 			return "not supported", ""
 		}
 		return "supported", ""
 	case rpcAnnounce:
-		stream, err := c.GetParametersAnnouncement(ctx)
-		if err != nil {
-			return err.Error(), ""
-		}
-		if err := cmpserver.SendApp(stream, md, tgz); err != nil {
-			return "send: " + err.Error(), ""
-		}
-		resp, err := stream.CloseAndRecv()
-		if err != nil {
-			return "error", status.Convert(err).Message()
+		resp, failed, msg := call(c.GetParametersAnnouncement(ctx))(md, tgz)
+		if failed != "" {
+			return failed, msg
 		}
 		return readAnnouncements(resp.GetParameterAnnouncements()), ""
 	}
 	return "unknown rpc " + rpc, ""
+}
+
+// appStream is a client stream of one of the plugin's streaming RPCs.
+type appStream[T any] interface {
+	cmpserver.AppSender
+	CloseAndRecv() (T, error)
+}
+
+// call returns a function sending the application on the stream that
+// opening returned and reading the answer. failed is "" on success, the
+// failure as the answer otherwise: "error" with the server's message when
+// the server refused the request.
+func call[T any](stream appStream[T], err error) func(md *pluginpb.ManifestRequestMetadata, tgz []byte) (resp T, failed, msg string) {
+	return func(md *pluginpb.ManifestRequestMetadata, tgz []byte) (resp T, failed, msg string) {
+		if err != nil {
+			return resp, err.Error(), ""
+		}
+		if err := cmpserver.SendApp(stream, md, tgz); err != nil {
+			return resp, "send: " + err.Error(), ""
+		}
+		resp, err := stream.CloseAndRecv()
+		if err != nil {
+			return resp, "error", status.Convert(err).Message()
+		}
+		return resp, "", ""
+	}
 }
 
 func cloneMetadata(md *pluginpb.ManifestRequestMetadata) *pluginpb.ManifestRequestMetadata {
