@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# build.sh — build the test binaries (helm, etcd, kube-apiserver) and the
-# benchmark peers (argocd-cmp-server, addon-operator) from the Go module proxy
+# build.sh — build the test binaries (helm, etcd, kube-apiserver, argocd) and
+# the benchmark peers (argocd-cmp-server, addon-operator) from the Go module proxy
 # into a cache directory, and print their paths.
 #
 #   hack/testbin/build.sh [-f] [-p] NAME...
 #
-#   NAME  helm | etcd | kube-apiserver | argocd-cmp-server | addon-operator | all
-#         (argocd-cmp-server is Argo CD's plugin sidecar, the peer of
+#   NAME  helm | etcd | kube-apiserver | argocd | argocd-cmp-server | addon-operator | all
+#         (argocd is Argo CD's repo-server, application controller,
+#         ApplicationSet controller and plugin sidecar in one multi-call
+#         binary, which internal/argocd/clustertest and `make argocd-local` run;
+#         argocd-cmp-server is Argo CD's plugin sidecar, the peer of
 #         hack/cmpbench, whose smoke test runs it; addon-operator is flant's,
 #         the peer of hack/opbench -cluster, which release/clustertest also runs)
 #   -f    rebuild even when the cached binary exists
@@ -28,7 +31,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-names_all=(helm etcd kube-apiserver argocd-cmp-server addon-operator)
+names_all=(helm etcd kube-apiserver argocd argocd-cmp-server addon-operator)
 
 usage() {
   echo "usage: $0 [-f] [-p] NAME...   (NAME: ${names_all[*]} | all)" >&2
@@ -51,7 +54,7 @@ names=()
 for n in "$@"; do
   case "$n" in
     all) names+=("${names_all[@]}") ;;
-    helm | etcd | kube-apiserver | argocd-cmp-server | addon-operator) names+=("$n") ;;
+    helm | etcd | kube-apiserver | argocd | argocd-cmp-server | addon-operator) names+=("$n") ;;
     *) echo "build.sh: unknown test binary \"$n\"; known: ${names_all[*]}" >&2; exit 2 ;;
   esac
 done
@@ -93,6 +96,10 @@ recipe() {
       mod=github.com/argoproj/argo-cd/v2
       pkg=.
       ;;
+    argocd)
+      mod=github.com/argoproj/argo-cd/v3
+      pkg=.
+      ;;
     addon-operator)
       mod=github.com/flant/addon-operator
       pkg=github.com/flant/addon-operator/cmd/addon-operator
@@ -109,6 +116,9 @@ recipe() {
     argocd-cmp-server)
       # As Argo CD's Makefile stamps its release build.
       ldflags="-s -w -X github.com/argoproj/argo-cd/v2/common.version=${version#v} -X github.com/argoproj/argo-cd/v2/common.gitTag=$version -X github.com/argoproj/argo-cd/v2/common.gitTreeState=clean"
+      ;;
+    argocd)
+      ldflags="-s -w -X github.com/argoproj/argo-cd/v3/common.version=${version#v} -X github.com/argoproj/argo-cd/v3/common.gitTag=$version -X github.com/argoproj/argo-cd/v3/common.gitTreeState=clean"
       ;;
     addon-operator)
       # As flant's Dockerfile stamps its release build (shell-operator's
@@ -164,6 +174,7 @@ for name in "${names[@]}"; do
     case "$name" in
       kube-apiserver) took="several minutes (about 6 on 2 cores) the first time" ;;
       argocd-cmp-server) took="several minutes the first time (it compiles much of Argo CD and client-go)" ;;
+      argocd) took="many minutes the first time (about 15 on 2 cores: it compiles Argo CD, its SCM clients and client-go)" ;;
       addon-operator) took="a few minutes the first time: it compiles nelm, Helm 3 and client-go" ;;
       helm) took="a few minutes the first time" ;;
       *) took="under a minute" ;;

@@ -46,7 +46,7 @@ const UnitEnv = "STRATA_UNIT_TESTS"
 // names lists the binaries `build.sh all` (make testbin) builds: those the
 // tests run. flant's addon-operator is hack/opbench -cluster's peer, and a
 // test runs it too (releases it made are taken over unchanged).
-var names = []string{"helm", "etcd", "kube-apiserver", "argocd-cmp-server", "addon-operator"}
+var names = []string{"helm", "etcd", "kube-apiserver", "argocd", "argocd-cmp-server", "addon-operator"}
 
 // peers lists benchmark peers no test runs: Build knows them, Names leaves
 // them out, so no test run builds them. None at present.
