@@ -11,7 +11,7 @@ PROTOC_GEN_GO      ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 GENBIN             := $(CURDIR)/.cache/genbin
 
-.PHONY: all build generate test unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity generate-layers fuzz demo clean testbin cluster
+.PHONY: all build generate test unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity generate-layers fuzz demo clean testbin cluster argocd-local
 
 all: build
 
@@ -53,6 +53,14 @@ testbin:
 CLUSTERFLAGS ?=
 cluster: testbin
 	$(GO) run ./hack/cluster $(CLUSTERFLAGS)
+
+## argocd-local: the Argo CD of internal/argocdtest/clustertest (repo-server,
+## application and ApplicationSet controllers of hack/testbin/argocd) with
+## strata's sidecars, plugin generator and a git repository, on a local
+## control plane, in the foreground until Ctrl-C; prints how to reach it.
+argocd-local: testbin
+	$(GO) test -c -o $(CURDIR)/.cache/argocd-e2e.test ./internal/argocdtest/clustertest
+	cd internal/argocdtest/clustertest && $(CURDIR)/.cache/argocd-e2e.test -argocd-local
 
 lint:
 	@bad="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './testdata/*'))"; \

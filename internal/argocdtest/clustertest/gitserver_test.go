@@ -46,6 +46,7 @@ func startGitServer(root string) (*gitServer, error) {
 // gitRepo is a working copy whose commits are pushed to the server.
 type gitRepo struct {
 	work string
+	bare string // the served repository
 	url  string // what Argo CD clones
 }
 
@@ -78,7 +79,7 @@ func (g *gitServer) newRepo(name, src, work string) (*gitRepo, error) {
 			return nil, err
 		}
 	}
-	return &gitRepo{work: work, url: g.url + "/" + name + ".git"}, nil
+	return &gitRepo{work: work, bare: bare, url: g.url + "/" + name + ".git"}, nil
 }
 
 func (g *gitServer) close() { g.srv.Close() }

@@ -6,12 +6,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -90,7 +93,15 @@ func setup(t *testing.T) *env {
 	return e
 }
 
+// local is `make argocd-local`: start the shared Argo CD and strata, print
+// how to reach them, and run until interrupted, instead of the tests.
+var local = flag.Bool("argocd-local", false, "start Argo CD and strata as the tests do and keep them running until Ctrl-C (make argocd-local); runs no test")
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if *local {
+		os.Exit(runLocal())
+	}
 	code := m.Run()
 	if e := shared.env; e != nil {
 		e.stop(code != 0)
@@ -409,3 +420,77 @@ func (e *env) deleteApp(t *testing.T, name string) {
 }
 
 var errNotYet = errors.New("not yet")
+
+// runLocal is TestMain under -argocd-local.
+func runLocal() int {
+	ctx := context.Background()
+	bins := map[string]string{}
+	for _, name := range []string{"etcd", "kube-apiserver", "argocd", "helm"} {
+		path, err := testbin.Build(ctx, name, os.Stderr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		bins[name] = path
+	}
+	root, err := testbin.Root()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	strata := filepath.Join(os.TempDir(), fmt.Sprintf("strata-argocd-local-%d", os.Getpid()))
+	build := exec.Command("go", "build", "-o", strata, "./cmd/strata")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "building strata: %v\n", err)
+		return 1
+	}
+	defer os.Remove(strata)
+	e := &env{argocd: bins["argocd"], strata: strata, startedAt: time.Now()}
+	shared.env = e
+	startCtx, cancel := context.WithTimeout(ctx, 4*time.Minute)
+	err = e.start(startCtx, bins["etcd"], bins["kube-apiserver"], bins["helm"])
+	cancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting Argo CD and strata: %v\n", err)
+		e.stop(true)
+		return 1
+	}
+	fmt.Printf(`Argo CD %s and strata are running (Ctrl-C stops them all).
+
+  export KUBECONFIG=%s
+  kubectl -n %s get applications,applicationsets
+
+  git repository (push to it, or point Applications at it):  %s
+    its working copy: %s  (commit, then: git push %s main)
+  repo-server (plain gRPC):                  %s
+  plugin sockets (ARGOCD_PLUGINSOCKFILEPATH): %s
+    %s (testdata/plugin.yaml), %s (the built-in Helm plugin), and deploy/cmp's plugin
+  plugin generator (ConfigMap %s):  %s
+    its answer: %s
+  logs: %s
+
+An Application to try (the test plugin, with parameters):
+  kubectl apply -f - <<'EOF'
+  apiVersion: argoproj.io/v1alpha1
+  kind: Application
+  metadata: {name: try-strata, namespace: %s}
+  spec:
+    project: default
+    source:
+      repoURL: %s
+      targetRevision: main
+      path: cmp
+      plugin: {name: %s, parameters: [{name: greeting, string: hi}]}
+    destination: {server: https://kubernetes.default.svc, namespace: default}
+    syncPolicy: {automated: {prune: true}}
+  EOF
+`, e.version, e.cluster.Kubeconfig, argoNS, e.repo.url, e.repo.work, e.repo.bare, e.repoAddr, e.sockDir,
+		e2ePlugin, helmPlugin, genConfigMap, e.genURL, e.genSets(), e.logDir, argoNS, e.repo.url, e2ePlugin)
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
+	<-stop
+	fmt.Println("stopping")
+	e.stop(false)
+	return 0
+}
