@@ -57,7 +57,7 @@ func (e *env) appSets() []map[string]any {
 	}
 	return []map[string]any{
 		set("e2e-envs", []any{plugin("payments")},
-			template("envs-{{.env}}", map[string]any{"env": "{{.env}}", "tier": "{{.tier}}", "team": "{{.generator.input.parameters.team}}"}, "e2e-envs-{{.env}}")),
+			template("envs-{{.env}}", map[string]any{"env": "{{.env}}", "tier": "{{.tier}}"}, "e2e-envs-{{.env}}")),
 		set("e2e-matrix", []any{map[string]any{"matrix": map[string]any{"generators": []any{
 			plugin("search"),
 			map[string]any{"list": map[string]any{"elements": []any{map[string]any{"region": "eu"}, map[string]any{"region": "us"}}}},

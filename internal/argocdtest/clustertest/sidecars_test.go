@@ -155,10 +155,13 @@ func (e *env) startDeploySidecar(ctx context.Context, baseEnv []string, dirs map
 	}
 	argv := []string{e.strata}
 	for _, a := range d.args {
-		a = strings.ReplaceAll(a, "/home/argocd/cmp-server/config/plugin.yaml", conf)
-		a = strings.ReplaceAll(a, "=/tmp/", "="+tmp+"/")
-		if strings.HasPrefix(a, "--metrics-listen=") {
+		switch {
+		case strings.Contains(a, "/home/argocd/cmp-server/config/plugin.yaml"):
+			a = strings.ReplaceAll(a, "/home/argocd/cmp-server/config/plugin.yaml", conf)
+		case strings.HasPrefix(a, "--metrics-listen="):
 			a = "--metrics-listen=" + metrics
+		default:
+			a = strings.ReplaceAll(a, "=/tmp/", "="+tmp+"/")
 		}
 		argv = append(argv, a)
 	}
