@@ -5,7 +5,6 @@ package clustertest
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -418,8 +417,6 @@ func (e *env) deleteApp(t *testing.T, name string) {
 		t.Errorf("deleting Application %s: %v", name, err)
 	}
 }
-
-var errNotYet = errors.New("not yet")
 
 // runLocal is TestMain under -argocd-local.
 func runLocal() int {
