@@ -35,7 +35,6 @@ import (
 	applicationset "github.com/argoproj/argo-cd/v3/cmd/argocd-applicationset-controller/commands"
 	cmpserver "github.com/argoproj/argo-cd/v3/cmd/argocd-cmp-server/commands"
 	reposerver "github.com/argoproj/argo-cd/v3/cmd/argocd-repo-server/commands"
-	"github.com/argoproj/argo-cd/v3/util/grpc"
 	"github.com/argoproj/argo-cd/v3/util/log"
 )
 
@@ -49,10 +48,8 @@ var components = map[string]func() *cobra.Command{
 }
 
 func main() {
-	// As Argo CD's cmd/main.go: klog through Argo CD's logger, and the
-	// workaround for gRPC's SRV lookups.
+	// As Argo CD's cmd/main.go: klog through Argo CD's logger.
 	klog.SetLogger(log.NewLogrusLogger(log.NewWithCurrentConfig()))
-	grpc.DisableSRVLookups()
 
 	name := filepath.Base(os.Args[0])
 	newCommand, ok := components[name]
