@@ -271,6 +271,7 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 			if err != nil {
 				return err
 			}
+			logStart(log, "cmp serve")
 			if socketDir == "" {
 				socketDir = os.Getenv("ARGOCD_PLUGINSOCKFILEPATH")
 			}

@@ -74,6 +74,7 @@ then in-flight requests get shutdownGrace to finish.`,
 			if err != nil {
 				return err
 			}
+			logStart(log, "generator serve")
 			return srv.Run(cmd.Context())
 		},
 	}

@@ -311,6 +311,7 @@ strata_layers_*) and /healthz, /readyz are served on their own addresses
 				return err
 			}
 			controller.SetProcessLogger(log)
+			logStart(log, "layers controller")
 			m.Config, m.Logger = cfg, log
 			return m.Run(cmd.Context())
 		},

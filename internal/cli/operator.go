@@ -140,6 +140,7 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 			if err != nil {
 				return err
 			}
+			logStart(log, "operator run")
 			routeClientLogs(log)
 			if release {
 				w := exepages.StopWatch()

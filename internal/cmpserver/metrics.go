@@ -21,6 +21,7 @@ import (
 	"github.com/strata-dev/strata/internal/cmpserver/pluginpb"
 	"github.com/strata-dev/strata/internal/cmpserver/tarball"
 	"github.com/strata-dev/strata/internal/hookexec"
+	"github.com/strata-dev/strata/internal/stamp"
 )
 
 // Metrics are a plugin server's Prometheus metrics, in a registry of
@@ -74,7 +75,7 @@ func NewMetrics() *Metrics {
 		caches: &cacheCollector{},
 	}
 	m.reg.MustRegister(m.requests, m.requestDuration, m.inFlight, m.received, m.commands, m.commandDuration, m.caches,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), stamp.Get().Collector())
 	return m
 }
 

@@ -3,6 +3,8 @@ package generator
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/strata-dev/strata/internal/stamp"
 )
 
 // metrics are a server's Prometheus metrics, in a registry of its own.
@@ -43,6 +45,6 @@ func newMetrics() *metrics {
 			Help: "Reloads of watched files (static parameters, tokens, TLS certificates), by result."}, []string{"source", "result"}),
 	}
 	m.reg.MustRegister(m.requests, m.requestDuration, m.inFlight, m.backendCalls, m.backendDuration, m.queued, m.cache, m.reloads,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), stamp.Get().Collector())
 	return m
 }

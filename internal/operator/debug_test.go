@@ -133,6 +133,7 @@ func TestSnapshotMetrics(t *testing.T) {
 		`addon_operator_kube_snapshot_objects{binding="nodes",hook="nodes.sh",module="",queue="main"} 0`,
 		`addon_operator_kube_snapshot_objects{binding="cms-snapshot-only",hook="nodes.sh",module="",queue="main"} 1`,
 		`addon_operator_kube_jq_filter_duration_seconds_count{binding="cms",hook="hooks/watch.sh",kind="ConfigMap",module="a",queue="main"}`,
+		`strata_build_info{commit=`,
 	} {
 		if !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("/metrics lacks %s", want)

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/strata-dev/strata/internal/stamp"
 )
 
 // metrics are the controller's own, beside controller-runtime's
@@ -73,6 +75,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	if err == nil {
 		m.writes, err = register(reg, m.writes)
+	}
+	if err == nil {
+		_, err = register(reg, stamp.Get().Collector())
 	}
 	if err != nil {
 		return nil, err
