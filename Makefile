@@ -4,19 +4,39 @@ GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN         ?= bin/strata
 FUZZTIME    ?= 30s
-VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
-LDFLAGS     := -X github.com/strata-dev/strata/internal/cli.version=$(VERSION)
+## The release version: the tag vX.Y.Z on HEAD, else v$(cat VERSION)-dev
+## (docs/release.md); commit, its time and dirty as `strata version` shows them.
+STAMP       := github.com/strata-dev/strata/internal/stamp
+VERSION     ?= $(shell git describe --tags --exact-match --match 'v[0-9]*' 2>/dev/null || echo v$$(cat VERSION)-dev)
+COMMIT      := $(shell git rev-parse HEAD 2>/dev/null)
+COMMITDATE  := $(shell git log -1 --format=%cI HEAD 2>/dev/null)
+DIRTY       := $(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo true || echo false)
+LDFLAGS     := -X $(STAMP).version=$(VERSION) -X $(STAMP).commit=$(COMMIT) -X $(STAMP).date=$(COMMITDATE) -X $(STAMP).dirty=$(DIRTY)
 
 PROTOC_GEN_GO      ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 GENBIN             := $(CURDIR)/.cache/genbin
 
-.PHONY: all build generate test unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity generate-layers fuzz demo clean testbin cluster
+.PHONY: all build image dist generate test unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity generate-layers fuzz demo clean testbin cluster
 
 all: build
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/strata
+
+## image: strata's OCI image for linux/amd64 and linux/arm64, without a
+## Docker daemon, reproducible: bin/image/oci (OCI layout),
+## bin/image/strata-oci.tar, bin/image/strata-linux-ARCH.docker.tar
+## (docker load), bin/image/digest (docs/release.md).
+IMAGEFLAGS ?=
+image:
+	$(GO) run ./hack/image $(IMAGEFLAGS)
+
+## dist: release archives for linux and darwin × amd64 and arm64 with
+## SHA256SUMS and CycloneDX SBOMs in bin/dist, reproducible (docs/release.md).
+DISTFLAGS ?=
+dist:
+	$(GO) run ./hack/dist $(DISTFLAGS)
 
 ## test: the full check, as CI runs it: lint, then every test (unit and
 ## integration, on the real helm and control plane) with the race detector,
@@ -27,11 +47,12 @@ test: lint testbin
 ## Integration packages: their tests run the binaries testbin builds (helm,
 ## etcd, kube-apiserver). They are the directories named clustertest or
 ## paritytest, the test-support packages whose own tests start a
-## control plane or build helm (kubetest, testbin), and hack/cmpbench (its
-## smoke test starts Argo CD's sidecar). A package matched by
+## control plane or build helm (kubetest, testbin), hack/cmpbench (its
+## smoke test starts Argo CD's sidecar) and hack/image (it builds strata as
+## a release does and runs it from the image's file system). A package matched by
 ## none is a unit package: with STRATA_UNIT_TESTS=1 a test asking testbin
 ## for a binary fails, so a misplaced test cannot slip into `make unit`.
-INTEGRATION := /(clustertest|paritytest)$$|/internal/kube/kubetest$$|/internal/testbin$$|/hack/cmpbench$$
+INTEGRATION := /(clustertest|paritytest)$$|/internal/kube/kubetest$$|/internal/testbin$$|/hack/cmpbench$$|/hack/image$$
 
 ## unit: the unit tests, fast, needing nothing built; go test's cache keeps
 ## unchanged packages from running again. The contributor's edit-test loop.
