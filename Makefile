@@ -17,7 +17,7 @@ PROTOC_GEN_GO      ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 GENBIN             := $(CURDIR)/.cache/genbin
 
-.PHONY: all build image dist generate test unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity generate-layers fuzz demo clean testbin cluster
+.PHONY: all build image dist releasecache generate test unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity generate-layers fuzz demo clean testbin cluster
 
 all: build
 
@@ -41,7 +41,7 @@ dist:
 ## test: the full check, as CI runs it: lint, then every test (unit and
 ## integration, on the real helm and control plane) with the race detector,
 ## shuffled. Never skipped in CI (testbin builds what the tests run).
-test: lint testbin
+test: lint testbin releasecache
 	$(GO) test -race -shuffle=on -count=1 ./...
 
 ## Integration packages: their tests run the binaries testbin builds (helm,
@@ -60,7 +60,7 @@ unit:
 	STRATA_UNIT_TESTS=1 $(GO) test $$($(GO) list ./... | grep -Ev '$(INTEGRATION)')
 
 ## integration: only the integration packages.
-integration: testbin
+integration: testbin releasecache
 	$(GO) test -race -shuffle=on -count=1 $$($(GO) list ./... | grep -E '$(INTEGRATION)')
 
 ## testbin: build the binaries the integration tests run (helm, etcd,
@@ -68,6 +68,13 @@ integration: testbin
 ## ~/.cache/strata/testbin). Cached: only the first run takes minutes.
 testbin:
 	bash hack/testbin/build.sh all >/dev/null
+
+## releasecache: compile strata as release builds do (static, -trimpath;
+## hack/internal/release.Build) into go's build cache, so that hack/image's
+## test, which builds strata that way, only links. A cold cache takes
+## minutes here, outside any test's time, as testbin does for its binaries.
+releasecache:
+	CGO_ENABLED=0 GOAMD64=v1 GOARM64=v8.0 GOFLAGS= $(GO) build -trimpath -buildvcs=false -o /dev/null ./cmd/strata
 
 ## cluster: run a local control plane (etcd + kube-apiserver) in the
 ## foreground until Ctrl-C; prints the `export KUBECONFIG=...` to use it.
