@@ -48,7 +48,7 @@ func (d dist) write(out string, ps []release.Platform, binaries map[release.Plat
 			return nil, fmt.Errorf("%s archive: %w", p, err)
 		}
 		files[d.base(p)+".tar.gz"] = tgz
-		sbom, err := SBOM(binaries[p], p, d.src)
+		sbom, err := SBOM(binaries[p], d.src)
 		if err != nil {
 			return nil, fmt.Errorf("%s SBOM: %w", p, err)
 		}
@@ -142,13 +142,23 @@ type (
 // SBOM is the CycloneDX JSON SBOM of the Go binary at path: the main
 // module, the standard library and every module linked in, read from the
 // build information the go command embeds (what `go version -m` prints),
-// with the go.sum hash of each module and the build settings.
-func SBOM(path string, p release.Platform, src release.Source) ([]byte, error) {
+// with the go.sum hash of each module and the build settings (GOOS and
+// GOARCH among them, in the package URLs too).
+func SBOM(path string, src release.Source) ([]byte, error) {
 	bi, err := buildinfo.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading the build information of %s: %w", path, err)
 	}
-	qualifiers := "?goarch=" + p.Arch + "&goos=" + p.OS + "&type=module"
+	var goos, goarch string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "GOOS":
+			goos = s.Value
+		case "GOARCH":
+			goarch = s.Value
+		}
+	}
+	qualifiers := "?goarch=" + goarch + "&goos=" + goos + "&type=module"
 	main := component{
 		Type: "application", Name: bi.Main.Path, Version: src.Version,
 		PURL: "pkg:golang/" + bi.Main.Path + "@" + src.Version + qualifiers,

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,23 +26,51 @@ import (
 var src = release.Source{Version: "v1.2.3", Commit: "0123456789abcdef0123456789abcdef01234567",
 	Time: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)}
 
+var helloBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
 // hello builds testdata/hello, a stand-in for strata with one module
-// dependency (go-cmp), for each platform, as release builds build.
+// dependency (go-cmp), for this machine as release builds build (once per
+// test process: another platform would compile the standard library once
+// more), and returns it for each platform: the archives and the SBOM do
+// not look at the binary's architecture.
 func hello(t *testing.T, ps []release.Platform) map[release.Platform]string {
 	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
+	b := &helloBuild
+	b.once.Do(func() {
+		root, err := filepath.Abs("../..")
+		if err != nil {
+			b.err = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "strata-dist-test-")
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(dir, "strata")
+		b.err = release.BuildPackage(context.Background(), root, "./hack/dist/testdata/hello", src,
+			release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}, b.path)
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
 	bins := map[release.Platform]string{}
 	for _, p := range ps {
-		bin := filepath.Join(t.TempDir(), "strata")
-		if err := release.BuildPackage(context.Background(), root, "./hack/dist/testdata/hello", src, p, bin); err != nil {
-			t.Fatal(err)
-		}
-		bins[p] = bin
+		bins[p] = b.path
 	}
 	return bins
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if helloBuild.path != "" {
+		os.RemoveAll(filepath.Dir(helloBuild.path))
+	}
+	os.Exit(code)
 }
 
 func TestDist(t *testing.T) {
@@ -166,9 +195,9 @@ func octal(m int64) string {
 }
 
 func TestSBOM(t *testing.T) {
-	p := release.Platform{OS: "linux", Arch: "amd64"}
+	p := release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}
 	bin := hello(t, []release.Platform{p})[p]
-	data, err := SBOM(bin, p, src)
+	data, err := SBOM(bin, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +223,7 @@ func TestSBOM(t *testing.T) {
 		t.Errorf("SBOM header: %s %s %s; want CycloneDX 1.5 dated the commit", doc.BOMFormat, doc.SpecVersion, doc.Metadata.Timestamp)
 	}
 	mc := doc.Metadata.Component
-	if mc.Name != "github.com/strata-dev/strata" || mc.PURL != "pkg:golang/github.com/strata-dev/strata@v1.2.3?goarch=amd64&goos=linux&type=module" {
+	if mc.Name != "github.com/strata-dev/strata" || mc.PURL != "pkg:golang/github.com/strata-dev/strata@v1.2.3?goarch="+p.Arch+"&goos="+p.OS+"&type=module" {
 		t.Errorf("SBOM component = %+v, want strata at v1.2.3", mc)
 	}
 	// go-cmp at go.mod's version, with its go.sum hash; the standard library.
@@ -224,7 +253,7 @@ func TestSBOM(t *testing.T) {
 	if len(doc.Dependencies) != 1 || len(doc.Dependencies[0].DependsOn) != len(doc.Components) {
 		t.Errorf("SBOM dependencies = %+v; want strata depending on every component", doc.Dependencies)
 	}
-	if _, err := SBOM(filepath.Join(t.TempDir(), "none"), p, src); err == nil {
+	if _, err := SBOM(filepath.Join(t.TempDir(), "none"), src); err == nil {
 		t.Error("SBOM of a missing file succeeded")
 	}
 }
