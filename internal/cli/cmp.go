@@ -309,6 +309,9 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 			if srv.MaxMessageSize, _, err = cmpserver.MessageSizeFromEnv(os.Environ()); err != nil {
 				return err
 			}
+			if srv.KeepAliveMin, err = cmpserver.KeepAliveMinFromEnv(os.Environ()); err != nil {
+				return err
+			}
 			if metrics == "" {
 				return srv.Serve(cmd.Context(), filepath.Join(socketDir, p.Info().SocketName()))
 			}
