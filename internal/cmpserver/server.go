@@ -131,6 +131,12 @@ type Server struct {
 	// pinging more often is told to go away (GOAWAY too_many_pings), as
 	// gRPC does, and its requests fail.
 	KeepAliveMin time.Duration
+	// ProcessTreeOnly follows what a request's commands start through
+	// the process tree alone, even where the kernel would let each
+	// command run in its own user, PID and IPC namespaces (see
+	// hookexec.Tracker): for commands that cannot run in a user
+	// namespace.
+	ProcessTreeOnly bool
 	Logger       *slog.Logger
 	// Metrics, when set, count the requests and say whether the server
 	// is serving (see NewMetrics).
@@ -262,22 +268,45 @@ type service struct {
 // bound, requests remove their own, which bounds the disk they hold.
 const maxBackgroundRemovals = 4
 
-// close closes ws: for a private copy, in the background if there is room.
-func (svc *service) close(ws *tarball.Workspace) {
+// tracker returns the Tracker for the commands a request runs in ws, a
+// private copy, or nil for a read-only view of the cache (the built-in
+// plugins run no command).
+func (svc *service) tracker(ws *tarball.Workspace) *hookexec.Tracker {
+	if ws.TempDir() == "" {
+		return nil
+	}
+	t := hookexec.NewTracker()
+	t.NoNamespaces = svc.s.ProcessTreeOnly
+	return t
+}
+
+// close ends a request: it kills what its commands left behind (tr) and
+// closes ws: for a private copy, in the background if there is room.
+func (svc *service) close(ws *tarball.Workspace, tr *hookexec.Tracker) {
 	if ws.TempDir() == "" {
 		ws.Close() // a read-only view of the cache: only a release
 		return
+	}
+	end := func() {
+		if tr != nil {
+			err := tr.Close()
+			if err != nil {
+				svc.s.logger().Warn("the workspace of a request is removed, not recycled", "reason", err.Error())
+			}
+			ws.Settle(err)
+		}
+		ws.Close()
 	}
 	select {
 	case svc.removing <- struct{}{}:
 		svc.removals.Add(1)
 		go func() {
 			defer svc.removals.Done()
-			ws.Close()
+			end()
 			<-svc.removing
 		}()
 	default:
-		ws.Close()
+		end()
 	}
 }
 
@@ -362,7 +391,7 @@ func (svc *service) receive(stream appStream) (*params.Request, *tarball.Workspa
 	req.TempDir = ws.TempDir()
 	req.AppPath = filepath.Join(ws.Dir(), rel)
 	if fi, err := os.Stat(req.AppPath); err != nil || !fi.IsDir() {
-		svc.close(ws)
+		svc.close(ws, nil)
 		return nil, nil, status.Errorf(codes.InvalidArgument, "appRelPath %q is not a directory of the repository", md.GetAppRelPath())
 	}
 	return req, ws, nil
@@ -383,8 +412,9 @@ func (svc *service) GenerateManifest(stream pluginpb.ConfigManagementPluginServi
 	if err != nil {
 		return err
 	}
-	defer svc.close(ws)
-	ctx := stream.Context()
+	tr := svc.tracker(ws)
+	defer svc.close(ws, tr)
+	ctx := withTracker(stream.Context(), tr)
 	manifests, err := svc.s.Plugin.Generate(ctx, req)
 	log := svc.s.logger().With("rpc", "GenerateManifest", "app", req.AppName)
 	if err != nil {
@@ -400,8 +430,9 @@ func (svc *service) MatchRepository(stream pluginpb.ConfigManagementPluginServic
 	if err != nil {
 		return err
 	}
-	defer svc.close(ws)
-	ctx := stream.Context()
+	tr := svc.tracker(ws)
+	defer svc.close(ws, tr)
+	ctx := withTracker(stream.Context(), tr)
 	info := svc.s.Plugin.Info()
 	ok, err := svc.s.Plugin.Match(ctx, req)
 	if err != nil {
@@ -415,8 +446,9 @@ func (svc *service) GetParametersAnnouncement(stream pluginpb.ConfigManagementPl
 	if err != nil {
 		return err
 	}
-	defer svc.close(ws)
-	ctx := stream.Context()
+	tr := svc.tracker(ws)
+	defer svc.close(ws, tr)
+	ctx := withTracker(stream.Context(), tr)
 	anns, err := svc.s.Plugin.Announce(ctx, req)
 	if err != nil {
 		return pluginError(ctx, err)

@@ -22,8 +22,9 @@ var ErrSurvivor = errors.New("a process the commands started may still run")
 // Two mechanisms, the kernel's own where it allows:
 //
 //   - Namespaces. Each command starts in a new user, PID and IPC
-//     namespace (the user namespace maps only this process's user and
-//     group to themselves, so the command runs with the same identity).
+//     namespace. It keeps this process's credentials, and so its access
+//     to files; no user is mapped into its user namespace, so it sees
+//     itself, and files of its user, as the overflow user (65534).
 //     The command's main process is the init of its PID namespace: when it
 //     exits, the kernel kills every other task in the namespace and waits
 //     for them to be gone before the main process can be reaped, and no

@@ -46,12 +46,14 @@ func Namespaces() error {
 	return nsErr
 }
 
+// setNamespaces has cmd start in its own namespaces. No user or group
+// is mapped into the user namespace: writing the maps is the parent's
+// work, and the thread that starts a sandboxed command is confined by
+// Landlock, which (rightly) refuses it /proc. The command keeps its
+// credentials, and so its access to files, and sees itself and the
+// files of its user as the overflow user (nobody, 65534).
 func setNamespaces(a *syscall.SysProcAttr) {
 	a.Cloneflags |= nsFlags
-	uid, gid := os.Getuid(), os.Getgid()
-	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-	a.GidMappingsEnableSetgroups = false
 }
 
 // nsRefused reports whether starting a command failed because its

@@ -1,15 +1,18 @@
 // leftover leaves a task behind the way a hostile plugin command can, for
 // the Tracker's tests:
 //
-//	leftover MODE FILE READY
+//	leftover MODE FILE READY [CONTENT]
 //
 // forks; the child calls setsid and becomes, by MODE, something that
-// rewrites FILE every 2 ms until killed:
+// rewrites FILE (with CONTENT, "tampered\n" by default) every 2 ms until
+// killed:
 //
 //	daemon         a grandchild (double fork): re-parented
 //	zombie-thread  a second thread, after which the main thread exits:
 //	               the process shows as a zombie (state Z) while it runs
 //	clone          a process cloned with no exit signal (no SIGCHLD)
+//	join-group     a process that joins the process group of the parent of
+//	               its parent (the server's) instead of calling setsid
 //
 // and creates READY once it runs; the command's own process exits once
 // READY exists. MODE shm creates two System V shared memory segments of
@@ -25,7 +28,7 @@
 #include <sys/shm.h>
 #include <unistd.h>
 
-static const char *file, *ready;
+static const char *file, *ready, *content = "tampered\n";
 
 static void touch(const char *p) {
 	int fd = open(p, O_WRONLY | O_CREAT, 0644);
@@ -37,7 +40,8 @@ static void rewrite(void) {
 	for (;;) {
 		int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (fd >= 0) {
-			if (write(fd, "tampered\n", 9) != 9) {
+			size_t n = strlen(content);
+			if (write(fd, content, n) != (ssize_t)n) {
 			}
 			close(fd);
 		}
@@ -78,6 +82,22 @@ int main(int argc, char **argv) {
 		return 2;
 	file = argv[2];
 	ready = argv[3];
+	if (argc > 4)
+		content = argv[4];
+	// The server: the parent of the shell that runs this.
+	pid_t server = 0;
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)getppid());
+	FILE *f = fopen(path, "r");
+	if (f != NULL) {
+		if (fgets(buf, sizeof buf, f) != NULL) {
+			char *p = strrchr(buf, ')');
+			int ppid;
+			if (p != NULL && sscanf(p + 2, "%*c %d", &ppid) == 1)
+				server = ppid;
+		}
+		fclose(f);
+	}
 	pid_t pid = fork();
 	if (pid < 0)
 		return 1;
@@ -86,7 +106,12 @@ int main(int argc, char **argv) {
 			usleep(1000);
 		return 0;
 	}
-	setsid();
+	if (strcmp(mode, "join-group") == 0) {
+		if (setpgid(0, getpgid(server)) != 0)
+			_exit(1);
+	} else {
+		setsid();
+	}
 	int null = open("/dev/null", O_RDWR);
 	if (null >= 0) {
 		dup2(null, 0);
@@ -99,6 +124,10 @@ int main(int argc, char **argv) {
 			rewrite();
 		}
 		_exit(0);
+	}
+	if (strcmp(mode, "join-group") == 0) {
+		touch(ready);
+		rewrite();
 	}
 	if (strcmp(mode, "zombie-thread") == 0) {
 		pthread_t t;
