@@ -137,7 +137,7 @@ type Server struct {
 	// hookexec.Tracker): for commands that cannot run in a user
 	// namespace.
 	ProcessTreeOnly bool
-	Logger       *slog.Logger
+	Logger          *slog.Logger
 	// Metrics, when set, count the requests and say whether the server
 	// is serving (see NewMetrics).
 	Metrics *Metrics

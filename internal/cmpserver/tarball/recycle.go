@@ -273,7 +273,7 @@ func (s *Store) recycle(w *Workspace) error {
 var (
 	errBusy      = errors.New("a process its commands started may still run")
 	errUnsettled = errors.New("closed without Settle")
-	errGone = errors.New("its repository left the cache")
+	errGone      = errors.New("its repository left the cache")
 )
 
 // handOut makes the Workspace for a kept workspace, or for a new copy

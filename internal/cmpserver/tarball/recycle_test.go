@@ -8,9 +8,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
-	"strings"
 	"testing"
 	"time"
 
@@ -61,7 +61,7 @@ func TestRecycle(t *testing.T) {
 		busy   bool // a process the commands started may still run
 		// unsettled: closed without Settle
 		unsettled bool
-		reused bool
+		reused    bool
 	}{
 		{name: "untouched", tamper: func(*testing.T, string, string) {}, reused: true},
 		{name: "content rewritten, same size", reused: true, tamper: func(t *testing.T, repo, _ string) {
