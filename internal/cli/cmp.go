@@ -234,6 +234,7 @@ func newCmpServeCmd(g *globals) *cobra.Command {
 		repoLimits   tarball.Limits
 		diskBytes    int64
 		recycleBytes int64
+		processTree  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve --config PLUGIN.yaml|--builtin helm [--socket-dir DIR] [--metrics-listen ADDR]",
@@ -293,12 +294,22 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 			}()
 			if cp, ok := p.(*cmpserver.CommandPlugin); ok {
 				p = cp.Hiding(store.Root())
+				nsErr, err := cmpserver.TrackCommands(cmd.Context())
+				switch {
+				case err != nil:
+					log.Warn("processes the commands leave behind cannot be followed; workspaces are not recycled", "reason", err)
+					recycleBytes = -1
+				case processTree:
+					log.Info("commands run in the server's namespaces (--process-tree-only): what they leave behind is found through the process tree")
+				case nsErr != nil:
+					log.Info("commands run in the server's namespaces: what they leave behind is found through the process tree", "reason", nsErr)
+				}
 				switch {
 				case recycleBytes < 0:
 				case flags.noSandbox:
 					log.Info("workspaces are not recycled: the commands run unconfined (--insecure-no-sandbox)")
 				default:
-					if err := cmpserver.RecycleWorkspaces(cmd.Context(), store, recycleBytes, flags.metrics); err != nil {
+					if err := cmpserver.RecycleWorkspaces(store, recycleBytes, flags.metrics); err != nil {
 						log.Warn("workspaces are not recycled; each request gets a new copy of its repository", "reason", err)
 					}
 				}
@@ -306,8 +317,11 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 			if c, ok := p.(io.Closer); ok {
 				defer c.Close() // the Helm plugin's render workers
 			}
-			srv := &cmpserver.Server{Plugin: p, Store: store, Limits: repoLimits, ShutdownGrace: grace, Logger: log, Metrics: flags.metrics}
+			srv := &cmpserver.Server{Plugin: p, Store: store, Limits: repoLimits, ShutdownGrace: grace, Logger: log, Metrics: flags.metrics, ProcessTreeOnly: processTree}
 			if srv.MaxMessageSize, _, err = cmpserver.MessageSizeFromEnv(os.Environ()); err != nil {
+				return err
+			}
+			if srv.KeepAliveMin, err = cmpserver.KeepAliveMinFromEnv(os.Environ()); err != nil {
 				return err
 			}
 			if metrics == "" {
@@ -324,6 +338,7 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 	fs.Int64Var(&cacheBytes, "cache-bytes", tarball.DefaultCacheBytes, "size of the repository cache (0: the default; negative: keep no repository between requests, though concurrent identical requests still share one extraction)")
 	fs.Int64Var(&recycleBytes, "recycle-bytes", tarball.DefaultRecycleBytes, "with --config: repository bytes kept in the workspaces of finished requests for later requests of the same repository, "+
 		"each checked before it is handed out again (0: the default; negative: remove every workspace after its request)")
+	fs.BoolVar(&processTree, "process-tree-only", false, "with --config: run commands in the server's own namespaces, and find what they leave behind through the process tree, even where the kernel allows each command its own user, PID and IPC namespaces (see docs/cmp.md)")
 	fs.DurationVar(&grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.StringVar(&metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address (host:port, or unix:PATH); off when empty")
 	d := tarball.DefaultLimits()

@@ -279,6 +279,7 @@ func (p *CommandPlugin) run(ctx context.Context, step string, c Command, req *pa
 		Timeout:   p.opts.Timeout,
 		Grace:     p.opts.Grace,
 		MaxStdout: p.opts.MaxOutput,
+		Tracker:   trackerFrom(ctx),
 	}
 	if !p.opts.NoSandbox {
 		sb := &hookexec.Sandbox{Hidden: p.opts.Hidden}
