@@ -264,7 +264,25 @@ func (p *Plugin) Match(_ context.Context, req *params.Request) (bool, error) {
 // set (see the package documentation). Only Chart.yaml, values.yaml and
 // the values files are read; the parsed documents are cached by content
 // (Options.CacheEntries).
+//
+// With Options.Workers, the announcement is made in a worker process, as
+// a render is, under the same budgets of time and memory: values files of
+// millions of values cost the worker, not the server, and the worker's
+// memory goes back to the system when it is replaced.
 func (p *Plugin) Announce(ctx context.Context, req *params.Request) ([]params.Announcement, error) {
+	if p.pool == nil {
+		return p.announce(ctx, req)
+	}
+	if p.opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, p.opts.Timeout, fmt.Errorf("the render's time budget of %s is spent", p.opts.Timeout))
+		defer cancel()
+	}
+	return p.pool.announce(ctx, req)
+}
+
+// announce makes the announcement in this process.
+func (p *Plugin) announce(ctx context.Context, req *params.Request) ([]params.Announcement, error) {
 	j, err := p.newJob(req)
 	if err != nil {
 		return nil, err
