@@ -47,3 +47,37 @@ func TestEstimateMemory(t *testing.T) {
 		})
 	}
 }
+
+// manifestsOf is an output of n ConfigMaps of 20 values each, as a
+// plugin prints it.
+func manifestsOf(n int) []byte {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%d\ndata:\n", i)
+		for k := range 20 {
+			fmt.Fprintf(&b, "  key%d: value %d\n", k, k)
+		}
+	}
+	return []byte(b.String())
+}
+
+// BenchmarkEstimateMemory is what the sidecar's memory budget costs a
+// request before it reads the output: 2,000 ConfigMaps (1 MB).
+func BenchmarkEstimateMemory(b *testing.B) {
+	out := manifestsOf(2000)
+	b.SetBytes(int64(len(out)))
+	for b.Loop() {
+		manifest.EstimateMemory(out)
+	}
+}
+
+// BenchmarkEach is the reading that follows it, for scale.
+func BenchmarkEach(b *testing.B) {
+	out := manifestsOf(2000)
+	b.SetBytes(int64(len(out)))
+	for b.Loop() {
+		if err := manifest.Each(out, "out", manifest.Options{YAML11: true, LastKeyWins: true}, func(manifest.Document) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
