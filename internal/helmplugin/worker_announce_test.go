@@ -50,6 +50,9 @@ func TestWorkerAnnounceParity(t *testing.T) {
 // sixteenth of the default), stopped with an error naming the budget,
 // and the next announcement is served by a new worker.
 func TestAttackAnnounceValuesFiles(t *testing.T) {
+	if raceDetector {
+		t.Skip("parses a million values under a memory budget, which the race detector multiplies, as it does the time: runs without -race (make unit)")
+	}
 	p := newWorkerPlugin(t, helmplugin.Options{MaxConcurrent: 1, Workers: testWorkers(t, 64<<20)})
 	req := writeChart(t, "huge", "a: b\n", okTemplate)
 	var files []string
