@@ -17,7 +17,7 @@ PROTOC_GEN_GO      ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 GENBIN             := $(CURDIR)/.cache/genbin
 
-.PHONY: all build image dist releasecache generate test unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity generate-layers fuzz demo clean testbin cluster
+.PHONY: all build image dist releasecache generate test unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity load-cmp generate-layers fuzz demo clean testbin cluster
 
 all: build
 
@@ -185,6 +185,14 @@ CMPBENCHFLAGS ?=
 bench-cmp: build
 	GOBIN=$(GENBIN) $(GO) install $(YQ)
 	PATH=$(GENBIN):$$PATH $(GO) run ./hack/cmpbench -strata $(abspath $(BIN)) $(CMPBENCHFLAGS)
+
+## load-cmp: the plugin sidecar under deploy/cmp's memory limit (1Gi, a
+## watchdog on its RssAnon), normal and hostile clients together for
+## LOADDURATION; prints the normal clients' errors (goal 0) and the peak
+## memory (hack/cmpload; docs/benchmarks.md).
+LOADDURATION ?= 3m
+load-cmp: build
+	$(GO) run ./hack/cmpload -strata $(abspath $(BIN)) -duration $(LOADDURATION)
 
 ## fuzz: run every fuzz target for FUZZTIME each.
 fuzz:

@@ -29,6 +29,7 @@ import (
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/helmplugin"
 	"github.com/strata-dev/strata/internal/hookexec"
+	"github.com/strata-dev/strata/internal/memlimit"
 	"github.com/strata-dev/strata/internal/params"
 )
 
@@ -235,6 +236,7 @@ func newCmpServeCmd(g *globals) *cobra.Command {
 		diskBytes    int64
 		recycleBytes int64
 		processTree  bool
+		memoryBudget int64
 	)
 	cmd := &cobra.Command{
 		Use:   "serve --config PLUGIN.yaml|--builtin helm [--socket-dir DIR] [--metrics-listen ADDR]",
@@ -261,6 +263,18 @@ SIGTERM and its children included). It waits for them to stop (up to 15 s
 more), removes the workspaces and the repository cache, and removes its socket.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := g.logger()
+			if err != nil {
+				return err
+			}
+			logStart(log, "cmp serve")
+			var budget requestBudget
+			if _, err := setMemoryLimit(log, "cmp", func(l memlimit.Limit) []any {
+				budget = cmpMemoryBudget(memoryBudget, l)
+				return []any{"requestMemoryBudget", budget.String(), "requestMemoryBudgetFrom", budget.from}
+			}); err != nil {
+				return err
+			}
 			if metrics != "" {
 				flags.metrics = cmpserver.NewMetrics()
 			}
@@ -268,11 +282,6 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 			if err != nil {
 				return err
 			}
-			log, err := g.logger()
-			if err != nil {
-				return err
-			}
-			logStart(log, "cmp serve")
 			if socketDir == "" {
 				socketDir = os.Getenv("ARGOCD_PLUGINSOCKFILEPATH")
 			}
@@ -317,7 +326,8 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 			if c, ok := p.(io.Closer); ok {
 				defer c.Close() // the Helm plugin's render workers
 			}
-			srv := &cmpserver.Server{Plugin: p, Store: store, Limits: repoLimits, ShutdownGrace: grace, Logger: log, Metrics: flags.metrics, ProcessTreeOnly: processTree}
+			srv := &cmpserver.Server{Plugin: p, Store: store, Limits: repoLimits, ShutdownGrace: grace, Logger: log, Metrics: flags.metrics,
+				ProcessTreeOnly: processTree, MemoryBudget: budget.bytes, MemoryBudgetFrom: budget.from}
 			if srv.MaxMessageSize, _, err = cmpserver.MessageSizeFromEnv(os.Environ()); err != nil {
 				return err
 			}
@@ -348,6 +358,8 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 	fs.IntVar(&repoLimits.MaxPathLen, "max-repo-path-length", d.MaxPathLen, "longest path of a repository entry or link target, in bytes (0: the default)")
 	fs.Int64Var(&diskBytes, "max-disk-bytes", tarball.DefaultDiskBudget, "repository bytes on disk that requests in flight may hold at once, besides the cache: extractions and private copies; "+
 		"a request over it waits for others to finish, or fails when its deadline comes first (0: the default; negative: no budget)")
+	fs.Int64Var(&memoryBudget, "memory-budget", 0, "with --config: memory the requests may hold at once to read their commands' output, in bytes; "+
+		"a request whose output needs more is refused, one that needs more than is free waits (0: the Go memory limit less 128 MiB, from $STRATA_MEMORY_LIMIT or the cgroup's limit, none without a limit; negative: none)")
 	fs.IntVar(&flags.maxManifestValues, "max-manifest-values", cmpserver.DefaultMaxManifestNodes, "with --config: most maps, lists and values in a generate command's output, YAML aliases counted each time they are used, counted before parsing; reading costs some 350 bytes of memory a value (0: the default)")
 	fs.IntVar(&flags.helm.maxValuesNodes, "helm-max-values-nodes", helmplugin.DefaultLimits().MaxValuesNodes, "with --builtin helm: most maps, lists and values in one values document (values.yaml, a values file, the inline values), counted before parsing (0: the default)")
 	return cmd

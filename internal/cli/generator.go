@@ -70,6 +70,9 @@ then in-flight requests get shutdownGrace to finish.`,
 			if err != nil {
 				return err
 			}
+			if _, err := setMemoryLimit(log, "generator", nil); err != nil {
+				return err
+			}
 			srv, err := generator.New(cfg, log)
 			if err != nil {
 				return err

@@ -305,6 +305,9 @@ strata_layers_*) and /healthz, /readyz are served on their own addresses
 			if m.Concurrency < 1 {
 				return fmt.Errorf("--concurrency %d: use 1 or more", m.Concurrency)
 			}
+			if _, err := setMemoryLimit(log, "layers controller", nil); err != nil {
+				return err
+			}
 			cfg, err := kube.RESTConfig(kube.Options{Kubeconfig: kubeconfig, Context: kubeContext,
 				UserAgent: "strata-layers-controller"})
 			if err != nil {

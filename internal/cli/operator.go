@@ -142,6 +142,9 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 			}
 			logStart(log, "operator run")
 			routeClientLogs(log)
+			if _, err := setMemoryLimit(log, "operator", nil); err != nil {
+				return err
+			}
 			if release {
 				w := exepages.StopWatch()
 				if w.Err != nil {

@@ -137,7 +137,16 @@ type Server struct {
 	// hookexec.Tracker): for commands that cannot run in a user
 	// namespace.
 	ProcessTreeOnly bool
-	Logger          *slog.Logger
+	// MemoryBudget bounds the memory the requests' work may hold at once,
+	// in bytes (see ErrMemoryBudget): the output of a generate or dynamic
+	// parameters command is estimated before it is read, and a request
+	// reserves that much until its answer is sent. 0 or negative is no
+	// budget; cmp serve derives it from the container's memory limit.
+	MemoryBudget int64
+	// MemoryBudgetFrom says where MemoryBudget came from, for the error
+	// of a refused request (such as "--memory-budget").
+	MemoryBudgetFrom string
+	Logger           *slog.Logger
 	// Metrics, when set, count the requests and say whether the server
 	// is serving (see NewMetrics).
 	Metrics *Metrics
@@ -176,7 +185,7 @@ func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
 		// 2×KeepAliveMin (20 s) while it waits.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepAlive}),
 		grpc.ChainUnaryInterceptor(running.unary), grpc.ChainStreamInterceptor(running.stream)}, s.Metrics.serverOptions()...)...)
-	svc := &service{s: s, removing: make(chan struct{}, maxBackgroundRemovals)}
+	svc := &service{s: s, removing: make(chan struct{}, maxBackgroundRemovals), memory: newMemoryBudget(s.MemoryBudget, s.budgetFrom())}
 	defer svc.removals.Wait()
 	pluginpb.RegisterConfigManagementPluginServiceServer(gs, svc)
 	hs := health.NewServer()
@@ -258,6 +267,15 @@ type service struct {
 	// holds up to maxBackgroundRemovals.
 	removing chan struct{}
 	removals sync.WaitGroup
+	memory   *memoryBudget // nil: none
+}
+
+// budgetFrom names the setting of the memory budget in errors.
+func (s *Server) budgetFrom() string {
+	if s.MemoryBudgetFrom != "" {
+		return s.MemoryBudgetFrom
+	}
+	return "Server.MemoryBudget"
 }
 
 // maxBackgroundRemovals bounds the private workspaces that may be removed
@@ -403,6 +421,9 @@ func pluginError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return status.Errorf(status.FromContextError(ctx.Err()).Code(), "%v", err)
 	}
+	if errors.Is(err, ErrMemoryBudget) {
+		return status.Error(codes.ResourceExhausted, err.Error())
+	}
 	return status.Error(codes.Unknown, err.Error())
 }
 
@@ -414,7 +435,8 @@ func (svc *service) GenerateManifest(stream pluginpb.ConfigManagementPluginServi
 	}
 	tr := svc.tracker(ws)
 	defer svc.close(ws, tr)
-	ctx := withTracker(stream.Context(), tr)
+	ctx, end := svc.memory.begin(withTracker(stream.Context(), tr))
+	defer end() // after the answer is sent
 	manifests, err := svc.s.Plugin.Generate(ctx, req)
 	log := svc.s.logger().With("rpc", "GenerateManifest", "app", req.AppName)
 	if err != nil {
@@ -448,7 +470,8 @@ func (svc *service) GetParametersAnnouncement(stream pluginpb.ConfigManagementPl
 	}
 	tr := svc.tracker(ws)
 	defer svc.close(ws, tr)
-	ctx := withTracker(stream.Context(), tr)
+	ctx, end := svc.memory.begin(withTracker(stream.Context(), tr))
+	defer end()
 	anns, err := svc.s.Plugin.Announce(ctx, req)
 	if err != nil {
 		return pluginError(ctx, err)
