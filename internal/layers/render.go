@@ -39,6 +39,10 @@ type Renderer struct {
 	// Limits bound each layer's values document; zero fields take
 	// document.DefaultLimits.
 	Limits document.Limits
+	// Namespaces are the namespaces an App may read besides its own; the
+	// zero value allows its own only. A layer elsewhere is refused before
+	// anything is read (ErrNamespaceNotAllowed).
+	Namespaces Namespaces
 }
 
 // Rendered is the merged values of an App.
@@ -79,6 +83,9 @@ func (r *Renderer) Render(ctx context.Context, app *v1alpha1.App, loc *Location)
 	if err != nil {
 		return nil, err
 	}
+	if err := r.Namespaces.checkPlan(app, plan, loc); err != nil {
+		return nil, err
+	}
 	out := &Rendered{Plan: plan}
 	cmLayers, err := r.fetch(ctx, plan, plan.ConfigMaps, out)
 	if err != nil {
@@ -116,6 +123,9 @@ func (r *Renderer) catalog(ctx context.Context, app *v1alpha1.App, loc *Location
 	ns := app.Spec.CatalogNamespace
 	if ns == "" {
 		ns = DefaultNamespace
+	}
+	if err := r.Namespaces.checkCatalogNamespace(app, ns, loc); err != nil {
+		return nil, nil, err
 	}
 	cat, err := r.Source.Catalog(ctx, ns, app.Spec.Catalog)
 	if err != nil {
@@ -269,7 +279,12 @@ func valuesKey(ref Ref, data map[string][]byte, candidates []string) (string, er
 		return found[0], nil
 	case 0:
 		have := "it has no data"
-		if len(data) > 0 {
+		switch {
+		case len(data) > 0 && ref.Kind == KindSecret:
+			// A Secret's key names are its own: they stay out of the
+			// message, which reaches the App's status and Events.
+			have = "it has " + plural(len(data), "other data key") + " (not named: it is a Secret)"
+		case len(data) > 0:
 			have = "it has " + strings.Join(sortedKeys(data), ", ")
 		}
 		return "", fmt.Errorf("%s: %w: strata reads the values from the data key %s; %s",
@@ -396,4 +411,11 @@ func redactTree(v any) any {
 		return out
 	}
 	return values.Redacted
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
 }

@@ -60,6 +60,7 @@ type reconciler struct {
 	recorder    eventRecorder
 	metrics     *metrics
 	skipCatalog bool
+	namespaces  layers.Namespaces
 	now         func() time.Time
 }
 
@@ -96,7 +97,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	logger := log.FromContext(ctx)
 
 	start := time.Now()
-	rendered, renderErr := (&layers.Renderer{Source: r.source, SkipCatalog: r.skipCatalog}).Render(ctx, &app, nil)
+	rendered, renderErr := (&layers.Renderer{Source: r.source, SkipCatalog: r.skipCatalog, Namespaces: r.namespaces}).Render(ctx, &app, nil)
 	r.metrics.observeRender(time.Since(start), renderErr)
 	if renderErr != nil {
 		reason, transient := classify(renderErr)
