@@ -244,3 +244,36 @@ func TestParseNamespaces(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderMaxCost: a tenant's 960 KB flow list (480,000 values) fails its
+// render within a budget, refused before it is built; and the budget holds
+// across the layers of one App.
+func TestRenderMaxCost(t *testing.T) {
+	src := tenantSource()
+	src.cms["tenant-a/flows"] = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "flows"},
+		Data: map[string]string{"values": "flows: [" + strings.Repeat("1,", 479_999) + "1]\n"}}
+	src.cms["tenant-a/half"] = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "half"},
+		Data: map[string]string{"values": "half: [" + strings.Repeat("1,", 49_999) + "1]\n"}}
+	r := layers.Renderer{Source: src, SkipCatalog: true, MaxCost: 32 << 20}
+
+	app := tenantApp("", "")
+	app.Spec.UserConfig.ConfigMap = v1alpha1.ObjectRef{Namespace: "tenant-a", Name: "flows"}
+	_, err := r.Render(t.Context(), app, nil)
+	if err == nil || !strings.Contains(err.Error(), "ConfigMap tenant-a/flows data.values") ||
+		!strings.Contains(err.Error(), "the layers of one App may cost 32 MiB of memory together") {
+		t.Fatalf("Render = %v, want the layer refused at the budget", err)
+	}
+
+	app = tenantApp("", "")
+	app.Spec.UserConfig.ConfigMap = v1alpha1.ObjectRef{Namespace: "tenant-a", Name: "half"}
+	if _, err := r.Render(t.Context(), app, nil); err != nil {
+		t.Fatalf("one layer of 50,000 values: %v", err)
+	}
+	app.Spec.ExtraConfigs = []v1alpha1.ExtraConfig{{Namespace: "tenant-a", Name: "half", Priority: 120}}
+	app.Spec.UserConfig.ConfigMap = v1alpha1.ObjectRef{}
+	app.Spec.ExtraConfigs = append(app.Spec.ExtraConfigs, v1alpha1.ExtraConfig{Namespace: "tenant-a", Name: "flows", Priority: 130, Optional: true})
+	src.cms["tenant-a/flows"].Data["values"] = "half: [" + strings.Repeat("2,", 49_999) + "2]\n"
+	if _, err := r.Render(t.Context(), app, nil); err == nil || !strings.Contains(err.Error(), "ConfigMap tenant-a/flows") {
+		t.Errorf("two flow lists of 50,000 values (counted twice before parsing) within 131,072: %v, want the second refused", err)
+	}
+}

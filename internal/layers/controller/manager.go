@@ -73,6 +73,11 @@ type Manager struct {
 	// own only. A layer elsewhere fails its App (NamespaceNotAllowed)
 	// before anything is read.
 	Namespaces layers.Namespaces
+	// MaxRenderCost bounds the memory the parsed layers of one App may
+	// take, in bytes; an App over it fails alone (ConfigMapMergeFailed or
+	// SecretMergeFailed, the layer refused before it is built). Zero means
+	// DefaultMaxRenderCost.
+	MaxRenderCost int64
 	// Concurrency is how many Apps are reconciled at once; zero means
 	// DefaultConcurrency.
 	Concurrency int
@@ -290,6 +295,7 @@ func (m *Manager) setup(ctx context.Context, mgr manager.Manager) error {
 		metrics:     met,
 		skipCatalog: m.SkipCatalog,
 		namespaces:  m.Namespaces,
+		maxCost:     orDefault(m.MaxRenderCost, DefaultMaxRenderCost),
 		now:         time.Now,
 	}
 	mp := mapper{reader: mgr.GetCache(), skipCatalog: m.SkipCatalog}

@@ -3,8 +3,10 @@ package clustertest_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -110,5 +112,63 @@ func TestTenantIsolation(t *testing.T) {
 				t.Errorf("%q of another namespace appears in namespace %s", form, tenantA)
 			}
 		}
+	}
+}
+
+// TestTenantMemory is the memory attack: a 960 KB flow list
+// (480,000 integers) in a tenant's userConfig cost the controller 663 MiB
+// (limit 512Mi) at every start. Now that App fails alone, refused before
+// its layer is built, and another App of the namespace is served; the
+// test process's heap (the controller runs in it) stays far from the
+// limit.
+func TestTenantMemory(t *testing.T) {
+	const ns = "iso-memory"
+	e := setup(t, ns)
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapInuse
+	peak := base
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			peak = max(peak, m.HeapInuse)
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+
+	e.create(
+		configMap(ns, "catalog-values", "a: 1\n"), catalog(ns, "giantswarm", "catalog-values"),
+		configMap(ns, "flows", "flows: ["+strings.Repeat("1,", 479_999)+"1]\n"),
+		configMap(ns, "user", "b: 2\n"),
+	)
+	e.start(controller.Manager{Namespace: ns})
+	flood := app(ns, "flood", "giantswarm")
+	flood.Spec.UserConfig.ConfigMap = v1alpha1.ObjectRef{Name: "flows", Namespace: ns}
+	neighbour := app(ns, "neighbour", "giantswarm")
+	neighbour.Spec.UserConfig.ConfigMap = v1alpha1.ObjectRef{Name: "user", Namespace: ns}
+	e.create(flood, neighbour)
+
+	_, c := e.waitReadyMessage("flood", metav1.ConditionFalse, controller.ReasonConfigMapMergeFailed, "the layers of one App may cost 32 MiB")
+	if !strings.Contains(c.Message, "ConfigMap iso-memory/flows data.values") {
+		t.Errorf("Ready message %q: want the layer", c.Message)
+	}
+	e.waitValues("neighbour", "a: 1\nb: 2\n", "{}")
+	e.waitReady("neighbour", metav1.ConditionTrue, controller.ReasonValuesMerged)
+	close(stop)
+	<-sampled
+	t.Logf("heap in use: %d MiB before, %d MiB at the peak", base>>20, peak>>20)
+	// Before: rendering and encoding this App took 454 MiB more at the
+	// peak; the controller's cache and the test's client hold ~2 MB of it.
+	if grew := int64(peak) - int64(base); grew > 128<<20 {
+		t.Errorf("the heap grew by %d MiB while the controller refused the flow list, want far less than the 512Mi limit", grew>>20)
 	}
 }
