@@ -41,7 +41,16 @@ type hookRun struct {
 	// Synchronization, beforeAll, beforeHelm...) do not react, except
 	// afterAll, handled by its own rule.
 	reacts bool
+	// queued is hook.QueuedBytes of contexts (set for kubernetes events,
+	// summed as runs are merged in); folded is what was left after the
+	// last hook.LastStates.
+	queued, folded int
 }
+
+// maxQueuedEventBytes bounds the objects the Event contexts of one queued
+// hook run hold: beyond it the run keeps the last state of each object
+// (hook.LastStates), rather than a copy per change.
+const maxQueuedEventBytes = 16 << 20
 
 type moduleRun struct {
 	name       string
@@ -90,6 +99,14 @@ func mergeHookRuns(older, newer *queue.Task) {
 	}
 	o.contexts = hook.Combine(append(o.contexts, n.contexts...))
 	o.reacts = o.reacts || n.reacts
+	o.queued += n.queued
+	// Folded again only once it has doubled: each merge costs the new
+	// contexts, not the whole run.
+	if o.queued > max(maxQueuedEventBytes, 2*o.folded) {
+		o.contexts = hook.LastStates(o.contexts, maxQueuedEventBytes)
+		o.queued = hook.QueuedBytes(o.contexts)
+		o.folded = o.queued
+	}
 }
 
 // handle runs one task.
@@ -265,6 +282,11 @@ func (e *Engine) kubeEvent(he *hookEntry, ev kubebind.Event) {
 		return
 	}
 	b := ev.Binding
+	if ev.Context.Group != "" {
+		// A group's context is written with the group's snapshots only,
+		// read when the hook runs: its object is not kept while queued.
+		ev.Context.Objects = nil
+	}
 	kind := KindGlobalHookRun
 	if he.module != "" {
 		kind = KindModuleHookRun
@@ -272,7 +294,8 @@ func (e *Engine) kubeEvent(he *hookEntry, ev kubebind.Event) {
 	t := &queue.Task{Queue: b.Queue, Kind: kind, AllowFailure: b.AllowFailure,
 		Description: fmt.Sprintf("%s kubernetes %s", he.label(), b.Name),
 		CompactKey:  "hook/" + he.label() + "/" + b.Queue,
-		Data:        &hookRun{entry: he, binding: hook.Kubernetes, contexts: []hook.BindingContext{ev.Context}, activation: "Kubernetes", reacts: true}}
+		Data: &hookRun{entry: he, binding: hook.Kubernetes, contexts: []hook.BindingContext{ev.Context}, activation: "Kubernetes", reacts: true,
+			queued: hook.QueuedBytes([]hook.BindingContext{ev.Context})}}
 	if err := e.queues.Add(t); err != nil {
 		e.log.Error("queueing a kubernetes event", "hook", he.label(), "error", err)
 	}

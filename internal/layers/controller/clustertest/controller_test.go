@@ -219,9 +219,11 @@ func TestFailures(t *testing.T) {
 		a := app(ns, "outside", "giantswarm")
 		a.Spec.ExtraConfigs = []v1alpha1.ExtraConfig{{Name: "elsewhere", Namespace: "failures-other"}}
 		e.create(a)
-		_, c := e.waitReady("outside", metav1.ConditionFalse, controller.ReasonConfigMapMergeFailed)
-		if !strings.Contains(c.Message, "outside namespace failures") {
-			t.Errorf("Ready message %q: want the namespace the controller watches", c.Message)
+		// Refused by the namespaces an App may read, before the cache
+		// (which holds this namespace only) is asked.
+		_, c := e.waitReady("outside", metav1.ConditionFalse, controller.ReasonNamespaceNotAllowed)
+		if !strings.Contains(c.Message, "spec.extraConfigs[0].namespace") || !strings.Contains(c.Message, "--allowed-namespaces") {
+			t.Errorf("Ready message %q: want the field and the setting", c.Message)
 		}
 	})
 
