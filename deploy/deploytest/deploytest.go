@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/common"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	release "helm.sh/helm/v4/pkg/release/v1"
@@ -184,6 +185,9 @@ func Deployment(t testing.TB, objs []*unstructured.Unstructured, name string) *a
 	return &d
 }
 
+// KubeVersion is the Kubernetes version charts are rendered for.
+const KubeVersion = "v1.37.1"
+
 // ChartDir is strata's Helm chart, relative to the repository root.
 const ChartDir = "deploy/chart/strata"
 
@@ -222,6 +226,13 @@ func Template(ch *chart.Chart, name, namespace string, vals map[string]any) ([]b
 	install.Namespace = namespace
 	install.Replace = true
 	install.IncludeCRDs = true
+	// The test control plane's version (hack/testbin/kube-apiserver); as a
+	// library Helm would otherwise report v1.20.
+	kv, err := common.ParseKubeVersion(KubeVersion)
+	if err != nil {
+		return nil, err
+	}
+	install.KubeVersion = kv
 	rel, err := install.RunWithContext(context.Background(), ch, vals)
 	if err != nil {
 		return nil, err
