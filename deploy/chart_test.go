@@ -185,7 +185,7 @@ func TestChartSchema(t *testing.T) {
 		{"nope: true", "nope"},
 		{"image: {pullPolicy: Sometimes}", "/image/pullPolicy"},
 		{"image: {digest: latest}", "/image/digest"},
-		{"operator: {resources: {requests: {memory: 1Gi}, limits: {cpu: 1}}}", "memory"},
+		{"operator: {resources: {limits: {memory: lots}}}", "/operator/resources/limits/memory"},
 		{"generator: {namespace: Argo_CD}", "/generator/namespace"},
 		{"metrics: {serviceMonitor: {interval: soon}}", "/metrics/serviceMonitor/interval"},
 	} {

@@ -111,6 +111,10 @@ func checkExpr(t reporter, names map[string]bool, where, expr string) {
 		t.Errorf("%s: names no metric: %s", where, expr)
 	}
 	for _, m := range metrics {
+		if m == "" {
+			t.Errorf("%s: a selector without a metric name matches any metric: %s", where, expr)
+			continue
+		}
 		if !names[m] {
 			t.Errorf("%s: %s is no metric strata exports (deploy/observability/metrics.txt)", where, m)
 		}
@@ -130,11 +134,16 @@ func TestRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		var obj struct {
-			Kind string          `json:"kind"`
-			Spec json.RawMessage `json:"spec"`
+			APIVersion string          `json:"apiVersion"`
+			Kind       string          `json:"kind"`
+			Metadata   json.RawMessage `json:"metadata"`
+			Spec       json.RawMessage `json:"spec"`
 		}
 		if err := yaml.UnmarshalStrict(data, &obj); err != nil {
 			t.Fatalf("%s: %v", path, err)
+		}
+		if obj.APIVersion != "monitoring.coreos.com/v1" || obj.Kind != "PrometheusRule" {
+			t.Fatalf("%s: %s %s, want a monitoring.coreos.com/v1 PrometheusRule", path, obj.APIVersion, obj.Kind)
 		}
 		spec, err := yaml.JSONToYAML(obj.Spec)
 		if err != nil {
@@ -241,7 +250,9 @@ func TestCatches(t *testing.T) {
 	for _, tc := range []struct{ expr, want string }{
 		{`rate(strata_cmp_requests_total[5m]`, "unclosed"},
 		{`rate(strata_cmp_request_total[5m])`, "strata_cmp_request_total"},
-		{`{code="OK"}`, "vector selector must contain"},
+		{`{code="OK"}`, "without a metric name"},
+		{`{code=~".*"}`, "vector selector must contain"},
+		{`sum(rate(strata_cmp_requests_total[5m])) by`, "unexpected"},
 	} {
 		var got errors
 		checkExpr(&got, names, "case", tc.expr)
