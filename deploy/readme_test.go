@@ -73,7 +73,7 @@ func TestReadmeInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	deploytest.ArgoCDInstall(t, dir)
+	deploytest.ArgoCDInstall(t, dir, false)
 	res, _ := k["resources"].([]any)
 	if len(res) != 1 || res[0] != deploytest.ArgoCDInstallURL {
 		t.Errorf("the kustomization's resources are %v, want Argo CD's %s", res, deploytest.ArgoCDInstallURL)

@@ -55,7 +55,8 @@ func TestDryRun(t *testing.T) {
 		objs func(t *testing.T) []*unstructured.Unstructured
 	}{
 		{"install.yaml+cmp+helm", func(t *testing.T) []*unstructured.Unstructured {
-			return deploytest.Compose(t, "deploy/cmp", "deploy/cmp/helm")
+			// Compose leaves install.yaml's CRDs out; they go in as they are.
+			return append(deploytest.ArgoCDCRDs(t), deploytest.Compose(t, "deploy/cmp", "deploy/cmp/helm")...)
 		}},
 		{"generator", kustomization("deploy/generator")},
 		{"layers-controller", kustomization("deploy/layers-controller")},
