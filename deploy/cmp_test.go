@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -23,7 +22,6 @@ import (
 type sidecar struct {
 	container   string
 	metricsPort string // the named port of --metrics-listen
-	socket      string // the plugin socket's name, for the record
 	copied      bool   // runs strata copied into var-files by strata-install
 }
 
@@ -325,9 +323,3 @@ func checkInstall(t *testing.T, c *corev1.Container) {
 // installArgs are the arguments of strata's image that copy strata to
 // path: the one place the tests know them from.
 func installArgs(path string) []string { return []string{"install-binary", path} }
-
-// repoServer returns the repo-server Deployment's pod of a build.
-func repoServer(t *testing.T, components ...string) *appsv1.Deployment {
-	t.Helper()
-	return deploytest.Deployment(t, deploytest.Compose(t, components...), "argocd-repo-server")
-}
