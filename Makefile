@@ -17,7 +17,7 @@ PROTOC_GEN_GO      ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 GENBIN             := $(CURDIR)/.cache/genbin
 
-.PHONY: all build image dist releasecache generate test unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity load-cmp generate-layers fuzz demo clean testbin cluster
+.PHONY: all build image dist releasecache generate test promcheck unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity load-cmp generate-layers fuzz demo clean testbin cluster
 
 all: build
 
@@ -43,6 +43,12 @@ dist:
 ## shuffled. Never skipped in CI (testbin builds what the tests run).
 test: lint testbin releasecache
 	$(GO) test -race -shuffle=on -count=1 ./...
+	cd hack/promcheck && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+## promcheck: the alerts' and dashboards' PromQL, parsed by Prometheus (a
+## module of its own under hack/, so Prometheus stays out of go.mod).
+promcheck:
+	cd hack/promcheck && $(GO) test -count=1 ./...
 
 ## Integration packages: their tests run the binaries testbin builds (helm,
 ## etcd, kube-apiserver). They are the directories named clustertest or

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // metrics are the engine's own metrics, named as addon-operator's
@@ -125,3 +126,29 @@ func newMetrics(prefix string, reg prometheus.Registerer) *metrics {
 	}
 	return m
 }
+
+// MetricCollectors returns the collectors of every metric of the engine
+// (under prefix, DefaultMetricsPrefix by default) and of the process: the
+// names and types dashboards and alerts may use, those of vectors with no
+// series yet included (deploy/observability checks them). The hooks' own
+// metrics are the modules' and are not among them.
+func MetricCollectors(prefix string) []prometheus.Collector {
+	var rec recorder
+	newMetrics(prefix, &rec)
+	rec.MustRegister(newLeaderGauge(prefix), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return rec.collectors
+}
+
+// A recorder is a Registerer that keeps what it is given.
+type recorder struct{ collectors []prometheus.Collector }
+
+func (r *recorder) Register(c prometheus.Collector) error {
+	r.collectors = append(r.collectors, c)
+	return nil
+}
+
+func (r *recorder) MustRegister(cs ...prometheus.Collector) {
+	r.collectors = append(r.collectors, cs...)
+}
+
+func (r *recorder) Unregister(prometheus.Collector) bool { return false }

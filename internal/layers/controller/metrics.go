@@ -125,3 +125,29 @@ func (m *metrics) forget(namespace, app string) {
 	m.ready.Delete(labels)
 	m.lastSuccess.Delete(labels)
 }
+
+// MetricCollectors returns the collectors of the controller's own
+// metrics (strata_layers_*): the names and types dashboards and alerts
+// may use, those of vectors with no series yet included
+// (deploy/observability checks them).
+func MetricCollectors() []prometheus.Collector {
+	var rec recorder
+	if _, err := newMetrics(&rec); err != nil {
+		panic(err) // a recorder takes every collector
+	}
+	return rec.collectors
+}
+
+// A recorder is a Registerer that keeps what it is given.
+type recorder struct{ collectors []prometheus.Collector }
+
+func (r *recorder) Register(c prometheus.Collector) error {
+	r.collectors = append(r.collectors, c)
+	return nil
+}
+
+func (r *recorder) MustRegister(cs ...prometheus.Collector) {
+	r.collectors = append(r.collectors, cs...)
+}
+
+func (r *recorder) Unregister(prometheus.Collector) bool { return false }
