@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/strata-dev/strata/internal/operator/config"
 	"github.com/strata-dev/strata/internal/operator/hook"
@@ -198,7 +199,9 @@ func (e *Engine) configChanged(ev config.Event) {
 		return
 	}
 	var tasks []*queue.Task
-	for _, key := range ev.Change.Modules {
+	// A module whose maintenance state changed runs again, as
+	// addon-operator reruns it: back to Managed, its release is upgraded.
+	for _, key := range slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(ev.Change.Modules), ev.Change.Maintenance...)))) {
 		m := e.moduleByKey(key)
 		if m == nil || !e.moduleEnabled(m.Name) {
 			continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -398,8 +399,12 @@ func (e *Engine) discover(ctx context.Context, d *converge) ([]*queue.Task, erro
 		return nil, err
 	}
 
+	// Step 6 first, as addon-operator's ConvergeModules queues them: the
+	// disabled modules' deletes, in reverse module order (a module that
+	// comes later, and may depend on an earlier one, goes first).
+	slices.Reverse(deletes)
+	tasks := deletes
 	// Step 5: module runs, the modules of one order together.
-	var tasks []*queue.Task
 	for i := 0; i < len(enabled); {
 		order := e.mods[enabled[i]].m.Order
 		j := i
@@ -416,7 +421,6 @@ func (e *Engine) discover(ctx context.Context, d *converge) ([]*queue.Task, erro
 		}
 		i = j
 	}
-	tasks = append(tasks, deletes...)
 	tasks = append(tasks, purges...)
 	e.mu.Lock()
 	entries := e.global

@@ -188,9 +188,11 @@ func (s *Store) prepare(cfg *config.Config) (*section, map[string]*section, erro
 	if err := computeAll(g, mods, cfg); err != nil {
 		return nil, nil, err
 	}
-	if err := validateValues(g, mods, cfg, func(sec *section) bool { return s.enabledWith(cfg, sec) }); err != nil {
-		return nil, nil, err
-	}
+	// The effective values are not checked against openapi/values.yaml
+	// here, as addon-operator does not: a value a hook fills later (a
+	// required internal.*) would stop the config. They are checked when a
+	// hook patches them and before Helm (HelmValues), where only the
+	// module concerned fails.
 	return g, mods, nil
 }
 
@@ -333,15 +335,29 @@ func (s *Store) Values(key string) map[string]any {
 
 // ConfigValues returns what CONFIG_VALUES_PATH holds for a hook of a
 // section: {global: <config global>} and, for a module key,
-// {<key>: <config section>}. Absent sections are empty maps.
+// {<key>: <config section>}. As addon-operator: an absent global section
+// is null, and so is a module's when the config has no key for the module
+// at all (with only its enabled flag or maintenance state, it is {}).
 func (s *Store) ConfigValues(key string) map[string]any {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := map[string]any{GlobalKey: nonNil(s.cfg.Section(GlobalKey))}
+	out := map[string]any{GlobalKey: nilOrMap(s.cfg.Section(GlobalKey))}
 	if key != GlobalKey {
-		out[key] = nonNil(s.cfg.Section(key))
+		if s.cfg.Mentions(key) {
+			out[key] = nonNil(s.cfg.Section(key))
+		} else {
+			out[key] = nil
+		}
 	}
 	return out
+}
+
+// nilOrMap returns m, or an untyped nil (JSON null) for a nil map.
+func nilOrMap(m map[string]any) any {
+	if m == nil {
+		return nil
+	}
+	return m
 }
 
 // HookValues returns what VALUES_PATH holds for a hook of a section:
@@ -401,7 +417,7 @@ func (s *Store) HelmValues(key string) (map[string]any, error) {
 			continue
 		}
 		if err := c.valuesSchema.ValidateForHelm(c.values); err != nil {
-			errs = append(errs, &SectionError{Section: c.name, Err: fmt.Errorf("values for Helm: %w", err)})
+			errs = append(errs, &SectionError{Section: c.name, Err: fmt.Errorf("values for Helm: %w", c.locateValues(err, s.cfg))})
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -239,7 +239,9 @@ func TestValidateConfigMatchesSetConfig(t *testing.T) {
 		{"foo: |\n  n: 1\n", true},
 		{"foo: |\n  n: x\n", false},     // config-values.yaml
 		{"foo: |\n  other: 1\n", false}, // config-values.yaml: additionalProperties
-		{"foo: \"{}\"\n", false},        // values.yaml: n is required
+		// values.yaml's required n is not checked against the config (a
+		// hook may fill it), as addon-operator: before Helm it is.
+		{"foo: \"{}\"\n", true},
 	} {
 		cfg := parseConfig(t, tc.config)
 		verr := st.ValidateConfig(cfg)
@@ -302,5 +304,36 @@ func TestPatchSameValueIsNoChange(t *testing.T) {
 	}
 	if changed, err := st.SetConfig(parseConfig(t, "")); err != nil || len(changed) != 0 {
 		t.Errorf("SetConfig of the same (empty) config = %v, %v; want no change", changed, err)
+	}
+}
+
+// CONFIG_VALUES_PATH as addon-operator fills it: no global key gives
+// global: null; a module the config does not mention gives null, one it
+// mentions only by a flag or maintenance state {}.
+func TestConfigValuesAbsentSections(t *testing.T) {
+	st, _ := newStore(t, map[string]string{
+		"modules/001-foo/values.yaml": "foo:\n  a: 1\n",
+		"modules/002-bar/values.yaml": "bar:\n  a: 1\n",
+		"modules/003-baz/values.yaml": "baz:\n  a: 1\n",
+	})
+	for _, tc := range []struct {
+		name, config, key string
+		want              map[string]any
+	}{
+		{"nothing", "", "foo", map[string]any{"global": nil, "foo": nil}},
+		{"global hook, nothing", "", "global", map[string]any{"global": nil}},
+		{"empty global text", "global: ''\n", "global", map[string]any{"global": map[string]any{}}},
+		{"flag only", "fooEnabled: \"true\"\n", "foo", map[string]any{"global": nil, "foo": map[string]any{}}},
+		{"maintenance only", "barMaintenance: NoResourceReconciliation\n", "bar", map[string]any{"global": nil, "bar": map[string]any{}}},
+		{"empty section", "baz: ''\nglobal: |\n  g: 1\n", "baz", map[string]any{"global": map[string]any{"g": int64(1)}, "baz": map[string]any{}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := st.SetConfig(parseConfig(t, tc.config)); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, st.ConfigValues(tc.key)); diff != "" {
+				t.Errorf("ConfigValues(%s) (-want +got):\n%s", tc.key, diff)
+			}
+		})
 	}
 }
