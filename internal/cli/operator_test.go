@@ -241,6 +241,10 @@ func TestOperatorClusterSettings(t *testing.T) {
 		{"burst", map[string]string{"KUBE_CLIENT_BURST": "0"}, nil, "KUBE_CLIENT_BURST (--kube-client-burst) 0"},
 		{"--kube-client-burst wins", map[string]string{"KUBE_CLIENT_BURST": "0", "ADDON_OPERATOR_HA": "true"}, []string{"--kube-client-burst", "3"}, "needs a cluster for its Lease"},
 		{"bad QPS", map[string]string{"KUBE_CLIENT_QPS": "many"}, nil, "environment variable KUBE_CLIENT_QPS"},
+		// addon-operator's flag names are bound to the same settings.
+		{"--prometheus-listen-port", nil, []string{"--prometheus-listen-port", "http"}, `listen port "http": not a number`},
+		{"--helm-timeout", nil, []string{"--helm-timeout", "-1s"}, "HELM_TIMEOUT (--helm-timeout) -1s: must be positive"},
+		{"HELM_TIMEOUT", map[string]string{"HELM_TIMEOUT": "soon"}, nil, "environment variable HELM_TIMEOUT: \"soon\" is not a duration"},
 		{"HA on the cluster", map[string]string{"ADDON_OPERATOR_HA": "true", "KUBE_CONFIG": "/nonexistent/kubeconfig", "ADDON_OPERATOR_NAMESPACE": "ns", "ADDON_OPERATOR_POD": "pod-a"},
 			nil, "cluster (KUBE_CONFIG, KUBE_CONTEXT): loading /nonexistent/kubeconfig"},
 	} {
