@@ -64,7 +64,7 @@ func openBackends(ctx context.Context, s Settings, log *slog.Logger, oneShot boo
 		return b, nil
 	}
 	b.patcher = localPatcher{log: log}
-	cfgPath := s.ConfigFile
+	cfgPath, cfgName := s.ConfigFile, ""
 	if oneShot && cfgPath != "" {
 		data, err := os.ReadFile(cfgPath)
 		switch {
@@ -73,6 +73,8 @@ func openBackends(ctx context.Context, s Settings, log *slog.Logger, oneShot boo
 		case err != nil:
 			return nil, fmt.Errorf("config store %s: %w", cfgPath, err)
 		default:
+			// Errors name the user's file, not the copy.
+			cfgName = cfgPath
 			cfgPath = filepath.Join(s.TempDir, "config.yaml")
 			if err := os.WriteFile(cfgPath, data, 0o600); err != nil {
 				return nil, err
@@ -83,7 +85,7 @@ func openBackends(ctx context.Context, s Settings, log *slog.Logger, oneShot boo
 		cfgPath = filepath.Join(s.TempDir, "empty-config.yaml")
 		_ = os.Remove(cfgPath)
 	}
-	b.config = config.NewFile(cfgPath)
+	b.config = &config.File{Path: cfgPath, Name: cfgName}
 
 	b.objects = noObjects{}
 	if s.ObjectsDir != "" {

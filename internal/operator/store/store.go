@@ -228,11 +228,87 @@ func (s *Store) validateConfig(cfg *config.Config) error {
 			errs = append(errs, &SectionError{Section: sec.name, Err: fmt.Errorf("config store %s: %w", sectionSource(cfg, sec.key), locate(err, cs))})
 		}
 	}
+	errs = append(errs, s.unknownKeys(cfg)...)
 	check(s.global)
 	for _, k := range sortedKeys(s.modules) {
 		check(s.modules[k])
 	}
 	return errors.Join(errs...)
+}
+
+// unknownKeys refuses the config store's keys of modules that do not
+// exist (a section, an enabled flag or a maintenance state), naming the
+// module meant when the key is a typo of one.
+func (s *Store) unknownKeys(cfg *config.Config) []error {
+	var errs []error
+	known := sortedKeys(s.modules)
+	bad := func(key, suffix, where string) {
+		msg := fmt.Sprintf("config store %s: %s%s: no module has the values key %q", where, key, suffix, key)
+		if m := suggestKey(key, known); m != "" {
+			msg += fmt.Sprintf("; did you mean %s%s?", m, suffix)
+		} else if len(known) > 0 {
+			msg += "; the modules' keys are " + strings.Join(known, ", ")
+		}
+		errs = append(errs, fmt.Errorf("%w: %s (remove the key, or add the module)", ErrUnknownModule, msg))
+	}
+	for _, k := range sortedKeys(cfg.Modules) {
+		if s.modules[k] == nil {
+			where := cfg.Modules[k].Source
+			if cfg.Modules[k].Line > 0 {
+				where = fmt.Sprintf("%s:%d", cfg.Source, cfg.Modules[k].Line)
+			}
+			bad(k, "", where)
+		}
+	}
+	for _, k := range sortedKeys(cfg.Enabled) {
+		if s.modules[k] == nil {
+			bad(k, config.EnabledSuffix, cfg.Source)
+		}
+	}
+	for _, k := range sortedKeys(cfg.Maintenance) {
+		if s.modules[k] == nil {
+			bad(k, config.MaintenanceSuffix, cfg.Source)
+		}
+	}
+	return errs
+}
+
+// suggestKey returns the candidate that differs from s only by case or
+// by at most two edits (the closest), or "".
+func suggestKey(s string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if strings.EqualFold(c, s) {
+			return c
+		}
+		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 99
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func sectionSource(cfg *config.Config, key string) string {

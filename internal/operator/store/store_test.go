@@ -337,3 +337,40 @@ func TestConfigValuesAbsentSections(t *testing.T) {
 		})
 	}
 }
+
+// A config store key of a module that does not exist is refused, naming
+// the module meant when it is a typo (docs/operator.md).
+func TestUnknownModuleKeys(t *testing.T) {
+	st, _ := newStore(t, map[string]string{
+		"modules/001-nginx/values.yaml":        "nginx:\n  replicas: 1\n",
+		"modules/002-cert-manager/values.yaml": "certManager: {}\n",
+	})
+	for _, tc := range []struct {
+		name, config, want string
+	}{
+		{"known", "nginx: |\n  replicas: 2\nnginxEnabled: \"true\"\ncertManagerMaintenance: \"\"\n", ""},
+		{"section typo", "ngnix: |\n  replicas: 2\n", `unknown module: config store config.yaml:1: ngnix: no module has the values key "ngnix"; did you mean nginx? (remove the key, or add the module)`},
+		{"flag typo", "ngnixEnabled: \"false\"\n", `unknown module: config store config.yaml: ngnixEnabled: no module has the values key "ngnix"; did you mean nginxEnabled? (remove the key, or add the module)`},
+		{"maintenance typo", "certmanagerMaintenance: NoResourceReconciliation\n", `unknown module: config store config.yaml: certmanagerMaintenance: no module has the values key "certmanager"; did you mean certManagerMaintenance? (remove the key, or add the module)`},
+		{"nothing close", "dashboard: |\n  a: 1\n", `unknown module: config store config.yaml:1: dashboard: no module has the values key "dashboard"; the modules' keys are certManager, nginx (remove the key, or add the module)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := st.ValidateConfig(parseConfig(t, tc.config))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("ValidateConfig: %v", err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("ValidateConfig error:\n got %v\nwant %s", err, tc.want)
+			}
+			if !errors.Is(err, store.ErrUnknownModule) {
+				t.Errorf("error %v does not wrap ErrUnknownModule", err)
+			}
+			if _, serr := st.SetConfig(parseConfig(t, tc.config)); serr == nil {
+				t.Error("SetConfig accepted what ValidateConfig refused")
+			}
+		})
+	}
+}
