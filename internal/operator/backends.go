@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,6 +64,9 @@ func openBackends(ctx context.Context, s Settings, log *slog.Logger, oneShot boo
 		}
 		return b, nil
 	}
+	if !oneShot {
+		logLocal(s, log)
+	}
 	b.patcher = localPatcher{log: log}
 	cfgPath, cfgName := s.ConfigFile, ""
 	if oneShot && cfgPath != "" {
@@ -106,6 +110,22 @@ func openBackends(ctx context.Context, s Settings, log *slog.Logger, oneShot boo
 	}
 	b.release = rel
 	return b, nil
+}
+
+// logLocal says at start that every backend is local and where they are,
+// and warns when a kubeconfig in the environment is not used: the operator
+// reads addon-operator's KUBE_CONFIG, not KUBECONFIG.
+func logLocal(s Settings, log *slog.Logger) {
+	why := "no cluster configured (KUBE_CONFIG unset, not in a pod)"
+	if s.Local {
+		why = "--local"
+	}
+	log.Info("backends: local", "reason", why, "config", cmp.Or(s.ConfigFile, "(none: empty)"),
+		"objects", cmp.Or(s.ObjectsDir, "(none)"), "releases", cmp.Or(s.StateDir, filepath.Join(s.TempDir, "releases")))
+	if kc := os.Getenv("KUBECONFIG"); kc != "" && !s.Local {
+		log.Warn("KUBECONFIG is set but not used: the operator reads addon-operator's KUBE_CONFIG (--kube-config); it runs on local backends. Set KUBE_CONFIG to run on that cluster, or pass --local to silence this",
+			"KUBECONFIG", kc)
+	}
 }
 
 // initValues makes the values store for the discovered modules and loads

@@ -104,18 +104,21 @@ func (e *Engine) helm(ctx context.Context, ms *modState, activation string, rec 
 		rec("module " + ms.m.Name + " helm: no chart")
 		return nil
 	}
+	took := time.Since(start).Round(time.Millisecond).String()
 	if res.Rendered != r { // rendered again after its CRDs were applied
 		e.mu.Lock()
 		ms.manifests = append(append([]byte{}, res.Rendered.CRDs...), res.Rendered.Manifests...)
 		e.mu.Unlock()
 	}
 	if !res.Upgraded {
+		e.log.Info("helm release unchanged", "module", ms.m.Name, "reason", res.Why, "duration", took)
 		rec("module " + ms.m.Name + " helm: " + res.Why)
 		return nil
 	}
 	rel := res.Release
 	why := res.Why
 	e.m.moduleHelmSecs.WithLabelValues(ms.m.Name, activation).Observe(time.Since(start).Seconds())
+	e.log.Info("helm upgrade", "module", ms.m.Name, "release", ms.m.Name, "revision", rel.Revision, "reason", why, "duration", took)
 	rec(fmt.Sprintf("module %s helm upgrade: %s (revision %d)", ms.m.Name, why, rel.Revision))
 	return nil
 }

@@ -654,6 +654,7 @@ func (e *Engine) deleteModule(ctx context.Context, name string) error {
 		return fmt.Errorf("module %s: deleting its release: %w", name, err)
 	}
 	if existed {
+		e.log.Info("helm delete", "module", name, "release", name)
 		e.record("module " + name + " release deleted")
 	}
 	for _, he := range sortedWith(hooks, hook.AfterDeleteHelm) {
