@@ -37,12 +37,12 @@ func (s *syncBuffer) String() string {
 func TestRunLogs(t *testing.T) {
 	dir := t.TempDir()
 	for name, data := range map[string]string{
-		"modules/values.yaml":                "aEnabled: true\nbEnabled: true\n",
-		"modules/001-a/templates/cm.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
-		"modules/001-a/hooks/run.sh":         "#!/bin/sh\nif [ \"$1\" = --config ]; then printf 'configVersion: v1\\nbeforeHelm: 1\\n'; exit 0; fi\n",
-		"modules/002-b/templates/cm.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
-		"global-hooks/hooks/init.sh": "#!/bin/sh\nif [ \"$1\" = --config ]; then printf 'configVersion: v1\\nonStartup: 1\\n'; exit 0; fi\n",
-		"config.yaml":                        "",
+		"modules/values.yaml":             "aEnabled: true\nbEnabled: true\n",
+		"modules/001-a/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+		"modules/001-a/hooks/run.sh":      "#!/bin/sh\nif [ \"$1\" = --config ]; then printf 'configVersion: v1\\nbeforeHelm: 1\\n'; exit 0; fi\n",
+		"modules/002-b/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
+		"global-hooks/hooks/init.sh":      "#!/bin/sh\nif [ \"$1\" = --config ]; then printf 'configVersion: v1\\nonStartup: 1\\n'; exit 0; fi\n",
+		"config.yaml":                     "",
 	} {
 		writeFile(t, filepath.Join(dir, name), []byte(data))
 	}
