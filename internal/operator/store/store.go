@@ -352,32 +352,6 @@ func (s *Store) SetConfig(cfg *config.Config) ([]string, error) {
 	return changed, nil
 }
 
-// validateValues checks the effective values of the sections the config
-// gives values to against their openapi/values.yaml (without
-// x-required-for-helm), as addon-operator does on start-up and on config
-// changes. Sections without config values are checked when hooks patch
-// them and before Helm: a module nobody configured (and which may be
-// disabled) does not block the config of the others.
-func validateValues(g *section, mods map[string]*section, cfg *config.Config, enabled func(*section) bool) error {
-	var errs []error
-	check := func(sec *section) {
-		if sec.valuesSchema == nil || configSection(cfg, sec.key) == nil {
-			return
-		}
-		if sec.key != GlobalKey && !enabled(sec) {
-			return // a disabled module's values are checked when it runs
-		}
-		if err := sec.valuesSchema.Validate(sec.values); err != nil {
-			errs = append(errs, &SectionError{Section: sec.name, Err: fmt.Errorf("effective values: %w", sec.locateValues(err, cfg))})
-		}
-	}
-	check(g)
-	for _, k := range sortedKeys(mods) {
-		check(mods[k])
-	}
-	return errors.Join(errs...)
-}
-
 func computeAll(g *section, mods map[string]*section, cfg *config.Config) error {
 	var errs []error
 	if err := g.compute(cfg); err != nil {
