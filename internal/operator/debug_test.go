@@ -62,7 +62,7 @@ func TestDebugAPI(t *testing.T) {
 		{"/global/values.json", []string{`"domain":"example.org"`}},
 		{"/global/values.json?explain=true", []string{`"path":"global.domain"`, `000-init.sh`}},
 		{"/global/patches.json", []string{`"hook":"000-init.sh"`, `"binding":"onStartup"`, `"path":"/global/domain"`}},
-		{"/global/config.json", []string{`"global":{}`}},
+		{"/global/config.json", []string{`"global":null`}},
 		{"/module/list.json", []string{`"name":"a","key":"a","order":10`, `"state":"enabled"`, `"reason":"the enabled script returned false: not today"`}},
 		{"/module/a/values.json", []string{`{"a":{}}`}},
 		{"/module/a/render.json", []string{`domain: example.org`}},

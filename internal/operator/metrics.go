@@ -46,6 +46,7 @@ type metrics struct {
 	globalValuesBytes prometheus.Gauge
 	moduleValuesBytes *prometheus.GaugeVec
 	moduleEnabled     *prometheus.GaugeVec
+	moduleMaintenance *prometheus.GaugeVec
 
 	snapshotObjects *prometheus.GaugeVec
 	snapshotBytes   *prometheus.GaugeVec
@@ -117,6 +118,7 @@ func newMetrics(prefix string, reg prometheus.Registerer) *metrics {
 		globalValuesBytes:   gauge("global_values_size_bytes", "Size of the global values, JSON.").WithLabelValues(),
 		moduleValuesBytes:   gauge("module_values_size_bytes", "Size of a module's values, JSON.", "module"),
 		moduleEnabled:       gauge("module_enabled", "1 when the module is enabled, 0 when not.", "module"),
+		moduleMaintenance:   gauge("mm_module_maintenance", "1 for a module whose maintenance state in the config store is NoResourceReconciliation.", "module", "state"),
 		snapshotObjects:     gauge("kube_snapshot_objects", "Objects in a kubernetes binding's snapshot; global hooks have an empty module.", "module", "hook", "binding", "queue"),
 		snapshotBytes:       gauge("kube_snapshot_bytes", "JSON size of a kubernetes binding's snapshot (objects and filter results).", "module", "hook", "binding", "queue"),
 		kindsWaiting:        gauge("kube_bindings_waiting_for_kind", "Kubernetes bindings whose apiVersion/kind the API server does not serve (yet): a CRD not installed.").WithLabelValues(),

@@ -298,11 +298,9 @@ func patchOp(v any, pos *document.Pos, line int, source string) (PatchOperation,
 		return op, outErr(source, line, "op %s is not one of add, remove, replace, move, copy, test", describeValue(m["op"]))
 	}
 	op.Op = name
-	for k := range m {
-		if k != "op" && !slices.Contains(need, k) {
-			return op, outErr(source, lineOr(pos.Key(k), line), "%s takes no %q; its members are op, %s", name, k, strings.Join(need, ", "))
-		}
-	}
+	// Members the operation does not use ("value" on a remove, "from" on
+	// an add, anything else) are ignored, as RFC 6902 section 4 says and
+	// addon-operator does.
 	for _, k := range need {
 		v, ok := m[k]
 		if !ok {
