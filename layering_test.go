@@ -28,6 +28,7 @@ var rank = map[string]int{
 	"internal/startgc":    0,
 	"internal/exepages":   0,
 	"internal/stamp":      0,
+	"internal/memlimit":   0,
 
 	"internal/values":   1,
 	"internal/manifest": 1,
