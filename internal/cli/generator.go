@@ -70,14 +70,14 @@ then in-flight requests get shutdownGrace to finish.`,
 			if err != nil {
 				return err
 			}
-			if _, err := setMemoryLimit(log, "generator", nil); err != nil {
-				return err
-			}
 			srv, err := generator.New(cfg, log)
 			if err != nil {
 				return err
 			}
 			logStart(log, "generator serve")
+			if _, err := setMemoryLimit(log, "generator", nil); err != nil {
+				return err
+			}
 			return srv.Run(cmd.Context())
 		},
 	}

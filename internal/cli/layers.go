@@ -329,9 +329,6 @@ strata_layers_*) and /healthz, /readyz are served on their own addresses
 			if m.Concurrency < 1 {
 				return fmt.Errorf("--concurrency %d: use 1 or more", m.Concurrency)
 			}
-			if _, err := setMemoryLimit(log, "layers controller", nil); err != nil {
-				return err
-			}
 			if m.Namespaces, err = layers.ParseNamespaces(allowed, "the controller's --allowed-namespaces"); err != nil {
 				return err
 			}
@@ -342,6 +339,9 @@ strata_layers_*) and /healthz, /readyz are served on their own addresses
 			}
 			controller.SetProcessLogger(log)
 			logStart(log, "layers controller")
+			if _, err := setMemoryLimit(log, "layers controller", nil); err != nil {
+				return err
+			}
 			m.Config, m.Logger = cfg, log
 			return m.Run(cmd.Context())
 		},
