@@ -258,7 +258,7 @@ h: [*g, *g, *g, *g]
 		bad.Spec.UserConfig.ConfigMap = v1alpha1.ObjectRef{Name: "bomb", Namespace: ns}
 		e.create(bad)
 		_, c := e.waitReadyMessage("bombed", metav1.ConditionFalse, controller.ReasonConfigMapMergeFailed, "aliases count each time")
-		if !strings.Contains(c.Message, "ConfigMap failures/bomb") || !strings.Contains(c.Message, "YAML aliases and merge keys (<<) expand to more than") {
+		if !strings.Contains(c.Message, "ConfigMap failures/bomb") || !strings.Contains(c.Message, "document expands to more than") {
 			t.Errorf("Ready message %q: want the ConfigMap and the alias budget", c.Message)
 		}
 		e.waitEvent("bombed", corev1.EventTypeWarning, controller.ReasonConfigMapMergeFailed, "aliases count each time")
