@@ -4,34 +4,64 @@ GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BIN         ?= bin/strata
 FUZZTIME    ?= 30s
-VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
-LDFLAGS     := -X github.com/strata-dev/strata/internal/cli.version=$(VERSION)
+## The release version: the tag vX.Y.Z on HEAD, else v$(cat VERSION)-dev
+## (docs/release.md); commit, its time and dirty as `strata version` shows them.
+STAMP       := github.com/strata-dev/strata/internal/stamp
+VERSION     ?= $(shell git describe --tags --exact-match --match 'v[0-9]*' 2>/dev/null || echo v$$(cat VERSION)-dev)
+COMMIT      := $(shell git rev-parse HEAD 2>/dev/null)
+COMMITDATE  := $(shell git log -1 --format=%cI HEAD 2>/dev/null)
+DIRTY       := $(shell git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo true || echo false)
+LDFLAGS     := -X $(STAMP).version=$(VERSION) -X $(STAMP).commit=$(COMMIT) -X $(STAMP).date=$(COMMITDATE) -X $(STAMP).dirty=$(DIRTY)
 
 PROTOC_GEN_GO      ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 GENBIN             := $(CURDIR)/.cache/genbin
 
-.PHONY: all build generate test unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity generate-layers fuzz demo clean testbin cluster argocd-local
+.PHONY: all build image dist releasecache generate test promcheck unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity load-cmp generate-layers fuzz demo clean testbin cluster argocd-local
 
 all: build
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/strata
 
+## image: strata's OCI image for linux/amd64 and linux/arm64, without a
+## Docker daemon, reproducible: bin/image/oci (OCI layout),
+## bin/image/strata-oci.tar, bin/image/strata-linux-ARCH.docker.tar
+## (docker load), bin/image/digest (docs/release.md).
+IMAGEFLAGS ?=
+image:
+	$(GO) run ./hack/image $(IMAGEFLAGS)
+
+## dist: release archives for linux and darwin × amd64 and arm64 with
+## SHA256SUMS and CycloneDX SBOMs in bin/dist, reproducible (docs/release.md).
+DISTFLAGS ?=
+dist:
+	$(GO) run ./hack/dist $(DISTFLAGS)
+
 ## test: the full check, as CI runs it: lint, then every test (unit and
 ## integration, on the real helm and control plane) with the race detector,
-## shuffled. Never skipped in CI (testbin builds what the tests run).
-test: lint testbin
+## shuffled. Never skipped in CI (testbin builds what the tests run). The
+## memory attack tests measure a server's memory, which the race detector
+## multiplies: they skip under -race and run in a second pass without it.
+test: lint testbin releasecache
 	$(GO) test -race -shuffle=on -count=1 ./...
+	$(GO) test -count=1 -run '^TestAttack' ./internal/cmpserver ./internal/helmplugin
+	cd hack/promcheck && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+## promcheck: the alerts' and dashboards' PromQL, parsed by Prometheus (a
+## module of its own under hack/, so Prometheus stays out of go.mod).
+promcheck:
+	cd hack/promcheck && $(GO) test -count=1 ./...
 
 ## Integration packages: their tests run the binaries testbin builds (helm,
 ## etcd, kube-apiserver). They are the directories named clustertest or
 ## paritytest, the test-support packages whose own tests start a
-## control plane or build helm (kubetest, testbin), and hack/cmpbench (its
-## smoke test starts Argo CD's sidecar). A package matched by
+## control plane or build helm (kubetest, testbin), hack/cmpbench (its
+## smoke test starts Argo CD's sidecar) and hack/image (it builds strata as
+## a release does and runs it from the image's file system). A package matched by
 ## none is a unit package: with STRATA_UNIT_TESTS=1 a test asking testbin
 ## for a binary fails, so a misplaced test cannot slip into `make unit`.
-INTEGRATION := /(clustertest|paritytest)$$|/internal/kube/kubetest$$|/internal/testbin$$|/hack/cmpbench$$
+INTEGRATION := /(clustertest|paritytest)$$|/internal/kube/kubetest$$|/internal/testbin$$|/hack/cmpbench$$|/hack/image$$
 
 ## unit: the unit tests, fast, needing nothing built; go test's cache keeps
 ## unchanged packages from running again. The contributor's edit-test loop.
@@ -39,7 +69,7 @@ unit:
 	STRATA_UNIT_TESTS=1 $(GO) test $$($(GO) list ./... | grep -Ev '$(INTEGRATION)')
 
 ## integration: only the integration packages.
-integration: testbin
+integration: testbin releasecache
 	$(GO) test -race -shuffle=on -count=1 $$($(GO) list ./... | grep -E '$(INTEGRATION)')
 
 ## testbin: build the binaries the integration tests run (helm, etcd,
@@ -47,6 +77,13 @@ integration: testbin
 ## ~/.cache/strata/testbin). Cached: only the first run takes minutes.
 testbin:
 	bash hack/testbin/build.sh all >/dev/null
+
+## releasecache: compile strata as release builds do (static, -trimpath;
+## hack/internal/release.Build) into go's build cache, so that hack/image's
+## test, which builds strata that way, only links. A cold cache takes
+## minutes here, outside any test's time, as testbin does for its binaries.
+releasecache:
+	CGO_ENABLED=0 GOAMD64=v1 GOARM64=v8.0 GOFLAGS= $(GO) build -trimpath -buildvcs=false -o /dev/null ./cmd/strata
 
 ## cluster: run a local control plane (etcd + kube-apiserver) in the
 ## foreground until Ctrl-C; prints the `export KUBECONFIG=...` to use it.
@@ -165,6 +202,14 @@ CMPBENCHFLAGS ?=
 bench-cmp: build
 	GOBIN=$(GENBIN) $(GO) install $(YQ)
 	PATH=$(GENBIN):$$PATH $(GO) run ./hack/cmpbench -strata $(abspath $(BIN)) $(CMPBENCHFLAGS)
+
+## load-cmp: the plugin sidecar under deploy/cmp's memory limit (1Gi, a
+## watchdog on its RssAnon), normal and hostile clients together for
+## LOADDURATION; prints the normal clients' errors (goal 0) and the peak
+## memory (hack/cmpload; docs/benchmarks.md).
+LOADDURATION ?= 3m
+load-cmp: build
+	$(GO) run ./hack/cmpload -strata $(abspath $(BIN)) -duration $(LOADDURATION)
 
 ## fuzz: run every fuzz target for FUZZTIME each.
 fuzz:

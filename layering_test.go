@@ -27,6 +27,8 @@ var rank = map[string]int{
 	"internal/eventually": 0,
 	"internal/startgc":    0,
 	"internal/exepages":   0,
+	"internal/stamp":      0,
+	"internal/memlimit":   0,
 
 	"internal/values":   1,
 	"internal/manifest": 1,

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/cli"
 	"github.com/strata-dev/strata/internal/golden"
+	"github.com/strata-dev/strata/internal/stamp"
 )
 
 // TestScripts runs each testdata/script/*.txtar: its comment holds the
@@ -107,10 +109,24 @@ func TestVersion(t *testing.T) {
 	if code := cli.Main(context.Background(), []string{"version", "-o", "json"}, nil, &stdout, &stderr); code != 0 {
 		t.Fatalf("version exit %d: %s", code, stderr.String())
 	}
-	for _, key := range []string{`"version"`, `"goVersion"`, `"platform"`} {
-		if !strings.Contains(stdout.String(), key) {
-			t.Errorf("version -o json = %s, want a %s field", stdout.String(), key)
+	var got map[string]any
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("version -o json = %s: %v", stdout.String(), err)
+	}
+	want := stamp.Get()
+	for key, w := range map[string]any{"version": want.Version, "commit": want.Commit, "date": want.Date,
+		"dirty": want.Dirty, "goVersion": want.GoVersion, "platform": want.Platform} {
+		if got[key] != w {
+			t.Errorf("version -o json: %s = %v, want %v", key, got[key], w)
 		}
+	}
+	stdout.Reset()
+	if code := cli.Main(context.Background(), []string{"version"}, nil, &stdout, &stderr); code != 0 || stdout.String() != want.String()+"\n" {
+		t.Errorf("version = exit %d, %q; want %q", code, stdout.String(), want.String()+"\n")
+	}
+	stdout.Reset()
+	if code := cli.Main(context.Background(), []string{"version", "-o", "yaml"}, nil, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "goVersion: "+want.GoVersion) {
+		t.Errorf("version -o yaml = exit %d, %q; want goVersion: %s", code, stdout.String(), want.GoVersion)
 	}
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/helmplugin"
 	"github.com/strata-dev/strata/internal/hookexec"
+	"github.com/strata-dev/strata/internal/memlimit"
 	"github.com/strata-dev/strata/internal/params"
 )
 
@@ -234,6 +235,8 @@ func newCmpServeCmd(g *globals) *cobra.Command {
 		repoLimits   tarball.Limits
 		diskBytes    int64
 		recycleBytes int64
+		processTree  bool
+		memoryBudget int64
 	)
 	cmd := &cobra.Command{
 		Use:   "serve --config PLUGIN.yaml|--builtin helm [--socket-dir DIR] [--metrics-listen ADDR]",
@@ -260,14 +263,22 @@ SIGTERM and its children included). It waits for them to stop (up to 15 s
 more), removes the workspaces and the repository cache, and removes its socket.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := g.logger()
+			if err != nil {
+				return err
+			}
+			logStart(log, "cmp serve")
+			var budget requestBudget
+			if _, err := setMemoryLimit(log, "cmp", func(l memlimit.Limit) []any {
+				budget = cmpMemoryBudget(memoryBudget, l)
+				return []any{"requestMemoryBudget", budget.String(), "requestMemoryBudgetFrom", budget.from}
+			}); err != nil {
+				return err
+			}
 			if metrics != "" {
 				flags.metrics = cmpserver.NewMetrics()
 			}
 			p, err := flags.plugin(g)
-			if err != nil {
-				return err
-			}
-			log, err := g.logger()
 			if err != nil {
 				return err
 			}
@@ -292,12 +303,22 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 			}()
 			if cp, ok := p.(*cmpserver.CommandPlugin); ok {
 				p = cp.Hiding(store.Root())
+				nsErr, err := cmpserver.TrackCommands(cmd.Context())
+				switch {
+				case err != nil:
+					log.Warn("processes the commands leave behind cannot be followed; workspaces are not recycled", "reason", err)
+					recycleBytes = -1
+				case processTree:
+					log.Info("commands run in the server's namespaces (--process-tree-only): what they leave behind is found through the process tree")
+				case nsErr != nil:
+					log.Info("commands run in the server's namespaces: what they leave behind is found through the process tree", "reason", nsErr)
+				}
 				switch {
 				case recycleBytes < 0:
 				case flags.noSandbox:
 					log.Info("workspaces are not recycled: the commands run unconfined (--insecure-no-sandbox)")
 				default:
-					if err := cmpserver.RecycleWorkspaces(cmd.Context(), store, recycleBytes, flags.metrics); err != nil {
+					if err := cmpserver.RecycleWorkspaces(store, recycleBytes, flags.metrics); err != nil {
 						log.Warn("workspaces are not recycled; each request gets a new copy of its repository", "reason", err)
 					}
 				}
@@ -305,8 +326,12 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 			if c, ok := p.(io.Closer); ok {
 				defer c.Close() // the Helm plugin's render workers
 			}
-			srv := &cmpserver.Server{Plugin: p, Store: store, Limits: repoLimits, ShutdownGrace: grace, Logger: log, Metrics: flags.metrics}
+			srv := &cmpserver.Server{Plugin: p, Store: store, Limits: repoLimits, ShutdownGrace: grace, Logger: log, Metrics: flags.metrics,
+				ProcessTreeOnly: processTree, MemoryBudget: budget.bytes, MemoryBudgetFrom: budget.from}
 			if srv.MaxMessageSize, _, err = cmpserver.MessageSizeFromEnv(os.Environ()); err != nil {
+				return err
+			}
+			if srv.KeepAliveMin, err = cmpserver.KeepAliveMinFromEnv(os.Environ()); err != nil {
 				return err
 			}
 			if metrics == "" {
@@ -323,6 +348,7 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 	fs.Int64Var(&cacheBytes, "cache-bytes", tarball.DefaultCacheBytes, "size of the repository cache (0: the default; negative: keep no repository between requests, though concurrent identical requests still share one extraction)")
 	fs.Int64Var(&recycleBytes, "recycle-bytes", tarball.DefaultRecycleBytes, "with --config: repository bytes kept in the workspaces of finished requests for later requests of the same repository, "+
 		"each checked before it is handed out again (0: the default; negative: remove every workspace after its request)")
+	fs.BoolVar(&processTree, "process-tree-only", false, "with --config: run commands in the server's own namespaces, and find what they leave behind through the process tree, even where the kernel allows each command its own user, PID and IPC namespaces (see docs/cmp.md)")
 	fs.DurationVar(&grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.StringVar(&metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address (host:port, or unix:PATH); off when empty")
 	d := tarball.DefaultLimits()
@@ -332,6 +358,8 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 	fs.IntVar(&repoLimits.MaxPathLen, "max-repo-path-length", d.MaxPathLen, "longest path of a repository entry or link target, in bytes (0: the default)")
 	fs.Int64Var(&diskBytes, "max-disk-bytes", tarball.DefaultDiskBudget, "repository bytes on disk that requests in flight may hold at once, besides the cache: extractions and private copies; "+
 		"a request over it waits for others to finish, or fails when its deadline comes first (0: the default; negative: no budget)")
+	fs.Int64Var(&memoryBudget, "memory-budget", 0, "with --config: memory the requests may hold at once to read their commands' output, in bytes; "+
+		"a request whose output needs more is refused, one that needs more than is free waits (0: the Go memory limit less 128 MiB, from $STRATA_MEMORY_LIMIT or the cgroup's limit, none without a limit; negative: none)")
 	fs.IntVar(&flags.maxManifestValues, "max-manifest-values", cmpserver.DefaultMaxManifestNodes, "with --config: most maps, lists and values in a generate command's output, YAML aliases counted each time they are used, counted before parsing; reading costs some 350 bytes of memory a value (0: the default)")
 	fs.IntVar(&flags.helm.maxValuesNodes, "helm-max-values-nodes", helmplugin.DefaultLimits().MaxValuesNodes, "with --builtin helm: most maps, lists and values in one values document (values.yaml, a values file, the inline values), counted before parsing (0: the default)")
 	return cmd

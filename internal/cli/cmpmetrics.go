@@ -32,7 +32,7 @@ func serveWithMetrics(ctx context.Context, srv *cmpserver.Server, socket, addr s
 		}
 	}
 	if hp, ok := srv.Plugin.(interface{ WorkerStats() helmplugin.WorkerStats }); ok {
-		addHelmWorkerMetrics(m, hp.WorkerStats)
+		AddHelmWorkerMetrics(m, hp.WorkerStats)
 	}
 	network := "tcp"
 	if p, ok := strings.CutPrefix(addr, "unix:"); ok {
@@ -51,9 +51,9 @@ func serveWithMetrics(ctx context.Context, srv *cmpserver.Server, socket, addr s
 	return errors.Join(err, <-merr)
 }
 
-// addHelmWorkerMetrics exports the built-in Helm plugin's render workers
-// (docs/helm.md, "Render workers").
-func addHelmWorkerMetrics(m *cmpserver.Metrics, stats func() helmplugin.WorkerStats) {
+// AddHelmWorkerMetrics exports the built-in Helm plugin's render workers
+// (docs/helm.md, "Render workers") to m.
+func AddHelmWorkerMetrics(m *cmpserver.Metrics, stats func() helmplugin.WorkerStats) {
 	m.AddGaugeFunc("helm_render_workers", "Render worker processes of the built-in Helm plugin running now, idle or rendering.",
 		func() float64 { return float64(stats().Live) })
 	m.AddCounterFunc("helm_render_workers_started_total", "Render worker processes started, those replacing a worker killed or ended included.", nil,

@@ -74,6 +74,10 @@ then in-flight requests get shutdownGrace to finish.`,
 			if err != nil {
 				return err
 			}
+			logStart(log, "generator serve")
+			if _, err := setMemoryLimit(log, "generator", nil); err != nil {
+				return err
+			}
 			return srv.Run(cmd.Context())
 		},
 	}

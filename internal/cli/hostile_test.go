@@ -188,11 +188,12 @@ func processGone(pid int) bool {
 }
 
 // stubbornScript ignores SIGTERM, as does a child it starts; both write
-// their pid into $PIDS before sleeping.
+// their pid into $PIDS before sleeping: as /proc names them, not $$, which
+// in the command's own PID namespace is 1.
 const stubbornScript = `#!/bin/sh
 trap '' TERM
-sh -c 'trap "" TERM; echo $$ > "$PIDS/child"; exec sleep 300' &
-echo $$ > "$PIDS/parent"
+sh -c 'trap "" TERM; read -r p _ </proc/self/stat; echo $p > "$PIDS/child"; exec sleep 300' &
+read -r p _ </proc/self/stat; echo $p > "$PIDS/parent"
 cat >/dev/null
 sleep 300
 `

@@ -37,6 +37,7 @@ type layersRender struct {
 	showSecrets bool
 	noCatalog   bool
 	valuesOnly  bool
+	allowed     []string
 }
 
 func newLayersRenderCmd(g *globals) *cobra.Command {
@@ -69,6 +70,11 @@ ConfigMap result). Values that came from a Secret are printed as <redacted>
 unless --show-secrets. --values-only prints just the merged values, for
 helm -f.
 
+The render reads any namespace the App names: the files are yours, and a
+cluster is read with your own credentials. --allowed-namespaces applies the
+controller's rule instead (the App's own namespace and those listed), to see
+before deploying whether the controller would refuse an App.
+
 --explain prints, for every key, the final value, the layer that set it
 (kind, namespace/name, the App field that lists it, its priority) and every
 value it overrode. --explain=PATH restricts it to one key or subtree.`,
@@ -92,6 +98,7 @@ value it overrode. --explain=PATH restricts it to one key or subtree.`,
 	fs.BoolVar(&f.showSecrets, "show-secrets", false, "print values that came from Secrets instead of <redacted>")
 	fs.BoolVar(&f.noCatalog, "no-catalog", false, "leave the Catalog's layers out (when its manifest is not at hand)")
 	fs.BoolVar(&f.valuesOnly, "values-only", false, "print only the merged values")
+	fs.StringSliceVar(&f.allowed, "allowed-namespaces", nil, "refuse layers outside the App's namespace and these, as the controller does (default: read any namespace)")
 	return cmd
 }
 
@@ -141,7 +148,15 @@ func (f *layersRender) run(cmd *cobra.Command, g *globals, appFile string) error
 		}
 		src = ds
 	}
-	r := layers.Renderer{Source: src, Provenance: explaining, SkipCatalog: f.noCatalog}
+	// Files are the user's own, and a cluster is read with the user's
+	// credentials: any namespace, unless asked to check as the controller.
+	nss := layers.Namespaces{Any: true}
+	if cmd.Flags().Changed("allowed-namespaces") {
+		if nss, err = layers.ParseNamespaces(f.allowed, "--allowed-namespaces"); err != nil {
+			return err
+		}
+	}
+	r := layers.Renderer{Source: src, Provenance: explaining, SkipCatalog: f.noCatalog, Namespaces: nss}
 	res, err := r.Render(ctx, doc.App, doc.Location)
 	if err != nil {
 		if errors.Is(err, layers.ErrCatalogNotFound) {
@@ -266,6 +281,7 @@ func (f *layersRender) writeExplanation(cmd *cobra.Command, g *globals, res *lay
 // controller.Manager.
 func newLayersControllerCmd(g *globals) *cobra.Command {
 	var kubeconfig, kubeContext string
+	var allowed []string
 	m := controller.Manager{
 		MetricsBindAddress:     ":8080",
 		HealthProbeBindAddress: ":8081",
@@ -284,8 +300,15 @@ Both are controlled by the App (deleted with it) and written only when their
 content changes. A change to any ConfigMap, Secret or Catalog an App uses
 reaches its outputs within seconds.
 
+An App reads only its own namespace and the namespaces --allowed-namespaces
+lists (the Catalogs', the platform's configuration): a layer or Catalog
+elsewhere fails the App (reason NamespaceNotAllowed) and nothing of it is
+read. --allowed-namespaces='*' reads any namespace, as Giant Swarm's
+app-operator does: only for a cluster whose App authors may read every
+ConfigMap and Secret anyway.
+
 The App's Ready condition tells whether the outputs are up to date. When a
-layer is missing or invalid it turns False with a reason (InvalidSpec,
+layer is missing or invalid it turns False with a reason (NamespaceNotAllowed, InvalidSpec,
 CatalogNotFound, ConfigMapMergeFailed, SecretMergeFailed, OutputConflict,
 WriteFailed) and a message naming the object and the field listing it; the
 last good outputs are kept, and a Warning Event is recorded.
@@ -295,6 +318,7 @@ only the leader writes. /metrics (controller-runtime's metrics and
 strata_layers_*) and /healthz, /readyz are served on their own addresses
 ("0" turns one off). SIGTERM stops it gracefully.`,
 		Example: `  strata layers controller --kubeconfig ~/.kube/config --namespace m2m01
+  strata layers controller --allowed-namespaces giantswarm,platform-config
   strata layers controller --leader-elect --leader-election-namespace strata-system --log-format json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -305,12 +329,19 @@ strata_layers_*) and /healthz, /readyz are served on their own addresses
 			if m.Concurrency < 1 {
 				return fmt.Errorf("--concurrency %d: use 1 or more", m.Concurrency)
 			}
+			if m.Namespaces, err = layers.ParseNamespaces(allowed, "the controller's --allowed-namespaces"); err != nil {
+				return err
+			}
 			cfg, err := kube.RESTConfig(kube.Options{Kubeconfig: kubeconfig, Context: kubeContext,
 				UserAgent: "strata-layers-controller"})
 			if err != nil {
 				return err
 			}
 			controller.SetProcessLogger(log)
+			logStart(log, "layers controller")
+			if _, err := setMemoryLimit(log, "layers controller", nil); err != nil {
+				return err
+			}
 			m.Config, m.Logger = cfg, log
 			return m.Run(cmd.Context())
 		},
@@ -320,6 +351,7 @@ strata_layers_*) and /healthz, /readyz are served on their own addresses
 	fs.StringVar(&kubeContext, "context", "", "kubeconfig context (default: its current context)")
 	fs.StringVar(&m.Namespace, "namespace", "", "reconcile the Apps of this namespace only, reading layers from it alone (default: all namespaces)")
 	fs.BoolVar(&m.SkipCatalog, "no-catalog", false, "leave the Catalogs' layers out, and do not watch Catalogs")
+	fs.StringSliceVar(&allowed, "allowed-namespaces", nil, "namespaces every App may read besides its own (Catalogs, platform config); '*' for any (default: its own only)")
 	fs.IntVar(&m.Concurrency, "concurrency", m.Concurrency, "Apps reconciled at once")
 	fs.BoolVar(&m.LeaderElection, "leader-elect", false, "elect a leader among the replicas on a Lease; only the leader reconciles")
 	fs.StringVar(&m.LeaderElectionID, "leader-election-id", controller.DefaultLeaderElectionID, "name of the Lease")

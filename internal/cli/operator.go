@@ -61,6 +61,7 @@ func bindSettings(fs *pflag.FlagSet, s *operator.Settings, envErr *error) {
 	fs.StringVar(&s.CRDFilterPrefixes, "crd-filters", s.CRDFilterPrefixes, "crds/ files with these name prefixes are skipped ($ADDON_OPERATOR_CRD_FILTER_PREFIXES)")
 	fs.StringVar(&s.TempDir, "tmp-dir", s.TempDir, "directory for the files hooks exchange ($ADDON_OPERATOR_TMP_DIR)")
 	fs.IntVar(&s.HelmHistoryMax, "helm-history-max", s.HelmHistoryMax, "revisions kept per release ($HELM_HISTORY_MAX)")
+	fs.DurationVar(&s.HelmTimeout, "helm-timeout", s.HelmTimeout, "on a cluster, how long one Helm install, upgrade or uninstall may take, its hooks included (default 20m; $HELM_TIMEOUT)")
 	fs.StringVar(&s.HelmIgnoreRelease, "helm-ignore-release", s.HelmIgnoreRelease, "a release never purged as unknown ($HELM_IGNORE_RELEASE)")
 	fs.StringVar(&s.KubeConfig, "kube-config", s.KubeConfig, "kubeconfig of a cluster ($KUBE_CONFIG); none means local backends")
 	fs.StringVar(&s.KubeContext, "kube-context", s.KubeContext, "kubeconfig context ($KUBE_CONTEXT)")
@@ -140,7 +141,11 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 			if err != nil {
 				return err
 			}
+			logStart(log, "operator run")
 			routeClientLogs(log)
+			if _, err := setMemoryLimit(log, "operator", nil); err != nil {
+				return err
+			}
 			if release {
 				w := exepages.StopWatch()
 				if w.Err != nil {
@@ -177,6 +182,9 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 	bindSettings(fs, &s, &envErr)
 	fs.StringVar(&s.ListenAddress, "listen-address", s.ListenAddress, "address of /metrics, /healthz, /readyz ($ADDON_OPERATOR_LISTEN_ADDRESS)")
 	fs.StringVar(&s.ListenPort, "listen-port", s.ListenPort, "port of /metrics, /healthz, /readyz; empty disables them ($ADDON_OPERATOR_LISTEN_PORT)")
+	// addon-operator's names of the two.
+	fs.StringVar(&s.ListenAddress, "prometheus-listen-address", s.ListenAddress, "the same as --listen-address (addon-operator's name)")
+	fs.StringVar(&s.ListenPort, "prometheus-listen-port", s.ListenPort, "the same as --listen-port (addon-operator's name)")
 	fs.StringVar(&s.MetricsPrefix, "prometheus-metrics-prefix", s.MetricsPrefix, "prefix of the operator's metrics ($ADDON_OPERATOR_PROMETHEUS_METRICS_PREFIX)")
 	fs.StringVar(&s.DebugUnixSocket, "debug-unix-socket", s.DebugUnixSocket, "debug API socket; empty disables it ($DEBUG_UNIX_SOCKET)")
 	fs.StringVar(&s.LogType, "log-type", s.LogType, "log format: text, json or color ($LOG_TYPE)")

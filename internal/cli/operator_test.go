@@ -241,6 +241,10 @@ func TestOperatorClusterSettings(t *testing.T) {
 		{"burst", map[string]string{"KUBE_CLIENT_BURST": "0"}, nil, "KUBE_CLIENT_BURST (--kube-client-burst) 0"},
 		{"--kube-client-burst wins", map[string]string{"KUBE_CLIENT_BURST": "0", "ADDON_OPERATOR_HA": "true"}, []string{"--kube-client-burst", "3"}, "needs a cluster for its Lease"},
 		{"bad QPS", map[string]string{"KUBE_CLIENT_QPS": "many"}, nil, "environment variable KUBE_CLIENT_QPS"},
+		// addon-operator's flag names are bound to the same settings.
+		{"--prometheus-listen-port", nil, []string{"--prometheus-listen-port", "http"}, `listen port "http": not a number`},
+		{"--helm-timeout", nil, []string{"--helm-timeout", "-1s"}, "HELM_TIMEOUT (--helm-timeout) -1s: must be positive"},
+		{"HELM_TIMEOUT", map[string]string{"HELM_TIMEOUT": "soon"}, nil, "environment variable HELM_TIMEOUT: \"soon\" is not a duration"},
 		{"HA on the cluster", map[string]string{"ADDON_OPERATOR_HA": "true", "KUBE_CONFIG": "/nonexistent/kubeconfig", "ADDON_OPERATOR_NAMESPACE": "ns", "ADDON_OPERATOR_POD": "pod-a"},
 			nil, "cluster (KUBE_CONFIG, KUBE_CONTEXT): loading /nonexistent/kubeconfig"},
 	} {
@@ -257,6 +261,42 @@ func TestOperatorClusterSettings(t *testing.T) {
 			code := cli.Main(context.Background(), args, nil, &stdout, &stderr)
 			if code == 0 || !strings.Contains(stderr.String(), tc.want) {
 				t.Errorf("strata %s: exit %d, stderr %q; want an error with %q", strings.Join(args, " "), code, stderr.String(), tc.want)
+			}
+		})
+	}
+}
+
+// TestOperatorRenderConfigErrors: a config store key of no module is
+// refused with the module meant, and render's errors name the user's
+// config file, not the private copy it works on.
+func TestOperatorRenderConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, config, want string
+	}{
+		{"section of a typo", "ngnix: |\n  replicas: 2\n", `config.yaml:1: ngnix: no module has the values key "ngnix"; did you mean nginx?`},
+		{"flag of a typo", "ngnixEnabled: \"false\"\n", `config.yaml: ngnixEnabled: no module has the values key "ngnix"; did you mean nginxEnabled?`},
+		{"bad YAML", "nginx: |\n  replicas: [\n", "config.yaml:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			chart := filepath.Join(dir, "modules", "001-nginx", "Chart.yaml")
+			if err := os.MkdirAll(filepath.Dir(chart), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(chart, []byte("apiVersion: v2\nname: nginx\nversion: 0.1.0\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg := filepath.Join(dir, "config.yaml")
+			if err := os.WriteFile(cfg, []byte(tc.config), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			code := cli.Main(context.Background(), []string{"operator", "render", "--modules-dir", filepath.Join(dir, "modules"), "--global-hooks-dir", "", "--config", cfg}, nil, &stdout, &stderr)
+			if code == 0 || !strings.Contains(stderr.String(), filepath.Join(dir, tc.want)) {
+				t.Errorf("exit %d, stderr %q: want non-zero with %q", code, stderr.String(), filepath.Join(dir, tc.want))
+			}
+			if strings.Contains(stderr.String(), "strata-operator-render-") {
+				t.Errorf("the error names the private copy: %s", stderr.String())
 			}
 		})
 	}

@@ -93,5 +93,6 @@ layered, and explains every value it produces.`,
 	root.AddCommand(newLayersCmd(g))
 	root.AddCommand(newAppsetCmd(g))
 	root.AddCommand(newOperatorCmd(g))
+	root.AddCommand(newCopySelfCmd(g))
 	return root
 }

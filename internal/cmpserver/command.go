@@ -18,6 +18,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/hookexec"
+	"github.com/strata-dev/strata/internal/manifest"
 	"github.com/strata-dev/strata/internal/params"
 )
 
@@ -235,6 +236,10 @@ func (p *CommandPlugin) Announce(ctx context.Context, req *params.Request) ([]pa
 		if err != nil {
 			return nil, fmt.Errorf("announcing parameters (spec.parameters.dynamic): %w", err)
 		}
+		what := fmt.Sprintf("reading the %d bytes `%s` printed", len(res.Stdout), shortCommand(dyn.Argv()))
+		if err := reserveMemory(ctx, manifest.EstimateMemory(res.Stdout), what); err != nil {
+			return nil, fmt.Errorf("announcing parameters (spec.parameters.dynamic): %w", err)
+		}
 		list, warnings, err := params.ParseAnnouncements(res.Stdout, "stdout of "+shortCommand(dyn.Argv()))
 		if err != nil {
 			return nil, err
@@ -266,6 +271,10 @@ func (p *CommandPlugin) Generate(ctx context.Context, req *params.Request) ([]st
 	if err != nil {
 		return nil, err
 	}
+	what := fmt.Sprintf("reading the %d bytes `%s` printed", len(res.Stdout), shortCommand(p.cfg.Generate.Argv()))
+	if err := reserveMemory(ctx, manifest.EstimateMemory(res.Stdout), what); err != nil {
+		return nil, err
+	}
 	return parseManifestsWithin(res.Stdout, "stdout of "+shortCommand(p.cfg.Generate.Argv()), p.opts.MaxManifestNodes, p.opts.MaxManifestBytes)
 }
 
@@ -279,6 +288,7 @@ func (p *CommandPlugin) run(ctx context.Context, step string, c Command, req *pa
 		Timeout:   p.opts.Timeout,
 		Grace:     p.opts.Grace,
 		MaxStdout: p.opts.MaxOutput,
+		Tracker:   trackerFrom(ctx),
 	}
 	if !p.opts.NoSandbox {
 		sb := &hookexec.Sandbox{Hidden: p.opts.Hidden}

@@ -22,8 +22,13 @@ import (
 // stopped when the test ends.
 func serveStore(t *testing.T, dir string, store *tarball.Store, p cmpserver.Plugin) pluginpb.ConfigManagementPluginServiceClient {
 	t.Helper()
-	socket := filepath.Join(dir, p.Info().SocketName())
-	srv := &cmpserver.Server{Plugin: p, Store: store, ShutdownGrace: 5 * time.Second}
+	return serve(t, dir, &cmpserver.Server{Plugin: p, Store: store, ShutdownGrace: 5 * time.Second})
+}
+
+// serve serves srv on a socket in dir, and returns a client of it.
+func serve(t *testing.T, dir string, srv *cmpserver.Server) pluginpb.ConfigManagementPluginServiceClient {
+	t.Helper()
+	socket := filepath.Join(dir, srv.Plugin.Info().SocketName())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, socket) }()

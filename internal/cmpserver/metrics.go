@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"github.com/strata-dev/strata/internal/cmpserver/pluginpb"
 	"github.com/strata-dev/strata/internal/cmpserver/tarball"
 	"github.com/strata-dev/strata/internal/hookexec"
+	"github.com/strata-dev/strata/internal/stamp"
 )
 
 // Metrics are a plugin server's Prometheus metrics, in a registry of
@@ -37,6 +39,9 @@ type Metrics struct {
 	commandDuration *prometheus.HistogramVec
 	caches          *cacheCollector
 	ready           atomic.Bool
+
+	mu         sync.Mutex
+	collectors []prometheus.Collector // what reg holds, for Describe
 }
 
 // CacheStats are a cache's counters since start (Hits, Misses, Evictions)
@@ -73,9 +78,26 @@ func NewMetrics() *Metrics {
 			Help: "Time a plugin command ran, by step.", Buckets: latencyBuckets}, []string{"step"}),
 		caches: &cacheCollector{},
 	}
-	m.reg.MustRegister(m.requests, m.requestDuration, m.inFlight, m.received, m.commands, m.commandDuration, m.caches,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.register(m.requests, m.requestDuration, m.inFlight, m.received, m.commands, m.commandDuration, m.caches,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), stamp.Get().Collector())
 	return m
+}
+
+// register registers cs with the server's registry.
+func (m *Metrics) register(cs ...prometheus.Collector) {
+	m.reg.MustRegister(cs...)
+	m.mu.Lock()
+	m.collectors = append(m.collectors, cs...)
+	m.mu.Unlock()
+}
+
+// Collectors returns every collector m exports metrics from: the names
+// and types dashboards and alerts may use, those of vectors with no series
+// yet included (deploy/observability checks them).
+func (m *Metrics) Collectors() []prometheus.Collector {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.collectors)
 }
 
 // AddCache exports a cache's counters under the label cache=name, read

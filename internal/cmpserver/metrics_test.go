@@ -177,6 +177,7 @@ strata_cmp_in_flight_requests{rpc="GenerateManifest"} 0
 		`strata_cmp_cache_evictions_total{cache="repository"} 0`,
 		`go_goroutines `,
 		`process_resident_memory_bytes `,
+		`strata_build_info{commit=`,
 	} {
 		if !strings.Contains(body, line) {
 			t.Errorf("/metrics lacks %q", line)

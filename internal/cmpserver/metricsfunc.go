@@ -9,7 +9,7 @@ func (m *Metrics) AddCounterFunc(name, help string, labels map[string]string, re
 	if m == nil {
 		return
 	}
-	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "strata", Subsystem: "cmp", Name: name, Help: help, ConstLabels: labels}, read))
+	m.register(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "strata", Subsystem: "cmp", Name: name, Help: help, ConstLabels: labels}, read))
 }
 
 // AddGaugeFunc exports a gauge strata_cmp_<name> read from read at every
@@ -18,5 +18,5 @@ func (m *Metrics) AddGaugeFunc(name, help string, read func() float64) {
 	if m == nil {
 		return
 	}
-	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "strata", Subsystem: "cmp", Name: name, Help: help}, read))
+	m.register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "strata", Subsystem: "cmp", Name: name, Help: help}, read))
 }

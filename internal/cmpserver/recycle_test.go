@@ -3,13 +3,16 @@
 package cmpserver_test
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,170 +23,169 @@ import (
 	"github.com/strata-dev/strata/internal/hookexec"
 )
 
-// daemonName is argv[0] of the hostile daemon, for finding it in /proc.
-const daemonName = "strata-test-daemon"
+var (
+	leftoverOnce sync.Once
+	leftoverBin  string
+	leftoverErr  error
+)
 
-// daemons returns the process IDs of the hostile daemons still running.
-func daemons(t *testing.T) []int {
+// leftover builds hookexec's testdata/leftover.c: a program that leaves a
+// task behind rewriting a file, the way a hostile plugin command can.
+func leftover(t *testing.T) string {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
+	leftoverOnce.Do(func() {
+		gcc, err := exec.LookPath("gcc")
+		if err != nil {
+			leftoverErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "leftover")
+		if err != nil {
+			leftoverErr = err
+			return
+		}
+		leftoverBin = filepath.Join(dir, "leftover")
+		out, err := exec.Command(gcc, "-O2", "-pthread", "-o", leftoverBin, "../hookexec/testdata/leftover.c").CombinedOutput()
+		if err != nil {
+			leftoverErr = errors.New(string(out))
+		}
+	})
+	if leftoverErr != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("building leftover.c: %v", leftoverErr)
+		}
+		t.Skipf("building leftover.c: %v", leftoverErr)
+	}
+	return leftoverBin
+}
+
+// TestRecycledWorkspaces plays the attack of issue 23 against a server that
+// recycles workspaces: in a monorepo, application a's command leaves a
+// task behind that rewrites application b's manifest in the workspace,
+// with a ClusterRoleBinding of the same size, every 2 ms: a daemon (setsid
+// and a double fork), a process whose main thread exited (a zombie, state
+// Z) while a second thread lives, a clone that sends no SIGCHLD. Every
+// later render of b, on the recycled workspace, must be b's own manifest;
+// the task must be gone once a's request ended, and the workspace kept
+// (the Tracker proved nothing runs; the check repaired the file). With
+// each command in its own namespaces, and following the process tree.
+//
+// A task that joins the server's process group cannot be told apart from
+// the server's own children: it is not killed, and the workspace is
+// removed, counted busy (reason "busy").
+func TestRecycledWorkspaces(t *testing.T) {
+	if _, err := hookexec.LandlockABI(); err != nil {
+		t.Skip(err)
+	}
+	bin := leftover(t)
+	if _, err := cmpserver.TrackCommands(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	parents := map[int]int{}
+	const victim = `{"apiVersion":"v1","data":{"pad":"...................................."},"kind":"ConfigMap","metadata":{"name":"b"}}`
+	crb := `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"escaped"}}`
+	crb += strings.Repeat(" ", len(victim)-len(crb))
+	if len(crb) != len(victim) {
+		t.Fatalf("the ClusterRoleBinding (%d bytes) must be the victim's size (%d)", len(crb), len(victim))
+	}
+	repo := tarGz(t, map[string]string{
+		"a/m.yaml": `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}` + "\n",
+		"a/run.sh": `cat m.yaml
+"$LEFTOVER" "$ARGOCD_ENV_MODE" "$PWD/../b/m.yaml" "$TMPDIR/ready" '` + crb + `
+'
+`,
+		"b/m.yaml": victim + "\n",
+		"b/run.sh": "cat m.yaml\n",
+	})
+
+	type mode struct {
+		name        string
+		processTree bool
+	}
+	modes := []mode{{"process tree", true}}
+	if err := hookexec.Namespaces(); err == nil {
+		modes = append(modes, mode{"namespaces", false})
+	}
+	for _, m := range modes {
+		for _, attack := range []string{"daemon", "zombie-thread", "clone", "join-group"} {
+			busy := attack == "join-group"
+			if busy && !m.processTree {
+				continue // in its own PID namespace, the server's group is out of reach
+			}
+			t.Run(m.name+"/"+attack, func(t *testing.T) {
+				dir, err := os.MkdirTemp("", "cmp") // short: unix socket paths are limited
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.RemoveAll(dir) })
+				store, err := tarball.NewStore(filepath.Join(dir, "repos"), 1<<30)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := cmpserver.RecycleWorkspaces(store, 0, nil); err != nil {
+					t.Skip(err)
+				}
+				opts := cmpserver.CommandOptions{Env: []string{"PATH=" + os.Getenv("PATH"), "LEFTOVER=" + bin}}
+				p := newCommandPlugin(t, "  generate:\n    command: [sh, run.sh]\n", opts, nil)
+				client := serve(t, dir, &cmpserver.Server{Plugin: p.Hiding(store.Root()), Store: store, ShutdownGrace: 5 * time.Second, ProcessTreeOnly: m.processTree})
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				request := func(app string) []string {
+					t.Helper()
+					stream, err := client.GenerateManifest(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					send(t, stream, app, app, map[string]string{"ARGOCD_ENV_MODE": attack}, repo)
+					resp, err := stream.CloseAndRecv()
+					if err != nil {
+						t.Fatalf("Generate(%s): %v", app, err)
+					}
+					return resp.GetManifests()
+				}
+				settled := func(what string, ok func(tarball.Stats) bool) {
+					t.Helper()
+					eventually.Within(t, 20*time.Second, what, func() (bool, string) {
+						st := store.Stats()
+						return ok(st), fmt.Sprintf("stats %+v", st)
+					})
+				}
+
+				request("a")
+				settled("a's workspace settled", func(st tarball.Stats) bool { return st.Recycled+st.RecycleBusy == 1 })
+				if busy {
+					// Left running: kill it here.
+					t.Cleanup(func() { killRunning(bin + "\x00join-group") })
+					if st := store.Stats(); st.RecycleBusy != 1 {
+						t.Fatalf("Stats() = %+v, want the workspace removed as busy", st)
+					}
+					return
+				}
+				for i := range 4 {
+					if got, want := request("b"), []string{victim}; !slices.Equal(got, want) {
+						t.Fatalf("render %d of b after a's: manifests %q, want %q", i, got, want)
+					}
+					// Let a write that was to come land.
+					time.Sleep(20 * time.Millisecond)
+					settled("b's workspace kept", func(st tarball.Stats) bool { return st.Recycled == uint64(2+i) })
+				}
+				if st := store.Stats(); st.Reused != 4 || st.RecycleBusy != 0 || st.RecycleUnsettled != 0 {
+					t.Errorf("Stats() = %+v, want 4 reused workspaces, none removed", st)
+				}
+			})
+		}
+	}
+}
+
+// killRunning kills the processes whose command line holds marker.
+func killRunning(marker string) {
+	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && bytes.Contains(cmdline, []byte("\x00"+daemonName+"\x00")) && !processExited(pid) {
-			parents[pid] = parent(pid)
-		}
-	}
-	// A child the daemon forked shows the daemon's command line until it
-	// runs its own program.
-	var pids []int
-	for pid, ppid := range parents {
-		if _, ok := parents[ppid]; !ok {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-func parent(pid int) int {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0
-	}
-	f := bytes.Fields(stat[i+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(string(f[1]))
-	return ppid
-}
-
-// processExited reports a process gone or a zombie.
-func processExited(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z'
-}
-
-// TestRecycledWorkspaces plays a hostile plugin against a server that
-// recycles workspaces: its script prints the application's manifest, then
-// appends a ClusterRoleBinding to it in its workspace, and with
-// ARGOCD_ENV_DAEMON=1 also leaves a daemon (out of its process group)
-// that keeps appending. The next request of the same repository must
-// print what the commit holds: a workspace whose daemon still runs is
-// removed, not handed out; once nothing runs, the workspace is repaired
-// and handed out again.
-func TestRecycledWorkspaces(t *testing.T) {
-	if _, err := hookexec.LandlockABI(); err != nil {
-		t.Skip(err)
-	}
-	const manifest = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"victim"}}`
-	const crb = `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"escaped"}}`
-	repo := tarGz(t, map[string]string{
-		"app/m.yaml": manifest + "\n",
-		"app/run.sh": `cat m.yaml
-printf '%s\n' --- '` + crb + `' >> m.yaml
-if [ "$ARGOCD_ENV_DAEMON" = 1 ]; then
-  setsid sh -c ': >"$3"; while :; do printf "%s\n" --- "$2" >> "$1"; sleep 0.01; done' ` + daemonName + ` "$PWD/m.yaml" '` + crb + `' "$TMPDIR/escaped" </dev/null >/dev/null 2>&1 &
-  while [ ! -e "$TMPDIR/escaped" ]; do sleep 0.01; done
-fi
-`,
-	})
-	t.Cleanup(func() {
-		for _, pid := range daemons(t) {
+		if cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.Contains(string(cmdline), marker) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
-	})
-
-	dir, err := os.MkdirTemp("", "cmp") // short: unix socket paths are limited
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	store, err := tarball.NewStore(filepath.Join(dir, "repos"), 1<<30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmpserver.RecycleWorkspaces(t.Context(), store, 0, nil); err != nil {
-		t.Skip(err)
-	}
-	p := newCommandPlugin(t, "  generate:\n    command: [sh, run.sh]\n", cmpserver.CommandOptions{}, nil)
-	client := serveStore(t, dir, store, p.Hiding(store.Root()))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-
-	request := func(daemon bool) []string {
-		t.Helper()
-		stream, err := client.GenerateManifest(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		env := map[string]string{}
-		if daemon {
-			env["ARGOCD_ENV_DAEMON"] = "1"
-		}
-		send(t, stream, "victim", "app", env, repo)
-		resp, err := stream.CloseAndRecv()
-		if err != nil {
-			t.Fatalf("Generate: %v", err)
-		}
-		return resp.GetManifests()
-	}
-	want := []string{manifest}
-	// Workspaces are closed after the reply: wait for the Store to be
-	// done with the last one before the next request.
-	settled := func(what string, ok func(tarball.Stats) bool) {
-		t.Helper()
-		eventually.Within(t, 20*time.Second, what, func() (bool, string) {
-			st := store.Stats()
-			return ok(st), fmt.Sprintf("stats %+v", st)
-		})
-	}
-
-	// A request that leaves a daemon: its workspace is not kept.
-	if got := request(true); !slices.Equal(got, want) {
-		t.Fatalf("first request: manifests %q, want %q", got, want)
-	}
-	settled("the daemon's workspace removed", func(st tarball.Stats) bool { return st.RecycleBusy == 1 })
-	if n := len(daemons(t)); n != 1 {
-		t.Fatalf("%d daemons running, want 1 (the test proves nothing otherwise)", n)
-	}
-	// Processes count as started since a workspace was handed out when
-	// they started less than a tick (10 ms) before: let one pass.
-	time.Sleep(30 * time.Millisecond)
-	if got := request(false); !slices.Equal(got, want) {
-		t.Errorf("request after the daemon's: manifests %q, want %q", got, want)
-	}
-	settled("the tampered workspace kept", func(st tarball.Stats) bool { return st.Recycled == 1 })
-
-	// Tampered with, but nothing left running: repaired and handed out.
-	for i := range 3 {
-		if got := request(false); !slices.Equal(got, want) {
-			t.Errorf("request %d on a recycled workspace: manifests %q, want %q", i, got, want)
-		}
-		settled("the workspace kept again", func(st tarball.Stats) bool { return st.Recycled == uint64(2+i) })
-	}
-	st := store.Stats()
-	if st.Reused != 3 || st.RecycleBusy != 1 {
-		t.Errorf("Stats() = %+v, want 3 reused workspaces and 1 removed for its daemon", st)
-	}
-	// The daemon still runs, and still cannot reach any workspace but its
-	// own, which is gone.
-	if n := len(daemons(t)); n != 1 {
-		t.Errorf("%d daemons running, want 1", n)
 	}
 }

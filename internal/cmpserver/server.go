@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -65,6 +66,37 @@ func MessageSizeFromEnv(environ []string) (size, manifestBytes int, err error) {
 	return size, size / 100 * 96, nil
 }
 
+// KeepAliveMinEnv names the variable that sets, in Argo CD's components,
+// its plugin sidecar's among them, how often a client may ping a server
+// (a Go duration, default 10s); Argo CD's clients ping every twice that.
+const KeepAliveMinEnv = "ARGOCD_GRPC_KEEP_ALIVE_MIN"
+
+// DefaultKeepAliveMin is Argo CD's default for KeepAliveMinEnv: the
+// repo-server's client then pings every 20 s.
+const DefaultKeepAliveMin = 10 * time.Second
+
+// KeepAliveMinFromEnv reads KeepAliveMinEnv from environ (NAME=value
+// entries), as Argo CD's sidecar does: the shortest interval between a
+// client's pings the server accepts. It returns 0, the default, when the
+// variable is unset, and an error for a value that is not a positive Go
+// duration (where Argo CD logs a warning and keeps 10s).
+func KeepAliveMinFromEnv(environ []string) (time.Duration, error) {
+	var raw string
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, KeepAliveMinEnv+"="); ok {
+			raw = v
+		}
+	}
+	if raw == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(raw))
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s=%q: set it to a positive duration such as 10s (the default), the same as the repo-server's: its client pings every twice that", KeepAliveMinEnv, raw)
+	}
+	return d, nil
+}
+
 // MaxOutputFor is the bound on what a command may print to stdout for a
 // message size from MessageSizeFromEnv (CommandOptions.MaxOutput): twice
 // the size, YAML being wordier than the JSON sent, and never less than
@@ -93,7 +125,28 @@ type Server struct {
 	// workspaces before Serve returns; 0 is DefaultStopWait.
 	StopWait       time.Duration
 	MaxMessageSize int
-	Logger         *slog.Logger
+	// KeepAliveMin is the shortest interval between a client's pings the
+	// server accepts while a request runs, and between pings when none
+	// does (see KeepAliveMinFromEnv); 0 is DefaultKeepAliveMin. A client
+	// pinging more often is told to go away (GOAWAY too_many_pings), as
+	// gRPC does, and its requests fail.
+	KeepAliveMin time.Duration
+	// ProcessTreeOnly follows what a request's commands start through
+	// the process tree alone, even where the kernel would let each
+	// command run in its own user, PID and IPC namespaces (see
+	// hookexec.Tracker): for commands that cannot run in a user
+	// namespace.
+	ProcessTreeOnly bool
+	// MemoryBudget bounds the memory the requests' work may hold at once,
+	// in bytes (see ErrMemoryBudget): the output of a generate or dynamic
+	// parameters command is estimated before it is read, and a request
+	// reserves that much until its answer is sent. 0 or negative is no
+	// budget; cmp serve derives it from the container's memory limit.
+	MemoryBudget int64
+	// MemoryBudgetFrom says where MemoryBudget came from, for the error
+	// of a refused request (such as "--memory-budget").
+	MemoryBudgetFrom string
+	Logger           *slog.Logger
 	// Metrics, when set, count the requests and say whether the server
 	// is serving (see NewMetrics).
 	Metrics *Metrics
@@ -121,10 +174,18 @@ func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
 	if size <= 0 {
 		size = DefaultMaxMessageSize
 	}
+	keepAlive := s.KeepAliveMin
+	if keepAlive <= 0 {
+		keepAlive = DefaultKeepAliveMin
+	}
 	var running inflight
 	gs := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(size), grpc.MaxSendMsgSize(size), grpc.ForceServerCodecV2(newCodec()),
+		// gRPC's default, a ping every 5 minutes at most, would end every
+		// render longer than about 80 s: Argo CD's repo-server pings every
+		// 2×KeepAliveMin (20 s) while it waits.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepAlive}),
 		grpc.ChainUnaryInterceptor(running.unary), grpc.ChainStreamInterceptor(running.stream)}, s.Metrics.serverOptions()...)...)
-	svc := &service{s: s, removing: make(chan struct{}, maxBackgroundRemovals)}
+	svc := &service{s: s, removing: make(chan struct{}, maxBackgroundRemovals), memory: newMemoryBudget(s.MemoryBudget, s.budgetFrom())}
 	defer svc.removals.Wait()
 	pluginpb.RegisterConfigManagementPluginServiceServer(gs, svc)
 	hs := health.NewServer()
@@ -206,6 +267,15 @@ type service struct {
 	// holds up to maxBackgroundRemovals.
 	removing chan struct{}
 	removals sync.WaitGroup
+	memory   *memoryBudget // nil: none
+}
+
+// budgetFrom names the setting of the memory budget in errors.
+func (s *Server) budgetFrom() string {
+	if s.MemoryBudgetFrom != "" {
+		return s.MemoryBudgetFrom
+	}
+	return "Server.MemoryBudget"
 }
 
 // maxBackgroundRemovals bounds the private workspaces that may be removed
@@ -216,22 +286,45 @@ type service struct {
 // bound, requests remove their own, which bounds the disk they hold.
 const maxBackgroundRemovals = 4
 
-// close closes ws: for a private copy, in the background if there is room.
-func (svc *service) close(ws *tarball.Workspace) {
+// tracker returns the Tracker for the commands a request runs in ws, a
+// private copy, or nil for a read-only view of the cache (the built-in
+// plugins run no command).
+func (svc *service) tracker(ws *tarball.Workspace) *hookexec.Tracker {
+	if ws.TempDir() == "" {
+		return nil
+	}
+	t := hookexec.NewTracker()
+	t.NoNamespaces = svc.s.ProcessTreeOnly
+	return t
+}
+
+// close ends a request: it kills what its commands left behind (tr) and
+// closes ws: for a private copy, in the background if there is room.
+func (svc *service) close(ws *tarball.Workspace, tr *hookexec.Tracker) {
 	if ws.TempDir() == "" {
 		ws.Close() // a read-only view of the cache: only a release
 		return
+	}
+	end := func() {
+		if tr != nil {
+			err := tr.Close()
+			if err != nil {
+				svc.s.logger().Warn("the workspace of a request is removed, not recycled", "reason", err.Error())
+			}
+			ws.Settle(err)
+		}
+		ws.Close()
 	}
 	select {
 	case svc.removing <- struct{}{}:
 		svc.removals.Add(1)
 		go func() {
 			defer svc.removals.Done()
-			ws.Close()
+			end()
 			<-svc.removing
 		}()
 	default:
-		ws.Close()
+		end()
 	}
 }
 
@@ -316,7 +409,7 @@ func (svc *service) receive(stream appStream) (*params.Request, *tarball.Workspa
 	req.TempDir = ws.TempDir()
 	req.AppPath = filepath.Join(ws.Dir(), rel)
 	if fi, err := os.Stat(req.AppPath); err != nil || !fi.IsDir() {
-		svc.close(ws)
+		svc.close(ws, nil)
 		return nil, nil, status.Errorf(codes.InvalidArgument, "appRelPath %q is not a directory of the repository", md.GetAppRelPath())
 	}
 	return req, ws, nil
@@ -328,6 +421,9 @@ func pluginError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return status.Errorf(status.FromContextError(ctx.Err()).Code(), "%v", err)
 	}
+	if errors.Is(err, ErrMemoryBudget) {
+		return status.Error(codes.ResourceExhausted, err.Error())
+	}
 	return status.Error(codes.Unknown, err.Error())
 }
 
@@ -337,8 +433,10 @@ func (svc *service) GenerateManifest(stream pluginpb.ConfigManagementPluginServi
 	if err != nil {
 		return err
 	}
-	defer svc.close(ws)
-	ctx := stream.Context()
+	tr := svc.tracker(ws)
+	defer svc.close(ws, tr)
+	ctx, end := svc.memory.begin(withTracker(stream.Context(), tr))
+	defer end() // after the answer is sent
 	manifests, err := svc.s.Plugin.Generate(ctx, req)
 	log := svc.s.logger().With("rpc", "GenerateManifest", "app", req.AppName)
 	if err != nil {
@@ -354,8 +452,9 @@ func (svc *service) MatchRepository(stream pluginpb.ConfigManagementPluginServic
 	if err != nil {
 		return err
 	}
-	defer svc.close(ws)
-	ctx := stream.Context()
+	tr := svc.tracker(ws)
+	defer svc.close(ws, tr)
+	ctx := withTracker(stream.Context(), tr)
 	info := svc.s.Plugin.Info()
 	ok, err := svc.s.Plugin.Match(ctx, req)
 	if err != nil {
@@ -369,8 +468,10 @@ func (svc *service) GetParametersAnnouncement(stream pluginpb.ConfigManagementPl
 	if err != nil {
 		return err
 	}
-	defer svc.close(ws)
-	ctx := stream.Context()
+	tr := svc.tracker(ws)
+	defer svc.close(ws, tr)
+	ctx, end := svc.memory.begin(withTracker(stream.Context(), tr))
+	defer end()
 	anns, err := svc.s.Plugin.Announce(ctx, req)
 	if err != nil {
 		return pluginError(ctx, err)

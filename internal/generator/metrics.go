@@ -3,6 +3,8 @@ package generator
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/strata-dev/strata/internal/stamp"
 )
 
 // metrics are a server's Prometheus metrics, in a registry of its own.
@@ -16,6 +18,7 @@ type metrics struct {
 	queued          *prometheus.GaugeVec
 	cache           *prometheus.CounterVec
 	reloads         *prometheus.CounterVec
+	collectors      []prometheus.Collector // what reg holds
 }
 
 var latencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
@@ -42,7 +45,16 @@ func newMetrics() *metrics {
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "reloads_total",
 			Help: "Reloads of watched files (static parameters, tokens, TLS certificates), by result."}, []string{"source", "result"}),
 	}
-	m.reg.MustRegister(m.requests, m.requestDuration, m.inFlight, m.backendCalls, m.backendDuration, m.queued, m.cache, m.reloads,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.collectors = []prometheus.Collector{m.requests, m.requestDuration, m.inFlight, m.backendCalls, m.backendDuration, m.queued, m.cache, m.reloads,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), stamp.Get().Collector()}
+	m.reg.MustRegister(m.collectors...)
 	return m
+}
+
+// MetricCollectors returns the collectors of every metric a generator
+// server exports: the names and types dashboards and alerts may use,
+// those of vectors with no series yet included (deploy/observability
+// checks them).
+func MetricCollectors() []prometheus.Collector {
+	return newMetrics().collectors
 }

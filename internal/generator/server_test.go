@@ -393,6 +393,7 @@ func TestServerHTTPErrors(t *testing.T) {
 		`strata_generator_requests_total{code="200",plugin="p"} 4`,
 		`strata_generator_requests_total{code="413",plugin="p"} 1`,
 		`strata_generator_requests_total{code="405",plugin="p"} 1`,
+		`strata_build_info{commit=`,
 	} {
 		if !strings.Contains(ts.metrics(), m) {
 			t.Errorf("metrics lack %s:\n%s", m, ts.metrics())

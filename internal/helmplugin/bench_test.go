@@ -260,9 +260,20 @@ func BenchmarkAnnounce5000(b *testing.B) { benchAnnounce(b, 0) }
 // BenchmarkAnnounce5000Cold parses values.yaml every time (no cache).
 func BenchmarkAnnounce5000Cold(b *testing.B) { benchAnnounce(b, -1) }
 
+// BenchmarkAnnounce5000Worker is Announce5000 as cmp serve makes it: in a
+// render worker process (the worker's cache warm).
+func BenchmarkAnnounce5000Worker(b *testing.B) {
+	benchAnnounceWith(b, helmplugin.Options{MaxConcurrent: 1, Workers: testWorkers(b, 0)})
+}
+
 func benchAnnounce(b *testing.B, cacheEntries int) {
+	benchAnnounceWith(b, helmplugin.Options{CacheEntries: cacheEntries})
+}
+
+func benchAnnounceWith(b *testing.B, opts helmplugin.Options) {
 	req := benchRequest(b, chart5000(b), "values")
-	p := helmplugin.New(helmplugin.Options{CacheEntries: cacheEntries})
+	p := helmplugin.New(opts)
+	b.Cleanup(func() { p.Close() })
 	ctx := context.Background()
 	anns, err := p.Announce(ctx, req)
 	if err != nil {

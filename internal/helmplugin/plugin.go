@@ -264,7 +264,53 @@ func (p *Plugin) Match(_ context.Context, req *params.Request) (bool, error) {
 // set (see the package documentation). Only Chart.yaml, values.yaml and
 // the values files are read; the parsed documents are cached by content
 // (Options.CacheEntries).
+//
+// With Options.Workers, the announcement is made in a worker process, as
+// a render is, under the same budgets of time and memory: values files of
+// millions of values cost the worker, not the server, and the worker's
+// memory goes back to the system when it is replaced.
 func (p *Plugin) Announce(ctx context.Context, req *params.Request) ([]params.Announcement, error) {
+	if p.pool == nil {
+		return p.announce(ctx, req)
+	}
+	// A chart announced before without user values is answered from the
+	// server's cache of helm-parameters, by the SHA-256 of values.yaml,
+	// as in-process: no worker, nothing parsed.
+	j, err := p.newJob(req)
+	if err != nil {
+		return nil, err
+	}
+	defer j.close()
+	var key [sha256.Size]byte
+	plain := !j.s.userValues()
+	if plain {
+		data, err := j.chartValuesText()
+		if err != nil {
+			return nil, err
+		}
+		key = sha256.Sum256(data)
+		if m, ok := p.flat.get(key); ok {
+			return j.announce(maps.Clone(m))
+		}
+	}
+	if p.opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, p.opts.Timeout, fmt.Errorf("the render's time budget of %s is spent", p.opts.Timeout))
+		defer cancel()
+	}
+	anns, err := p.pool.announce(ctx, req)
+	if err == nil && plain {
+		for _, a := range anns {
+			if a.Name == ParamHelmParameters && len(a.Map) < p.lim.MaxAnnouncedValues {
+				p.flat.add(key, flatSize(a.Map), maps.Clone(a.Map))
+			}
+		}
+	}
+	return anns, err
+}
+
+// announce makes the announcement in this process.
+func (p *Plugin) announce(ctx context.Context, req *params.Request) ([]params.Announcement, error) {
 	j, err := p.newJob(req)
 	if err != nil {
 		return nil, err

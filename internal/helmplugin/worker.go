@@ -373,8 +373,38 @@ func addStats(a, b Stats) Stats {
 // generate renders in a worker. A render that outlives ctx, or the
 // worker, is stopped: the worker is killed, and replaced.
 func (p *pool) generate(ctx context.Context, req *params.Request) ([]string, error) {
+	a, err := p.run(ctx, req, false)
+	if err != nil {
+		return nil, err
+	}
+	if a.Manifests == nil {
+		return []string{}, nil
+	}
+	return a.Manifests, nil
+}
+
+// announce makes the parameters announcement in a worker, as generate
+// renders.
+func (p *pool) announce(ctx context.Context, req *params.Request) ([]params.Announcement, error) {
+	a, err := p.run(ctx, req, true)
+	if err != nil {
+		return nil, err
+	}
+	var anns []params.Announcement
+	if err := json.Unmarshal(a.Announcements, &anns); err != nil {
+		return nil, fmt.Errorf("reading the render worker's announcement: %w", err)
+	}
+	return anns, nil
+}
+
+// run sends a request to a worker: a render, or an announcement.
+func (p *pool) run(ctx context.Context, req *params.Request, announce bool) (*workerAnswer, error) {
 	start := time.Now()
 	where := appDir(req)
+	verb := "rendering"
+	if announce {
+		verb = "announcing the parameters of"
+	}
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -391,9 +421,9 @@ func (p *pool) generate(ctx context.Context, req *params.Request) ([]string, err
 	var w *worker
 	for attempt := 0; ; attempt++ {
 		if w, err = p.get(); err != nil {
-			return nil, fmt.Errorf("rendering the chart in %s: %w", where, err)
+			return nil, fmt.Errorf("%s the chart in %s: %w", verb, where, err)
 		}
-		err = w.send(workerRequest{Request: js})
+		err = w.send(workerRequest{Request: js, Announce: announce})
 		if err == nil {
 			break
 		}
@@ -401,7 +431,7 @@ func (p *pool) generate(ctx context.Context, req *params.Request) ([]string, err
 		p.warm()
 		if attempt == 1 {
 			p.count(&p.counts.Crashed)
-			return nil, fmt.Errorf("rendering the chart in %s: the render worker did not take the request: %w (%s)", where, err, w.exit())
+			return nil, fmt.Errorf("%s the chart in %s: the render worker did not take the request: %w (%s)", verb, where, err, w.exit())
 		}
 	}
 	type result struct {
@@ -445,7 +475,7 @@ func (p *pool) generate(ctx context.Context, req *params.Request) ([]string, err
 			// The worker died, or broke the protocol.
 			p.retire(w)
 			p.warm()
-			return nil, p.crashError(named(), w, r.err)
+			return nil, p.crashError(verb, named(), w, r.err)
 		}
 		for _, l := range r.a.Logs {
 			p.relog.Log(ctx, l.Level, l.Msg, stringsToAny(l.Attrs)...)
@@ -454,33 +484,34 @@ func (p *pool) generate(ctx context.Context, req *params.Request) ([]string, err
 		if r.a.Err != "" {
 			return nil, errors.New(r.a.Err)
 		}
-		if r.a.Manifests == nil {
-			return []string{}, nil
-		}
-		return r.a.Manifests, nil
+		return &r.a, nil
 	case <-ctx.Done():
 		p.count(&p.counts.TimedOut)
 		p.retire(w) // kills it: the reading goroutine then ends
 		p.warm()
 		p.log.Warn("render stopped", "app", req.AppName, "render", named(), "after", time.Since(start).Round(time.Millisecond), "reason", context.Cause(ctx))
-		return nil, fmt.Errorf("rendering %s did not finish in %s and was stopped: %w", named(), time.Since(start).Round(time.Millisecond), context.Cause(ctx))
+		return nil, fmt.Errorf("%s %s did not finish in %s and was stopped: %w", verb, named(), time.Since(start).Round(time.Millisecond), context.Cause(ctx))
 	}
 }
 
 // crashError explains a worker that ended during a render.
-func (p *pool) crashError(what string, w *worker, err error) error {
+func (p *pool) crashError(verb, what string, w *worker, err error) error {
 	how := w.exit()
 	p.log.Warn("render worker ended", "render", what, "exit", how, "error", err, "output", w.err.head())
 	if w.err.outOfMemory() {
 		p.count(&p.counts.OutOfMemory)
+		if verb != "rendering" {
+			return fmt.Errorf("%s %s: reading the chart's values and values files needed more than the render memory budget of %s and was stopped (%s); use smaller values files, or a larger budget (strata cmp serve --helm-render-memory)",
+				verb, what, formatBytes(p.budget), how)
+		}
 		return fmt.Errorf("rendering %s: the render needed more than its memory budget of %s and was stopped (%s); a template builds a value without bound (a repeat, a string or list doubled in a loop, tpl calling itself?), or the chart needs a larger budget (strata cmp serve --helm-render-memory)",
 			what, formatBytes(p.budget), how)
 	}
 	p.count(&p.counts.Crashed)
 	if strings.Contains(how, "signal: killed") {
-		return fmt.Errorf("rendering %s: the render worker was killed (%s), by the kernel's OOM killer if the container's memory limit is below the render budgets (--helm-max-concurrent × --helm-render-memory plus the caches); the server goes on with a new one", what, how)
+		return fmt.Errorf("%s %s: the render worker was killed (%s), by the kernel's OOM killer if the container's memory limit is below the render budgets (--helm-max-concurrent × --helm-render-memory plus the caches); the server goes on with a new one", verb, what, how)
 	}
-	return fmt.Errorf("rendering %s: the render worker ended unexpectedly (%s); the server goes on with a new one", what, how)
+	return fmt.Errorf("%s %s: the render worker ended unexpectedly (%s); the server goes on with a new one", verb, what, how)
 }
 
 func stringsToAny(s []string) []any {

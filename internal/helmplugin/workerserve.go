@@ -56,6 +56,8 @@ type workerRequest struct {
 	// Request is the params.Request in JSON: gob would turn a pointer to
 	// "" into nil and an empty slice into nil.
 	Request []byte
+	// Announce asks for the parameters announcement instead of a render.
+	Announce bool
 }
 
 type workerAnswer struct {
@@ -63,12 +65,14 @@ type workerAnswer struct {
 	// it is loaded.
 	Chart string
 	// Done ends the answer: Manifests, or Err.
-	Done         bool
-	Manifests    []string
-	Err          string
-	Logs         []logLine
-	Stats        Stats
-	AddressSpace int64
+	Done      bool
+	Manifests []string
+	// Announcements is the announcement (Announce requests), in JSON.
+	Announcements []byte
+	Err           string
+	Logs          []logLine
+	Stats         Stats
+	AddressSpace  int64
 }
 
 // A logLine is a log record the worker's plugin made while serving a
@@ -145,15 +149,27 @@ func serveWorker(ctx context.Context, r io.Reader, w io.Writer) error {
 		loaded := func(name string) {
 			sendErr = send(workerAnswer{Chart: name})
 		}
+		var (
+			manifests []string
+			anns      []byte
+			err       error
+		)
 		restore := limitMemory(cfg.Memory)
-		manifests, err := p.generate(ctx, &req, loaded)
+		if msg.Announce {
+			var list []params.Announcement
+			if list, err = p.announce(ctx, &req); err == nil {
+				anns, err = json.Marshal(list)
+			}
+		} else {
+			manifests, err = p.generate(ctx, &req, loaded)
+		}
 		restore()
 		if sendErr != nil {
 			return sendErr
 		}
-		a := workerAnswer{Done: true, Manifests: manifests, Logs: rec.take(), Stats: p.Stats(), AddressSpace: addressSpace()}
+		a := workerAnswer{Done: true, Manifests: manifests, Announcements: anns, Logs: rec.take(), Stats: p.Stats(), AddressSpace: addressSpace()}
 		if err != nil {
-			a.Manifests, a.Err = nil, err.Error()
+			a.Manifests, a.Announcements, a.Err = nil, nil, err.Error()
 		}
 		if err := send(a); err != nil {
 			return err

@@ -67,6 +67,11 @@ type Command struct {
 	// MaxStderr bounds the stderr kept: only its last MaxStderr bytes are.
 	// 0 or less means DefaultMaxStderr.
 	MaxStderr int64
+	// Tracker, when set, follows everything the command starts, so that
+	// what it leaves behind is killed when the Tracker closes (see
+	// Tracker); where the kernel allows, the command runs in its own user,
+	// PID and IPC namespaces, and nothing it started outlives it.
+	Tracker *Tracker
 	// Sandbox, when set, confines the command's access to files (see
 	// Sandbox); Run fails with an error matching ErrNoSandbox rather than
 	// run it unconfined. Nil runs it with this process's access.
@@ -159,9 +164,19 @@ func (c *Command) Run(ctx context.Context) (*Result, error) {
 		return nil, fmt.Errorf("starting %s: %w", c, err)
 	}
 
+	namespaced := false
+	if c.Tracker != nil {
+		if err := c.Tracker.begin(); err != nil {
+			in.abort()
+			return nil, fmt.Errorf("starting %s: %w", c, err)
+		}
+		namespaced = !c.Tracker.NoNamespaces && Namespaces() == nil
+		defer func() { c.Tracker.end(namespaced) }()
+	}
 	start := time.Now()
 	starting.RLock()
-	if err := c.startCmd(cmd); err != nil {
+	err = c.startTracked(cmd, &namespaced)
+	if err != nil {
 		starting.RUnlock()
 		in.abort()
 		return nil, fmt.Errorf("starting %s: %w", c, err)
@@ -516,6 +531,23 @@ func (r *readErrReader) Read(p []byte) (int, error) {
 		r.err = err
 	}
 	return n, err
+}
+
+// startTracked starts cmd, in its own namespaces when *namespaced; if
+// those are refused, without them, and sets *namespaced false.
+func (c *Command) startTracked(cmd *exec.Cmd, namespaced *bool) error {
+	if !*namespaced {
+		return c.startCmd(cmd)
+	}
+	attr := *cmd.SysProcAttr
+	setNamespaces(cmd.SysProcAttr)
+	err := c.startCmd(cmd)
+	if err == nil || !nsRefused(err) || cmd.Process != nil {
+		return err
+	}
+	*namespaced = false
+	*cmd.SysProcAttr = attr
+	return c.startCmd(cmd)
 }
 
 // startCmd starts cmd, in c's Sandbox if it has one.

@@ -807,6 +807,31 @@ func BenchmarkRun(b *testing.B) {
 			}
 		})
 	})
+	// A request's command with its Tracker, closed after it: in its own
+	// namespaces, and following the process tree (the cost of killing
+	// what it left behind, here nothing).
+	for _, noNS := range []bool{false, true} {
+		name := "hookexec/true/tracked/namespaces"
+		if noNS {
+			name = "hookexec/true/tracked/process-tree"
+		}
+		b.Run(name, func(b *testing.B) {
+			if !noNS && hookexec.Namespaces() != nil {
+				b.Skip(hookexec.Namespaces())
+			}
+			for b.Loop() {
+				tr := hookexec.NewTracker()
+				tr.NoNamespaces = noNS
+				c := &hookexec.Command{Argv: []string{truePath}, Tracker: tr}
+				if _, err := c.Run(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+				if err := tr.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 	// The baseline: os/exec capturing both outputs, without process groups,
 	// bounds or kill logic.
 	b.Run("os-exec/true", func(b *testing.B) {

@@ -137,6 +137,7 @@ func Survivors(since Mark) (int, error) {
 // proc is what Survivors reads of a process in /proc/PID/stat.
 type proc struct {
 	pid, ppid int
+	pgrp, sid int
 	state     byte
 	start     int64 // clock ticks after boot
 }
@@ -323,5 +324,7 @@ func parseStat(b []byte) (proc, error) {
 		return p, fmt.Errorf("start time %q: %w", fields[19], err)
 	}
 	p.ppid, p.start = ppid, start
+	p.pgrp, _ = strconv.Atoi(string(fields[2]))
+	p.sid, _ = strconv.Atoi(string(fields[3]))
 	return p, nil
 }

@@ -15,9 +15,9 @@ func TestParseStat(t *testing.T) {
 		want    proc
 		wantErr bool
 	}{
-		{line: "42 (sleep) S 7 42 42" + tail, want: proc{state: 'S', ppid: 7, start: 123456}},
-		{line: "42 (a) (b) Z 1 42 42" + tail, want: proc{state: 'Z', ppid: 1, start: 123456}},
-		{line: "42 (x y)) R 9 42 42" + tail + "\n", want: proc{state: 'R', ppid: 9, start: 123456}},
+		{line: "42 (sleep) S 7 42 42" + tail, want: proc{state: 'S', ppid: 7, pgrp: 42, sid: 42, start: 123456}},
+		{line: "42 (a) (b) Z 1 42 42" + tail, want: proc{state: 'Z', ppid: 1, pgrp: 42, sid: 42, start: 123456}},
+		{line: "42 (x y)) R 9 42 42" + tail + "\n", want: proc{state: 'R', ppid: 9, pgrp: 42, sid: 42, start: 123456}},
 		{line: "42 sleep S 7", wantErr: true},
 		{line: "42 (sleep) S 7 42", wantErr: true},
 		{line: "42 (sleep) S x 42 42" + tail, wantErr: true},

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"syscall"
 	"time"
 )
 
@@ -23,4 +24,18 @@ func AdoptOrphans(context.Context) error {
 // Survivors needs Linux.
 func Survivors(Mark) (int, error) {
 	return 0, fmt.Errorf("hookexec: looking for surviving processes on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
+
+// Namespaces needs Linux.
+func Namespaces() error {
+	return fmt.Errorf("hookexec: namespaces on %s: %w", runtime.GOOS, errors.ErrUnsupported)
+}
+
+func setNamespaces(*syscall.SysProcAttr) {}
+
+func nsRefused(error) bool { return false }
+
+// Close needs Linux.
+func (t *Tracker) Close() error {
+	return fmt.Errorf("%w: tracking processes on %s: %w", ErrSurvivor, runtime.GOOS, errors.ErrUnsupported)
 }

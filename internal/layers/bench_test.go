@@ -97,7 +97,7 @@ func BenchmarkRender(b *testing.B) {
 	app, src, _ := benchApp(b)
 	for _, explain := range []bool{false, true} {
 		b.Run(fmt.Sprintf("explain=%t", explain), func(b *testing.B) {
-			r := layers.Renderer{Source: src, SkipCatalog: true, Provenance: explain}
+			r := layers.Renderer{Source: src, SkipCatalog: true, Provenance: explain, Namespaces: layers.Namespaces{Any: true}}
 			b.ReportAllocs()
 			for b.Loop() {
 				res, err := r.Render(context.Background(), app, nil)

@@ -131,7 +131,7 @@ func FuzzValuesKey(f *testing.F) {
 			Config:     v1alpha1.AppConfig{ConfigMap: v1alpha1.ObjectRef{Name: "x", Namespace: "ns"}},
 			UserConfig: v1alpha1.AppConfig{Secret: v1alpha1.ObjectRef{Name: "x", Namespace: "ns"}},
 		}}
-		r := Renderer{Source: src, SkipCatalog: true, Provenance: true}
+		r := Renderer{Source: src, SkipCatalog: true, Provenance: true, Namespaces: Namespaces{Any: true}}
 		res, err := r.Render(context.Background(), app, nil)
 		if err != nil {
 			if len(secValues) >= 12 && !strings.Contains(cmValues, secValues) && strings.Contains(err.Error(), secValues) {

@@ -30,6 +30,7 @@ func TestRenderGolden(t *testing.T) {
 func runGolden(t *testing.T, c golden.Case) {
 	var r layers.Renderer
 	r.Provenance = true
+	r.Namespaces.Any = true // the cases merge across namespaces; namespaces_test.go tests the rule
 	var explainPath document.Path
 	showSecrets := false
 	for _, line := range strings.Split(string(c.Archive.Comment), "\n") {

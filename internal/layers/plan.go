@@ -78,6 +78,9 @@ type FieldError struct {
 	File   string // when read from a file
 	Line   int
 	Msg    string
+	// Err, when set, is a sentinel the error wraps beside ErrInvalid
+	// (ErrNamespaceNotAllowed).
+	Err error
 }
 
 func (e *FieldError) Error() string {
@@ -97,7 +100,12 @@ func (e *FieldError) Error() string {
 	return b.String()
 }
 
-func (e *FieldError) Unwrap() error { return ErrInvalid }
+func (e *FieldError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrInvalid, e.Err}
+	}
+	return []error{ErrInvalid}
+}
 
 type checker struct {
 	object string

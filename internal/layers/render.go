@@ -39,6 +39,16 @@ type Renderer struct {
 	// Limits bound each layer's values document; zero fields take
 	// document.DefaultLimits.
 	Limits document.Limits
+	// MaxCost, when positive, bounds the memory the parsed layers of one
+	// render may take together, in bytes (document.Limits.MaxCost): each
+	// layer is parsed within what the layers before it left, and a layer
+	// over it fails the render, refused before it is built. Layers are
+	// then parsed one at a time, so that the budget holds.
+	MaxCost int64
+	// Namespaces are the namespaces an App may read besides its own; the
+	// zero value allows its own only. A layer elsewhere is refused before
+	// anything is read (ErrNamespaceNotAllowed).
+	Namespaces Namespaces
 }
 
 // Rendered is the merged values of an App.
@@ -79,12 +89,16 @@ func (r *Renderer) Render(ctx context.Context, app *v1alpha1.App, loc *Location)
 	if err != nil {
 		return nil, err
 	}
+	if err := r.Namespaces.checkPlan(app, plan, loc); err != nil {
+		return nil, err
+	}
 	out := &Rendered{Plan: plan}
-	cmLayers, err := r.fetch(ctx, plan, plan.ConfigMaps, out)
+	budget := &costBudget{left: r.MaxCost}
+	cmLayers, err := r.fetch(ctx, plan, plan.ConfigMaps, out, budget)
 	if err != nil {
 		return nil, err
 	}
-	secLayers, err := r.fetch(ctx, plan, plan.Secrets, out)
+	secLayers, err := r.fetch(ctx, plan, plan.Secrets, out, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +130,9 @@ func (r *Renderer) catalog(ctx context.Context, app *v1alpha1.App, loc *Location
 	ns := app.Spec.CatalogNamespace
 	if ns == "" {
 		ns = DefaultNamespace
+	}
+	if err := r.Namespaces.checkCatalogNamespace(app, ns, loc); err != nil {
+		return nil, nil, err
 	}
 	cat, err := r.Source.Catalog(ctx, ns, app.Spec.Catalog)
 	if err != nil {
@@ -154,17 +171,28 @@ type fetched struct {
 	err     error
 }
 
-// fetch reads the layers of one chain, a few at a time, in order.
-func (r *Renderer) fetch(ctx context.Context, plan *Plan, refs []Ref, out *Rendered) ([]*values.Layer, error) {
+// costBudget is what the layers of one render may still cost; left <= 0
+// with MaxCost unset means no budget.
+type costBudget struct {
+	left int64
+}
+
+// fetch reads the layers of one chain, a few at a time (one at a time
+// within a budget), in order.
+func (r *Renderer) fetch(ctx context.Context, plan *Plan, refs []Ref, out *Rendered, budget *costBudget) ([]*values.Layer, error) {
 	res := make([]fetched, len(refs))
-	sem := make(chan struct{}, fetchConcurrency)
+	conc := fetchConcurrency
+	if r.MaxCost > 0 {
+		conc = 1
+	}
+	sem := make(chan struct{}, conc)
 	var wg sync.WaitGroup
 	for i := range refs {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			res[i] = r.layer(ctx, plan, refs[i])
+			res[i] = r.layer(ctx, plan, refs[i], budget)
 		}()
 	}
 	wg.Wait()
@@ -183,7 +211,7 @@ func (r *Renderer) fetch(ctx context.Context, plan *Plan, refs []Ref, out *Rende
 }
 
 // layer fetches one layer's object and parses its values.
-func (r *Renderer) layer(ctx context.Context, plan *Plan, ref Ref) fetched {
+func (r *Renderer) layer(ctx context.Context, plan *Plan, ref Ref, budget *costBudget) fetched {
 	listed := "listed at App " + plan.App + " " + ref.Field
 	if ref.Role == RoleCatalog {
 		listed = "listed at " + ref.Field
@@ -224,7 +252,7 @@ func (r *Renderer) layer(ctx context.Context, plan *Plan, ref Ref) fetched {
 		}
 		return fetched{err: fmt.Errorf("%w (%s)", err, listed)}
 	}
-	l, err := r.parse(ref, key, data[key], loc, listed)
+	l, err := r.parse(ref, key, data[key], loc, listed, budget)
 	if err != nil {
 		return fetched{err: err}
 	}
@@ -269,7 +297,12 @@ func valuesKey(ref Ref, data map[string][]byte, candidates []string) (string, er
 		return found[0], nil
 	case 0:
 		have := "it has no data"
-		if len(data) > 0 {
+		switch {
+		case len(data) > 0 && ref.Kind == KindSecret:
+			// A Secret's key names are its own: they stay out of the
+			// message, which reaches the App's status and Events.
+			have = "it has " + plural(len(data), "other data key") + " (not named: it is a Secret)"
+		case len(data) > 0:
 			have = "it has " + strings.Join(sortedKeys(data), ", ")
 		}
 		return "", fmt.Errorf("%s: %w: strata reads the values from the data key %s; %s",
@@ -288,7 +321,7 @@ func quoteOr(keys []string) string {
 
 // parse parses a layer's values; lines in errors and explanations point
 // into the object's file when the values are a literal block there.
-func (r *Renderer) parse(ref Ref, key string, text []byte, loc *Location, listed string) (*values.Layer, error) {
+func (r *Renderer) parse(ref Ref, key string, text []byte, loc *Location, listed string, budget *costBudget) (*values.Layer, error) {
 	field := "data." + key
 	var block *Block
 	if loc != nil {
@@ -299,7 +332,24 @@ func (r *Renderer) parse(ref Ref, key string, text []byte, loc *Location, listed
 		}
 	}
 	name := ref.String() + " " + field
-	m, pos, err := document.Loader{Positions: r.Provenance, Limits: r.Limits}.Parse(text, name)
+	lim := r.Limits
+	if r.MaxCost > 0 {
+		if budget.left < document.NodeCost {
+			return nil, r.overBudget(name, listed)
+		}
+		lim.MaxCost = budget.left
+	}
+	m, pos, err := document.Loader{Positions: r.Provenance, Limits: lim}.Parse(text, name)
+	if err == nil && r.MaxCost > 0 {
+		budget.left -= int64(treeNodes(m)) * document.NodeCost
+	}
+	if err != nil && r.MaxCost > 0 && errors.Is(err, document.ErrTooLarge) {
+		var le *document.LoadError
+		if errors.As(err, &le) {
+			le.Msg += fmt.Sprintf(" (the layers of one App may cost %d MiB of memory together, about %d values: shrink or split the values)",
+				r.MaxCost>>20, r.MaxCost/document.NodeCost)
+		}
+	}
 	if err != nil {
 		var le *document.LoadError
 		if !errors.As(err, &le) {
@@ -340,6 +390,28 @@ func (r *Renderer) parse(ref Ref, key string, text []byte, loc *Location, listed
 }
 
 var lineRef = regexp.MustCompile(`line [0-9]+`)
+
+func (r *Renderer) overBudget(name, listed string) error {
+	return &document.LoadError{Source: name, Err: document.ErrTooLarge, Msg: fmt.Sprintf(
+		"the layers before this one took the memory the layers of one App may cost together (%d MiB, about %d values): shrink or split the values (%s)",
+		r.MaxCost>>20, r.MaxCost/document.NodeCost, listed)}
+}
+
+// treeNodes counts the maps, lists and values of a tree.
+func treeNodes(v any) int {
+	n := 1
+	switch v := v.(type) {
+	case map[string]any:
+		for _, e := range v {
+			n += treeNodes(e)
+		}
+	case []any:
+		for _, e := range v {
+			n += treeNodes(e)
+		}
+	}
+	return n
+}
 
 // redactLoadError keeps a Secret's content out of an error message: the
 // messages of these sentinels may quote values.
@@ -396,4 +468,11 @@ func redactTree(v any) any {
 		return out
 	}
 	return values.Redacted
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
 }

@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/strata-dev/strata/internal/operator/config"
 	"github.com/strata-dev/strata/internal/operator/hook"
@@ -62,8 +64,11 @@ func openBackends(ctx context.Context, s Settings, log *slog.Logger, oneShot boo
 		}
 		return b, nil
 	}
+	if !oneShot {
+		logLocal(s, log)
+	}
 	b.patcher = localPatcher{log: log}
-	cfgPath := s.ConfigFile
+	cfgPath, cfgName := s.ConfigFile, ""
 	if oneShot && cfgPath != "" {
 		data, err := os.ReadFile(cfgPath)
 		switch {
@@ -72,6 +77,8 @@ func openBackends(ctx context.Context, s Settings, log *slog.Logger, oneShot boo
 		case err != nil:
 			return nil, fmt.Errorf("config store %s: %w", cfgPath, err)
 		default:
+			// Errors name the user's file, not the copy.
+			cfgName = cfgPath
 			cfgPath = filepath.Join(s.TempDir, "config.yaml")
 			if err := os.WriteFile(cfgPath, data, 0o600); err != nil {
 				return nil, err
@@ -82,7 +89,7 @@ func openBackends(ctx context.Context, s Settings, log *slog.Logger, oneShot boo
 		cfgPath = filepath.Join(s.TempDir, "empty-config.yaml")
 		_ = os.Remove(cfgPath)
 	}
-	b.config = config.NewFile(cfgPath)
+	b.config = &config.File{Path: cfgPath, Name: cfgName}
 
 	b.objects = noObjects{}
 	if s.ObjectsDir != "" {
@@ -103,6 +110,22 @@ func openBackends(ctx context.Context, s Settings, log *slog.Logger, oneShot boo
 	}
 	b.release = rel
 	return b, nil
+}
+
+// logLocal says at start that every backend is local and where they are,
+// and warns when a kubeconfig in the environment is not used: the operator
+// reads addon-operator's KUBE_CONFIG, not KUBECONFIG.
+func logLocal(s Settings, log *slog.Logger) {
+	why := "no cluster configured (KUBE_CONFIG unset, not in a pod)"
+	if s.Local {
+		why = "--local"
+	}
+	log.Info("backends: local", "reason", why, "config", cmp.Or(s.ConfigFile, "(none: empty)"),
+		"objects", cmp.Or(s.ObjectsDir, "(none)"), "releases", cmp.Or(s.StateDir, filepath.Join(s.TempDir, "releases")))
+	if kc := os.Getenv("KUBECONFIG"); kc != "" && !s.Local {
+		log.Warn("KUBECONFIG is set but not used: the operator reads addon-operator's KUBE_CONFIG (--kube-config); it runs on local backends. Set KUBE_CONFIG to run on that cluster, or pass --local to silence this",
+			"KUBECONFIG", kc)
+	}
 }
 
 // initValues makes the values store for the discovered modules and loads
@@ -198,7 +221,9 @@ func (e *Engine) configChanged(ev config.Event) {
 		return
 	}
 	var tasks []*queue.Task
-	for _, key := range ev.Change.Modules {
+	// A module whose maintenance state changed runs again, as
+	// addon-operator reruns it: back to Managed, its release is upgraded.
+	for _, key := range slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(ev.Change.Modules), ev.Change.Maintenance...)))) {
 		m := e.moduleByKey(key)
 		if m == nil || !e.moduleEnabled(m.Name) {
 			continue

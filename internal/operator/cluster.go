@@ -18,6 +18,17 @@ func openCluster(ctx context.Context, s Settings, log *slog.Logger, b *backends)
 	if err != nil {
 		return err
 	}
+	src := "in-cluster service account"
+	if s.KubeConfig != "" {
+		src = "kubeconfig " + s.KubeConfig
+		if s.KubeContext != "" {
+			src += ", context " + s.KubeContext
+		} else {
+			src += ", its current context"
+		}
+	}
+	log.Info("backends: cluster", "server", rc.Host, "from", src, "namespace", s.Namespace,
+		"configMap", s.ConfigMapName)
 	if b.config, err = openConfigMap(ctx, s, rc, log); err != nil {
 		return err
 	}

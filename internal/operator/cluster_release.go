@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
-	"time"
 
 	"k8s.io/client-go/rest"
 
@@ -15,7 +14,7 @@ import (
 
 // openHelmReleases opens the release store on the API server: Helm
 // releases in s.Namespace through the Helm SDK. Beside Settings it reads
-// addon-operator's HELM_DRIVER, HELM_TIMEOUT and
+// addon-operator's HELM_DRIVER and
 // HELM_MONITOR_KUBE_CLIENT_QPS/BURST from the environment.
 func openHelmReleases(ctx context.Context, s Settings, rc *rest.Config, log *slog.Logger) (releaseStore, error) {
 	labels, err := release.ParseLabels(s.CRDExtraLabels)
@@ -31,11 +30,7 @@ func openHelmReleases(ctx context.Context, s Settings, rc *rest.Config, log *slo
 		ResourceLabels: labels,
 		Logger:         log,
 	}
-	if v := os.Getenv("HELM_TIMEOUT"); v != "" {
-		if o.Timeout, err = time.ParseDuration(v); err != nil || o.Timeout <= 0 {
-			return releaseStore{}, fmt.Errorf("HELM_TIMEOUT %q: write a positive duration like 20m", v)
-		}
-	}
+	o.Timeout = s.HelmTimeout // 0: the default
 	if v := os.Getenv("HELM_MONITOR_KUBE_CLIENT_QPS"); v != "" {
 		q, err := strconv.ParseFloat(v, 32)
 		if err != nil || q <= 0 {

@@ -28,6 +28,7 @@ import (
 	"github.com/strata-dev/strata/internal/operator/module"
 	"github.com/strata-dev/strata/internal/operator/queue"
 	"github.com/strata-dev/strata/internal/operator/schedule"
+	"github.com/strata-dev/strata/internal/stamp"
 )
 
 // MaxHistory bounds the lifecycle history the engine keeps.
@@ -152,7 +153,7 @@ func New(s Settings, log *slog.Logger) (*Engine, error) {
 	}
 	e.queues = queue.New(e.handleTask, qopts)
 	e.hookMets = hookmetrics.NewCollector(hookmetrics.Limits{})
-	e.reg.MustRegister(e.hookMets, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	e.reg.MustRegister(e.hookMets, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), stamp.Get().Collector())
 	e.ticker = &schedule.Ticker{}
 	return e, nil
 }

@@ -36,10 +36,7 @@ func (e *Engine) runHA(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("HA: %w", err)
 	}
-	e.leaderGauge = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: e.s.MetricsPrefix + "ha_leader",
-		Help: "1 while this replica holds the leader election Lease (HA mode), else 0",
-	})
+	e.leaderGauge = newLeaderGauge(e.s.MetricsPrefix)
 	e.reg.MustRegister(e.leaderGauge)
 	t := e.s.electionTiming()
 	el, err := lease.New(lease.Config{
@@ -151,4 +148,12 @@ func (e *Engine) standbyReady(w http.ResponseWriter) bool {
 	}
 	http.Error(w, "standby: no replica holds the Lease "+LeaseName+" yet", http.StatusServiceUnavailable)
 	return true
+}
+
+// newLeaderGauge is the HA mode's gauge of the Lease held.
+func newLeaderGauge(prefix string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: prefix + "ha_leader",
+		Help: "1 while this replica holds the leader election Lease (HA mode), else 0",
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-dev/strata/internal/operator/config"
 	"github.com/strata-dev/strata/internal/operator/module"
 	"github.com/strata-dev/strata/internal/operator/queue"
 	"github.com/strata-dev/strata/internal/operator/release"
@@ -60,6 +61,26 @@ func (b *backends) deleteRelease(ctx context.Context, name string) (bool, error)
 // revision only when addon-operator's dedup says so.
 func (e *Engine) helm(ctx context.Context, ms *modState, activation string, rec func(string)) error {
 	start := time.Now()
+	unmanaged := e.back.values.Config().Unmanaged(ms.m.Key)
+	if unmanaged {
+		e.m.moduleMaintenance.WithLabelValues(ms.m.Name, config.NoResourceReconciliation).Set(1)
+	} else {
+		e.m.moduleMaintenance.DeleteLabelValues(ms.m.Name, config.NoResourceReconciliation)
+	}
+	if unmanaged {
+		// addon-operator's maintenance mode: the hooks run, an installed
+		// release is left as it is (a release not installed yet is).
+		names, err := e.back.release.store.List(ctx)
+		if err != nil {
+			return fmt.Errorf("module %s: listing releases: %w", ms.m.Name, err)
+		}
+		if slices.Contains(names, ms.m.Name) {
+			e.log.Info("helm release is unmanaged, skip helm upgrade", "module", ms.m.Name,
+				"reason", ms.m.Key+config.MaintenanceSuffix+": "+config.NoResourceReconciliation)
+			rec("module " + ms.m.Name + " helm: unmanaged (" + ms.m.Key + config.MaintenanceSuffix + "), skipped")
+			return nil
+		}
+	}
 	vals, err := e.back.values.HelmValues(ms.m.Key)
 	if err != nil {
 		return err
@@ -83,18 +104,21 @@ func (e *Engine) helm(ctx context.Context, ms *modState, activation string, rec 
 		rec("module " + ms.m.Name + " helm: no chart")
 		return nil
 	}
+	took := time.Since(start).Round(time.Millisecond).String()
 	if res.Rendered != r { // rendered again after its CRDs were applied
 		e.mu.Lock()
 		ms.manifests = append(append([]byte{}, res.Rendered.CRDs...), res.Rendered.Manifests...)
 		e.mu.Unlock()
 	}
 	if !res.Upgraded {
+		e.log.Info("helm release unchanged", "module", ms.m.Name, "reason", res.Why, "duration", took)
 		rec("module " + ms.m.Name + " helm: " + res.Why)
 		return nil
 	}
 	rel := res.Release
 	why := res.Why
 	e.m.moduleHelmSecs.WithLabelValues(ms.m.Name, activation).Observe(time.Since(start).Seconds())
+	e.log.Info("helm upgrade", "module", ms.m.Name, "release", ms.m.Name, "revision", rel.Revision, "reason", why, "duration", took)
 	rec(fmt.Sprintf("module %s helm upgrade: %s (revision %d)", ms.m.Name, why, rel.Revision))
 	return nil
 }
@@ -154,7 +178,9 @@ func (e *Engine) releaseMissing(ctx context.Context) {
 	var check []string
 	for _, name := range e.enabled {
 		ms := e.mods[name]
-		if ms != nil && ms.startedUp && ms.hasChart {
+		// An unmanaged module's release is left as it is, missing parts
+		// included (addon-operator stops its resources monitor).
+		if ms != nil && ms.startedUp && ms.hasChart && !e.back.values.Config().Unmanaged(ms.m.Key) {
 			check = append(check, name)
 		}
 	}

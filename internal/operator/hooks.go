@@ -81,6 +81,14 @@ func (e *Engine) runHook(ctx context.Context, he *hookEntry, b hook.BindingType,
 		usage = failed.Usage
 	}
 	e.observeHook(he, binding, activation, queueName, took, usage, err)
+	// One line per hook run at info, as addon-operator logs them.
+	if err != nil {
+		e.log.Info("hook run", "hook", he.label(), "binding", binding, "type", string(b), "queue", queueName,
+			"duration", took.Round(time.Millisecond).String(), "outcome", "failed", "error", oneLine(err.Error()))
+	} else {
+		e.log.Info("hook run", "hook", he.label(), "binding", binding, "type", string(b), "queue", queueName,
+			"duration", took.Round(time.Millisecond).String(), "outcome", "ok")
+	}
 	if err != nil {
 		if failed != nil && len(failed.StatusPatches) > 0 {
 			if perr := e.back.patcher.Apply(ctx, he.label(), failed.StatusPatches); perr != nil {

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // metrics are the engine's own metrics, named as addon-operator's
@@ -45,6 +46,7 @@ type metrics struct {
 	globalValuesBytes prometheus.Gauge
 	moduleValuesBytes *prometheus.GaugeVec
 	moduleEnabled     *prometheus.GaugeVec
+	moduleMaintenance *prometheus.GaugeVec
 
 	snapshotObjects *prometheus.GaugeVec
 	snapshotBytes   *prometheus.GaugeVec
@@ -116,6 +118,7 @@ func newMetrics(prefix string, reg prometheus.Registerer) *metrics {
 		globalValuesBytes:   gauge("global_values_size_bytes", "Size of the global values, JSON.").WithLabelValues(),
 		moduleValuesBytes:   gauge("module_values_size_bytes", "Size of a module's values, JSON.", "module"),
 		moduleEnabled:       gauge("module_enabled", "1 when the module is enabled, 0 when not.", "module"),
+		moduleMaintenance:   gauge("mm_module_maintenance", "1 for a module whose maintenance state in the config store is NoResourceReconciliation.", "module", "state"),
 		snapshotObjects:     gauge("kube_snapshot_objects", "Objects in a kubernetes binding's snapshot; global hooks have an empty module.", "module", "hook", "binding", "queue"),
 		snapshotBytes:       gauge("kube_snapshot_bytes", "JSON size of a kubernetes binding's snapshot (objects and filter results).", "module", "hook", "binding", "queue"),
 		kindsWaiting:        gauge("kube_bindings_waiting_for_kind", "Kubernetes bindings whose apiVersion/kind the API server does not serve (yet): a CRD not installed.").WithLabelValues(),
@@ -125,3 +128,29 @@ func newMetrics(prefix string, reg prometheus.Registerer) *metrics {
 	}
 	return m
 }
+
+// MetricCollectors returns the collectors of every metric of the engine
+// (under prefix, DefaultMetricsPrefix by default) and of the process: the
+// names and types dashboards and alerts may use, those of vectors with no
+// series yet included (deploy/observability checks them). The hooks' own
+// metrics are the modules' and are not among them.
+func MetricCollectors(prefix string) []prometheus.Collector {
+	var rec recorder
+	newMetrics(prefix, &rec)
+	rec.MustRegister(newLeaderGauge(prefix), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return rec.collectors
+}
+
+// A recorder is a Registerer that keeps what it is given.
+type recorder struct{ collectors []prometheus.Collector }
+
+func (r *recorder) Register(c prometheus.Collector) error {
+	r.collectors = append(r.collectors, c)
+	return nil
+}
+
+func (r *recorder) MustRegister(cs ...prometheus.Collector) {
+	r.collectors = append(r.collectors, cs...)
+}
+
+func (r *recorder) Unregister(prometheus.Collector) bool { return false }

@@ -44,6 +44,10 @@ type Settings struct {
 	// and the local release store's default (its history is always
 	// bounded).
 	HelmHistoryMax int
+	// HelmTimeout bounds one Helm install, upgrade or uninstall on a
+	// cluster (Helm's --timeout: its hooks and waits); 0 means the
+	// release package's DefaultHelmTimeout (20m, addon-operator's).
+	HelmTimeout time.Duration
 	// HelmIgnoreRelease is a release the purge of unknown releases skips.
 	HelmIgnoreRelease string
 	// DebugUnixSocket is the path of the debug API's socket; "" disables it.
@@ -233,6 +237,17 @@ var envVars = []envVar{
 	{[]string{"SHELL_OPERATOR_TMP_DIR", "ADDON_OPERATOR_TMP_DIR"}, str(func(s *Settings) *string { return &s.TempDir })},
 	{[]string{"HELM_HISTORY_MAX"}, integer(func(s *Settings) *int { return &s.HelmHistoryMax })},
 	{[]string{"HELM_IGNORE_RELEASE"}, str(func(s *Settings) *string { return &s.HelmIgnoreRelease })},
+	{[]string{"HELM_TIMEOUT"}, func(s *Settings, v string) error {
+		if strings.TrimSpace(v) == "" {
+			return nil
+		}
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("%q is not a duration; write one like 20m", v)
+		}
+		s.HelmTimeout = d
+		return nil
+	}},
 	{[]string{"DEBUG_UNIX_SOCKET"}, str(func(s *Settings) *string { return &s.DebugUnixSocket })},
 	{[]string{"LOG_TYPE"}, str(func(s *Settings) *string { return &s.LogType })},
 	{[]string{"LOG_LEVEL"}, str(func(s *Settings) *string { return &s.LogLevel })},
@@ -343,6 +358,9 @@ func (s *Settings) UseLocal() bool {
 func (s *Settings) Check() error {
 	if len(s.ModulesDirs()) == 0 && s.GlobalHooksDir == "" {
 		return fmt.Errorf("no modules and no global hooks: set MODULES_DIR (--modules-dir) or GLOBAL_HOOKS_DIR (--global-hooks-dir)")
+	}
+	if s.HelmTimeout < 0 {
+		return fmt.Errorf("HELM_TIMEOUT (--helm-timeout) %s: must be positive, such as 20m", s.HelmTimeout)
 	}
 	if s.HelmHistoryMax < 0 {
 		return fmt.Errorf("HELM_HISTORY_MAX (--helm-history-max) %d: must be 0 (no limit) or more", s.HelmHistoryMax)

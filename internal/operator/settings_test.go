@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -70,6 +71,9 @@ func TestSettingsFromEnv(t *testing.T) {
 		{"HA off", map[string]string{"ADDON_OPERATOR_HA": "false"}, func(*operator.Settings) {}, ""},
 		{"HA empty", map[string]string{"ADDON_OPERATOR_HA": ""}, func(*operator.Settings) {}, ""},
 		{"no history limit", map[string]string{"HELM_HISTORY_MAX": "0"}, func(s *operator.Settings) { s.HelmHistoryMax = 0 }, ""},
+		{"helm timeout", map[string]string{"HELM_TIMEOUT": "5m"}, func(s *operator.Settings) { s.HelmTimeout = 5 * time.Minute }, ""},
+		{"empty helm timeout", map[string]string{"HELM_TIMEOUT": ""}, func(*operator.Settings) {}, ""},
+		{"bad helm timeout", map[string]string{"HELM_TIMEOUT": "soon"}, nil, "environment variable HELM_TIMEOUT: \"soon\" is not a duration; write one like 20m"},
 		{"empty numbers keep the defaults", map[string]string{"KUBE_CLIENT_QPS": "", "KUBE_CLIENT_BURST": " ", "HELM_HISTORY_MAX": ""}, func(*operator.Settings) {}, ""},
 		{"bad HA", map[string]string{"ADDON_OPERATOR_HA": "yes please"}, nil, "environment variable ADDON_OPERATOR_HA: \"yes please\" is not true or false"},
 		{"bad QPS", map[string]string{"KUBE_CLIENT_QPS": "fast"}, nil, "environment variable KUBE_CLIENT_QPS: \"fast\" is not a number"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -41,7 +42,16 @@ type hookRun struct {
 	// Synchronization, beforeAll, beforeHelm...) do not react, except
 	// afterAll, handled by its own rule.
 	reacts bool
+	// queued is hook.QueuedBytes of contexts (set for kubernetes events,
+	// summed as runs are merged in); folded is what was left after the
+	// last hook.LastStates.
+	queued, folded int
 }
+
+// maxQueuedEventBytes bounds the objects the Event contexts of one queued
+// hook run hold: beyond it the run keeps the last state of each object
+// (hook.LastStates), rather than a copy per change.
+const maxQueuedEventBytes = 16 << 20
 
 type moduleRun struct {
 	name       string
@@ -90,6 +100,14 @@ func mergeHookRuns(older, newer *queue.Task) {
 	}
 	o.contexts = hook.Combine(append(o.contexts, n.contexts...))
 	o.reacts = o.reacts || n.reacts
+	o.queued += n.queued
+	// Folded again only once it has doubled: each merge costs the new
+	// contexts, not the whole run.
+	if o.queued > max(maxQueuedEventBytes, 2*o.folded) {
+		o.contexts = hook.LastStates(o.contexts, maxQueuedEventBytes)
+		o.queued = hook.QueuedBytes(o.contexts)
+		o.folded = o.queued
+	}
 }
 
 // handle runs one task.
@@ -220,20 +238,47 @@ func (e *Engine) startBindings(ctx context.Context, he *hookEntry, activation st
 	if he.module != "" {
 		kind = KindModuleHookRun
 	}
-	var main []*queue.Task
+	return syncTasks(he, kind, activation, e.oneShot, e.queues.Add)
+}
+
+// syncTasks makes the Synchronization runs of a hook's kubernetes
+// bindings: those that wait for synchronization (all in a one-shot run)
+// are returned, to run now in main; the others are handed to add. As
+// shell-operator combines the queued runs of one hook that follow a
+// grouped Synchronization, a grouped binding's run takes in the
+// Synchronizations of the bindings after it that go to the same place,
+// and keeps one Group context per group (hook.Combine).
+func syncTasks(he *hookEntry, kind, activation string, oneShot bool, add func(...*queue.Task) error) ([]*queue.Task, error) {
+	var main, queued []*queue.Task
+	last := map[string]*queue.Task{} // by destination: the queue's name, or "" for now in main
 	for i, b := range he.cfg.Kubernetes {
 		if !b.ExecuteHookOnSynchronization || i >= len(he.syncs) {
 			continue
 		}
+		dest := "queue/" + b.Queue
+		if b.WaitForSynchronization || oneShot {
+			dest = ""
+		}
+		if prev := last[dest]; prev != nil {
+			if d := prev.Data.(*hookRun); d.contexts[0].Group != "" {
+				d.contexts = hook.Combine(append(d.contexts, he.syncs[i]))
+				prev.Description += ", " + b.Name
+				continue
+			}
+		}
 		t := &queue.Task{Kind: kind, Description: fmt.Sprintf("%s kubernetes Synchronization %s", he.label(), b.Name),
 			AllowFailure: b.AllowFailure,
 			Data:         &hookRun{entry: he, binding: hook.Kubernetes, contexts: []hook.BindingContext{he.syncs[i]}, activation: activation}}
-		if b.WaitForSynchronization || e.oneShot {
+		last[dest] = t
+		if dest == "" {
 			main = append(main, t)
 			continue
 		}
 		t.Queue = b.Queue
-		if err := e.queues.Add(t); err != nil {
+		queued = append(queued, t)
+	}
+	if len(queued) > 0 {
+		if err := add(queued...); err != nil {
 			return nil, err
 		}
 	}
@@ -265,14 +310,20 @@ func (e *Engine) kubeEvent(he *hookEntry, ev kubebind.Event) {
 		return
 	}
 	b := ev.Binding
+	if ev.Context.Group != "" {
+		// A group's context is written with the group's snapshots only,
+		// read when the hook runs: its object is not kept while queued.
+		ev.Context.Objects = nil
+	}
 	kind := KindGlobalHookRun
 	if he.module != "" {
 		kind = KindModuleHookRun
 	}
 	t := &queue.Task{Queue: b.Queue, Kind: kind, AllowFailure: b.AllowFailure,
 		Description: fmt.Sprintf("%s kubernetes %s", he.label(), b.Name),
-		CompactKey:  "hook/" + he.label() + "/" + b.Queue,
-		Data:        &hookRun{entry: he, binding: hook.Kubernetes, contexts: []hook.BindingContext{ev.Context}, activation: "Kubernetes", reacts: true}}
+		CompactKey:  "hook/" + he.label() + "/" + b.Queue, Neighbour: true,
+		Data: &hookRun{entry: he, binding: hook.Kubernetes, contexts: []hook.BindingContext{ev.Context}, activation: "Kubernetes", reacts: true,
+			queued: hook.QueuedBytes([]hook.BindingContext{ev.Context})}}
 	if err := e.queues.Add(t); err != nil {
 		e.log.Error("queueing a kubernetes event", "hook", he.label(), "error", err)
 	}
@@ -286,8 +337,8 @@ func (e *Engine) scheduleFired(he *hookEntry, sb *hook.ScheduleBinding) {
 	}
 	t := &queue.Task{Queue: sb.Queue, Kind: kind, AllowFailure: sb.AllowFailure,
 		Description: fmt.Sprintf("%s schedule %s", he.label(), sb.Name),
-		CompactKey:  "hook/" + he.label() + "/" + sb.Queue,
-		Data:        &hookRun{entry: he, binding: hook.Schedule, contexts: []hook.BindingContext{sb.Context()}, activation: "Schedule", reacts: true}}
+		CompactKey:  "hook/" + he.label() + "/" + sb.Queue, Neighbour: true,
+		Data: &hookRun{entry: he, binding: hook.Schedule, contexts: []hook.BindingContext{sb.Context()}, activation: "Schedule", reacts: true}}
 	if err := e.queues.Add(t); err != nil {
 		e.log.Error("queueing a schedule run", "hook", he.label(), "error", err)
 	}
@@ -398,8 +449,12 @@ func (e *Engine) discover(ctx context.Context, d *converge) ([]*queue.Task, erro
 		return nil, err
 	}
 
+	// Step 6 first, as addon-operator's ConvergeModules queues them: the
+	// disabled modules' deletes, in reverse module order (a module that
+	// comes later, and may depend on an earlier one, goes first).
+	slices.Reverse(deletes)
+	tasks := deletes
 	// Step 5: module runs, the modules of one order together.
-	var tasks []*queue.Task
 	for i := 0; i < len(enabled); {
 		order := e.mods[enabled[i]].m.Order
 		j := i
@@ -416,7 +471,6 @@ func (e *Engine) discover(ctx context.Context, d *converge) ([]*queue.Task, erro
 		}
 		i = j
 	}
-	tasks = append(tasks, deletes...)
 	tasks = append(tasks, purges...)
 	e.mu.Lock()
 	entries := e.global
@@ -623,6 +677,7 @@ func (e *Engine) deleteModule(ctx context.Context, name string) error {
 		return fmt.Errorf("module %s: deleting its release: %w", name, err)
 	}
 	if existed {
+		e.log.Info("helm delete", "module", name, "release", name)
 		e.record("module " + name + " release deleted")
 	}
 	for _, he := range sortedWith(hooks, hook.AfterDeleteHelm) {

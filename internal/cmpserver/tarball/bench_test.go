@@ -81,6 +81,7 @@ func BenchmarkReceive(b *testing.B) {
 			closeWS := func(b *testing.B, ws *tarball.Workspace, closing *time.Duration) {
 				b.StopTimer()
 				start := time.Now()
+				ws.Settle(nil)
 				if err := ws.Close(); err != nil {
 					b.Fatal(err)
 				}
@@ -147,10 +148,12 @@ func BenchmarkReceive(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := s.SetRecycling(tarball.Recycling{Mark: func() int64 { return 0 }, Quiet: func(int64) (bool, error) { return true, nil }}); err != nil {
+				if err := s.SetRecycling(tarball.Recycling{}); err != nil {
 					b.Skip(err)
 				}
-				receive(b, s, tarball.Options{}).Close()
+				ws := receive(b, s, tarball.Options{})
+				ws.Settle(nil)
+				ws.Close()
 				time.Sleep(100 * time.Millisecond)
 				var closing time.Duration
 				b.ResetTimer()

@@ -38,13 +38,13 @@ type Workspace struct {
 	err     error
 
 	// With recycling: the Store to give the copy back to, what it is a
-	// copy of, and when it was handed out (Recycling.Mark's and the
-	// system clock's time).
-	store  *Store
-	key    poolKey
-	tree   *tree
-	mark   int64
-	handed time.Time
+	// copy of, when it last matched its tree, and what Settle said.
+	store   *Store
+	key     poolKey
+	tree    *tree
+	handed  time.Time
+	settled bool
+	busy    error
 }
 
 // Dir returns the directory holding the repository: the root of the

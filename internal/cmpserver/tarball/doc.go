@@ -178,22 +178,32 @@
 // handing a used copy to another request safe:
 //
 //   - Nothing of the earlier request still runs. A command could leave a
-//     process behind (a daemon, out of its process group) that writes the
-//     copy after it was checked. So the Store asks [Recycling.Quiet]
-//     first; the server answers with hookexec.Survivors, having made
-//     itself the subreaper of its commands (hookexec.AdoptOrphans), so
-//     that every process a command leaves behind becomes its child. A
-//     child started after the workspace was handed out (within a 10 ms
-//     tick), alive, and not a running command is such a process: the
-//     workspace is then removed, not kept. A running command, and what it
-//     starts, is confined to another workspace by its own sandbox; a
-//     process left behind earlier was started before the hand-out.
+//     task behind (a daemon out of its process group, a process whose
+//     main thread exited while another thread lives, a clone that sends
+//     no SIGCHLD) that writes the copy after it was checked. So the Store
+//     keeps a workspace only after [Workspace.Settle](nil): the caller's
+//     word that nothing it gave the workspace to can still run. The
+//     server gives it once the hookexec.Tracker of the request closed
+//     without error: every command ran as the init of its own PID
+//     namespace, which the kernel empties before the init can be reaped
+//     and no task can leave; or, where namespaces are refused, the
+//     Tracker killed and reaped every child of the server (its subreaper,
+//     so every orphan is one) started since the request began, until a
+//     reading of the process table found none, and found none it could
+//     not attribute. Any doubt, or no Settle, removes the workspace
+//     ([Stats] RecycleBusy, RecycleUnsettled). What this trusts is the
+//     kernel's PID namespaces, or its re-parenting to a subreaper and its
+//     process start times; not the commands.
 //   - Every change is found. The kernel sets a file's change time (ctime)
 //     on every write, truncation, mode change, link, rename or extended
 //     attribute change, and no system call sets it back. An entry whose
-//     change time lies before the hand-out less a margin (2 s: file
-//     systems date with a clock one tick behind, some in whole seconds) is
-//     untouched and costs a stat. Any other file is read and compared
+//     change time lies before the copy was last known to match its tree
+//     (the start of its last check, or the end of its copy) less a margin
+//     (2 s: file systems date with a clock one tick behind, some in whole
+//     seconds) is untouched and costs a stat. By induction it matches the
+//     tree: it did when that check began or it was read then. So even a
+//     write after a check, had anything survived to make one, is found by
+//     the next check, not trusted for having come before a hand-out. Any other file is read and compared
 //     with the cached one, and rewritten in place when it differs (a
 //     write, not a new file); its mode is reset; any other directory is
 //     listed and compared with the tree. Only ext4, XFS, Btrfs, tmpfs and

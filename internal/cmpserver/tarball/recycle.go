@@ -15,17 +15,6 @@ import (
 // package documentation ("Recycling workspaces") for why, and for what is
 // checked before a copy is handed out again.
 type Recycling struct {
-	// Mark returns the current time on the clock Quiet understands; the
-	// Store takes one when it hands out a workspace, before any command
-	// can use it.
-	Mark func() int64
-	// Quiet reports whether no process that may have been started since
-	// mark (by the commands a workspace was handed to) is still running.
-	// The workspace of a Close that finds one still running is removed,
-	// not kept. Once all of a workspace's commands have returned, a
-	// process they left behind is the only thing that could still write
-	// to it.
-	Quiet func(mark int64) (bool, error)
 	// MaxBytes bounds the repository bytes kept in closed workspaces
 	// waiting for a request (0: DefaultRecycleBytes); past it, those
 	// waiting longest are removed.
@@ -35,7 +24,8 @@ type Recycling struct {
 // DefaultRecycleBytes is Recycling.MaxBytes when it is 0.
 const DefaultRecycleBytes = 2 << 30
 
-// recycleMargin is how far back from the time a workspace was handed out
+// recycleMargin is how far back from the time a workspace was last known
+// to match its tree (the start of its last check, or the end of its copy)
 // a change time must lie for the file to be taken as unchanged without
 // reading it: file systems date changes with a clock that may lag the
 // system clock by a scheduler tick, and some keep whole seconds only.
@@ -57,7 +47,11 @@ type kept struct {
 	dir   string
 	tree  *tree
 	bytes int64
-	elem  *list.Element // in pool.order
+	// checked is when its last check started: every file it holds
+	// matched the tree then, or was changed since, with a change time
+	// after it.
+	checked time.Time
+	elem    *list.Element // in pool.order
 }
 
 // pool holds the kept workspaces; the Store's mutex guards it.
@@ -77,9 +71,6 @@ type pool struct {
 // where the checks cannot be trusted (see the package documentation).
 // Call it before the Store is used.
 func (s *Store) SetRecycling(r Recycling) error {
-	if r.Mark == nil || r.Quiet == nil {
-		return errors.New("recycling workspaces needs Mark and Quiet")
-	}
 	if err := recyclable(s.work); err != nil {
 		return err
 	}
@@ -198,13 +189,13 @@ func (s *Store) recycle(w *Workspace) error {
 	p.pending[key]++
 	s.mu.Unlock()
 	var e *entry
+	checked := time.Now()
 	err := func() error {
-		quiet, err := p.rec.Quiet(w.mark)
-		if err != nil {
-			return fmt.Errorf("%w: %w", errBusy, err)
+		if !w.settled {
+			return errUnsettled
 		}
-		if !quiet {
-			return errBusy
+		if w.busy != nil {
+			return fmt.Errorf("%w: %w", errBusy, w.busy)
 		}
 		s.mu.Lock()
 		if e = s.entries[key.sum]; e == nil || e.tree != w.tree {
@@ -236,7 +227,7 @@ func (s *Store) recycle(w *Workspace) error {
 	switch {
 	case err == nil:
 		s.stats.Recycled++
-		k := &kept{key: key, dir: w.dir, tree: w.tree, bytes: w.tree.bytes}
+		k := &kept{key: key, dir: w.dir, tree: w.tree, bytes: w.tree.bytes, checked: checked}
 		k.elem = p.order.PushFront(k)
 		p.idle[key] = append(p.idle[key], k)
 		p.bytes += k.bytes
@@ -258,6 +249,8 @@ func (s *Store) recycle(w *Workspace) error {
 		}
 	case errors.Is(err, errBusy):
 		s.stats.RecycleBusy++
+	case errors.Is(err, errUnsettled):
+		s.stats.RecycleUnsettled++
 	case errors.Is(err, errGone):
 		// Evicted: not worth counting apart.
 	default:
@@ -278,21 +271,33 @@ func (s *Store) recycle(w *Workspace) error {
 }
 
 var (
-	errBusy = errors.New("a process its commands started is still running")
-	errGone = errors.New("its repository left the cache")
+	errBusy      = errors.New("a process its commands started may still run")
+	errUnsettled = errors.New("closed without Settle")
+	errGone      = errors.New("its repository left the cache")
 )
 
 // handOut makes the Workspace for a kept workspace, or for a new copy
-// in dir.
-func (s *Store) handOut(dir string, e *entry, key poolKey) *Workspace {
+// in dir; since is when it last matched its tree (the start of its last
+// check; now, for a new copy).
+func (s *Store) handOut(dir string, e *entry, key poolKey, since time.Time) *Workspace {
 	n := e.tree.bytes
 	w := &Workspace{dir: dir, repo: filepath.Join(dir, "repo"), tmp: filepath.Join(dir, "tmp"), removed: func() { s.disk.give(n) }}
 	if s.pool != nil {
 		w.store, w.key, w.tree = s, key, e.tree
-		w.mark = s.pool.rec.Mark()
-		w.handed = time.Now()
+		w.handed = since
 	}
 	return w
+}
+
+// Settle says, before Close, whether anything that was given w may still
+// write it. A caller that recycles workspaces ([Store.SetRecycling]) calls
+// it once the commands it ran in w have ended: with nil when it has made
+// sure that nothing they started still runs (every task killed and gone),
+// or with why it could not. Close keeps w for a later request only after
+// Settle(nil); otherwise it removes it, counted in [Stats] as
+// RecycleBusy, or RecycleUnsettled when Settle was never called.
+func (w *Workspace) Settle(busy error) {
+	w.settled, w.busy = true, busy
 }
 
 // keepOrRemove ends w: recycled when its Store recycles, else removed.

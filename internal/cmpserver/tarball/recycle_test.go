@@ -8,8 +8,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -19,31 +19,21 @@ import (
 	"github.com/strata-dev/strata/internal/cmpserver/tarball"
 )
 
-// recycling returns a Store that recycles workspaces, with a Quiet that
-// answers what *quiet holds, and the marks Quiet was asked about.
-func recycling(t *testing.T, quiet *atomic.Bool) (*tarball.Store, string, *marks) {
+// recycling returns a Store that recycles workspaces.
+func recycling(t *testing.T) (*tarball.Store, string) {
 	t.Helper()
 	s, root := newStore(t, 1<<30)
-	m := &marks{}
-	err := s.SetRecycling(tarball.Recycling{
-		Mark: func() int64 { return m.next.Add(1) },
-		Quiet: func(mark int64) (bool, error) {
-			m.mu.Lock()
-			m.asked = append(m.asked, mark)
-			m.mu.Unlock()
-			return quiet.Load(), nil
-		},
-	})
-	if err != nil {
+	if err := s.SetRecycling(tarball.Recycling{}); err != nil {
 		t.Skipf("SetRecycling: %v", err)
 	}
-	return s, root, m
+	return s, root
 }
 
-type marks struct {
-	next  atomic.Int64
-	mu    sync.Mutex
-	asked []int64
+// settled says of ws that nothing its commands started still runs, as
+// the server does once its request's Tracker closed, and returns it.
+func settled(ws *tarball.Workspace) *tarball.Workspace {
+	ws.Settle(nil)
+	return ws
 }
 
 func write(t *testing.T, name, body string) {
@@ -68,8 +58,10 @@ func TestRecycle(t *testing.T) {
 	tests := []struct {
 		name   string
 		tamper func(t *testing.T, repo, tmp string)
-		busy   bool // a process the commands started still runs
-		reused bool
+		busy   bool // a process the commands started may still run
+		// unsettled: closed without Settle
+		unsettled bool
+		reused    bool
 	}{
 		{name: "untouched", tamper: func(*testing.T, string, string) {}, reused: true},
 		{name: "content rewritten, same size", reused: true, tamper: func(t *testing.T, repo, _ string) {
@@ -141,20 +133,22 @@ func TestRecycle(t *testing.T) {
 		{name: "a process still running", busy: true, tamper: func(t *testing.T, repo, _ string) {
 			write(t, repo+"/app/values.yaml", "replicas: 9\n")
 		}},
+		{name: "not settled", unsettled: true, tamper: func(t *testing.T, repo, _ string) {}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var quiet atomic.Bool
-			quiet.Store(!tt.busy)
-			s, root, m := recycling(t, &quiet)
+			s, root := recycling(t)
 			ws := receive(t, s, data, tarball.Options{})
 			dir := ws.Dir()
 			tt.tamper(t, ws.Dir(), ws.TempDir())
+			switch {
+			case tt.busy:
+				ws.Settle(errors.New("1 process could not be killed"))
+			case !tt.unsettled:
+				ws.Settle(nil)
+			}
 			if err := ws.Close(); err != nil {
 				t.Fatalf("Close() = %v", err)
-			}
-			if diff := cmp.Diff([]int64{1}, m.asked); diff != "" {
-				t.Errorf("marks Quiet was asked about (-want +got):\n%s", diff)
 			}
 			_, err := os.Lstat(dir)
 			if kept := err == nil; kept != tt.reused {
@@ -183,6 +177,8 @@ func TestRecycle(t *testing.T) {
 				want.Recycled, want.Reused = 1, 1
 			case tt.busy:
 				want.RecycleBusy = 1
+			case tt.unsettled:
+				want.RecycleUnsettled = 1
 			default:
 				want.RecycleChanged = 1
 			}
@@ -190,7 +186,7 @@ func TestRecycle(t *testing.T) {
 			if diff := cmp.Diff(want, st); diff != "" {
 				t.Errorf("Stats() (-want +got):\n%s", diff)
 			}
-			ws2.Close()
+			settled(ws2).Close()
 			must(t, s.Close())
 			if _, err := os.Lstat(root + "/work"); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("after the Store's Close, its work directory: %v", err)
@@ -204,13 +200,11 @@ func TestRecycle(t *testing.T) {
 // after a later hand-out is still found.
 func TestRecycleUnchangedSinceLongAgo(t *testing.T) {
 	defer tarball.SetRecycleMargin(50 * time.Millisecond)()
-	var quiet atomic.Bool
-	quiet.Store(true)
-	s, _, _ := recycling(t, &quiet)
+	s, _ := recycling(t)
 	data := tgz(t, repoEntries...)
 	ws := receive(t, s, data, tarball.Options{})
 	dir := ws.Dir()
-	must(t, ws.Close())
+	must(t, settled(ws).Close())
 	time.Sleep(100 * time.Millisecond)
 	for i, body := range []string{"replicas: 2\n", "replicas: 3\n"} {
 		ws := receive(t, s, data, tarball.Options{})
@@ -219,7 +213,7 @@ func TestRecycleUnchangedSinceLongAgo(t *testing.T) {
 		}
 		// Right after the hand-out, within the file system's clock tick.
 		write(t, ws.Dir()+"/app/values.yaml", body)
-		must(t, ws.Close())
+		must(t, settled(ws).Close())
 	}
 	ws = receive(t, s, data, tarball.Options{})
 	if ws.Dir() != dir {
@@ -230,17 +224,45 @@ func TestRecycleUnchangedSinceLongAgo(t *testing.T) {
 	}
 }
 
+// TestRecycleWriteAfterCheck: a write that lands after a workspace was
+// checked (by a task that outlived the check) is found by the next check,
+// however long before the next hand-out it came: untouched means
+// unchanged since the last check began, not since the hand-out.
+func TestRecycleWriteAfterCheck(t *testing.T) {
+	defer tarball.SetRecycleMargin(50 * time.Millisecond)()
+	s, _ := recycling(t)
+	data := tgz(t, repoEntries...)
+	ws := receive(t, s, data, tarball.Options{})
+	dir := ws.Dir()
+	must(t, settled(ws).Close())
+	time.Sleep(100 * time.Millisecond)
+	// Checked and kept; now rewritten, same size, well before the next
+	// hand-out.
+	orig, err := os.ReadFile(dir + "/app/values.yaml")
+	must(t, err)
+	write(t, dir+"/app/values.yaml", strings.Repeat("x", len(orig)-1)+"\n")
+	time.Sleep(200 * time.Millisecond)
+	ws = receive(t, s, data, tarball.Options{})
+	if ws.Dir() != dir {
+		t.Fatalf("got a new workspace")
+	}
+	must(t, settled(ws).Close())
+	ws = receive(t, s, data, tarball.Options{})
+	if diff := cmp.Diff(repoTree, listing(t, ws.Dir())); diff != "" {
+		t.Errorf("workspace after the next check (-want +got):\n%s", diff)
+	}
+	must(t, settled(ws).Close())
+}
+
 // TestRecycleKeys: a workspace goes only to a request of the same
 // repository with the same file modes.
 func TestRecycleKeys(t *testing.T) {
-	var quiet atomic.Bool
-	quiet.Store(true)
-	s, _, _ := recycling(t, &quiet)
+	s, _ := recycling(t)
 	data := tgz(t, repoEntries...)
 	other := tgz(t, reg("other.yaml", "x: 1\n"))
 	ws := receive(t, s, data, tarball.Options{})
 	dir := ws.Dir()
-	must(t, ws.Close())
+	must(t, settled(ws).Close())
 	for _, r := range []struct {
 		data []byte
 		opts tarball.Options
@@ -249,13 +271,13 @@ func TestRecycleKeys(t *testing.T) {
 		if ws.Dir() == dir {
 			t.Errorf("Receive(%+v) got the workspace of another kind of request", r.opts)
 		}
-		ws.Close()
+		settled(ws).Close()
 	}
 	ws = receive(t, s, data, tarball.Options{})
 	if ws.Dir() != dir {
 		t.Errorf("the workspace was not kept for its own kind of request")
 	}
-	ws.Close()
+	settled(ws).Close()
 }
 
 // TestRecycleBounds: kept workspaces are bounded in bytes, and leave with
@@ -269,15 +291,13 @@ func TestRecycleBounds(t *testing.T) {
 			size += int64(len(v) - len("f 0644 "))
 		}
 	}
-	must(t, s.SetRecycling(tarball.Recycling{
-		Mark: func() int64 { return 0 }, Quiet: func(int64) (bool, error) { return true, nil }, MaxBytes: 2 * size,
-	}))
+	must(t, s.SetRecycling(tarball.Recycling{MaxBytes: 2 * size}))
 	var open []*tarball.Workspace
 	for range 4 {
 		open = append(open, receive(t, s, data, tarball.Options{}))
 	}
 	for _, ws := range open {
-		must(t, ws.Close())
+		must(t, settled(ws).Close())
 	}
 	if st := s.Stats(); st.Kept != 2 || st.KeptBytes != 2*size || st.Recycled != 4 {
 		t.Errorf("after closing 4 workspaces with room for 2: Kept %d, KeptBytes %d, Recycled %d; want 2, %d, 4", st.Kept, st.KeptBytes, st.Recycled, 2*size)
@@ -289,14 +309,14 @@ func TestRecycleBounds(t *testing.T) {
 	fits := s.Stats().Bytes // the cache's size with data's tree alone
 	small, err := tarball.NewStore(filepath.Join(t.TempDir(), "small"), fits)
 	must(t, err)
-	must(t, small.SetRecycling(tarball.Recycling{Mark: func() int64 { return 0 }, Quiet: func(int64) (bool, error) { return true, nil }}))
+	must(t, small.SetRecycling(tarball.Recycling{}))
 	ws := receive(t, small, data, tarball.Options{})
-	must(t, ws.Close())
+	must(t, settled(ws).Close())
 	if st := small.Stats(); st.Kept != 1 {
 		t.Fatalf("Kept = %d, want 1", st.Kept)
 	}
 	ws = receive(t, small, tgz(t, reg("other.yaml", "x: 1\n")), tarball.Options{})
-	must(t, ws.Close())
+	must(t, settled(ws).Close())
 	if st := small.Stats(); st.Kept != 1 || st.Entries != 1 {
 		t.Errorf("after the eviction: Kept %d, Entries %d; want 1 and 1 (the other repository's)", st.Kept, st.Entries)
 	}
@@ -305,9 +325,7 @@ func TestRecycleBounds(t *testing.T) {
 // TestRecycleConcurrent: requests of one repository at once, each
 // tampering with its workspace, each getting a pristine one.
 func TestRecycleConcurrent(t *testing.T) {
-	var quiet atomic.Bool
-	quiet.Store(true)
-	s, _, _ := recycling(t, &quiet)
+	s, _ := recycling(t)
 	data := tgz(t, repoEntries...)
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -328,7 +346,7 @@ func TestRecycleConcurrent(t *testing.T) {
 				case 1:
 					os.WriteFile(filepath.Join(ws.Dir(), "app/extra"), nil, 0o644)
 				}
-				ws.Close()
+				settled(ws).Close()
 			}
 		})
 	}

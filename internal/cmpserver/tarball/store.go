@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // A Store receives repository tarballs and keeps what it extracted, keyed
@@ -75,14 +76,15 @@ type Stats struct {
 	// With recycling (SetRecycling): Reused counts the Receives that got
 	// a recycled workspace instead of a new copy; Recycled the closed
 	// workspaces checked and kept; RecycleBusy those removed because a
-	// process their commands started was still running; RecycleChanged
+	// process their commands started may still have run (Workspace.
+	// Settle), RecycleUnsettled those closed without Settle; RecycleChanged
 	// those removed because their commands had changed them in a way the
 	// check does not repair (see the package documentation). Kept and
 	// KeptBytes are the workspaces kept now and their repositories'
 	// bytes.
-	Reused, Recycled, RecycleBusy, RecycleChanged uint64
-	Kept                                          int
-	KeptBytes                                     int64
+	Reused, Recycled, RecycleBusy, RecycleUnsettled, RecycleChanged uint64
+	Kept                                                            int
+	KeptBytes                                                       int64
 }
 
 // DefaultCacheBytes is the size of a Store's cache when NewStore is given 0.
@@ -473,7 +475,7 @@ func (s *Store) workspace(ctx context.Context, e *entry, opts Options, lim Limit
 	key := poolKey{e.key, opts.PreserveFileMode}
 	if s.pool != nil {
 		if k := s.kept(ctx, e, key); k != nil {
-			return s.handOut(k.dir, e, key), nil
+			return s.handOut(k.dir, e, key, k.checked), nil
 		}
 	}
 	dir, err := os.MkdirTemp(s.work, "ws-")
@@ -482,7 +484,7 @@ func (s *Store) workspace(ctx context.Context, e *entry, opts Options, lim Limit
 		return nil, fmt.Errorf("creating the repository workspace: %w", err)
 	}
 	n := e.tree.bytes
-	ws := s.handOut(dir, e, key)
+	ws := s.handOut(dir, e, key, time.Time{})
 	err = os.Mkdir(ws.tmp, 0o700)
 	if err == nil {
 		err = os.Mkdir(ws.repo, 0o700)
@@ -498,6 +500,7 @@ func (s *Store) workspace(ctx context.Context, e *entry, opts Options, lim Limit
 		}
 		return nil, fmt.Errorf("copying the repository into its workspace: %w", err)
 	}
+	ws.handed = time.Now() // the copy is complete: it matches the tree
 	return ws, nil
 }
 

@@ -81,7 +81,7 @@ func TestRenderFromCluster(t *testing.T) {
 		t.Fatalf("examples/layers Apps: %v, %v", apps, err)
 	}
 	app := apps[0].App
-	want, err := (&layers.Renderer{Source: files}).Render(ctx, app, nil)
+	want, err := (&layers.Renderer{Source: files, Namespaces: layers.Namespaces{Any: true}}).Render(ctx, app, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestRenderFromCluster(t *testing.T) {
 	if diff := cmp.Diff(app.Spec, stored.Spec); diff != "" {
 		t.Errorf("App spec after a round trip through the API server (-sent +stored):\n%s", diff)
 	}
-	got, err := (&layers.Renderer{Source: src}).Render(ctx, stored, nil)
+	got, err := (&layers.Renderer{Source: src, Namespaces: layers.Namespaces{Any: true}}).Render(ctx, stored, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

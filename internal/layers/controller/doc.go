@@ -15,10 +15,14 @@
 // to — through field indexes on the references of Apps and Catalogs — so
 // that a change to any layer reaches the outputs within seconds. The App's
 // Ready condition says whether the outputs are up to date; when a layer
-// cannot be read or merged it turns False with a reason (InvalidSpec,
+// cannot be read or merged it turns False with a reason (NamespaceNotAllowed, InvalidSpec,
 // CatalogNotFound, ConfigMapMergeFailed, SecretMergeFailed, OutputConflict,
 // WriteFailed) and a message naming the object and the field that lists it,
 // the last good outputs stay untouched, and a Warning Event is recorded.
+//
+// An App reads only its own namespace and the namespaces the administrator
+// allows (Manager.Namespaces): every reference elsewhere — its Catalog, the
+// Catalog's layers, its own layers — is refused before anything is read.
 //
 // Manager runs the controller with leader election on a Lease, metrics on
 // controller-runtime's registry and health probes.

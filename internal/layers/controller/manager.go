@@ -68,6 +68,16 @@ type Manager struct {
 	// SkipCatalog leaves the Catalogs' layers out, and does not watch
 	// Catalogs.
 	SkipCatalog bool
+	// Namespaces are the namespaces an App may read besides its own (the
+	// Catalogs', the platform's configuration); the zero value allows its
+	// own only. A layer elsewhere fails its App (NamespaceNotAllowed)
+	// before anything is read.
+	Namespaces layers.Namespaces
+	// MaxRenderCost bounds the memory the parsed layers of one App may
+	// take, in bytes; an App over it fails alone (ConfigMapMergeFailed or
+	// SecretMergeFailed, the layer refused before it is built). Zero means
+	// DefaultMaxRenderCost.
+	MaxRenderCost int64
 	// Concurrency is how many Apps are reconciled at once; zero means
 	// DefaultConcurrency.
 	Concurrency int
@@ -194,6 +204,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		watching = "all namespaces"
 	}
 	slogger.Info("starting the layers controller", "apiServer", cfg.Host, "namespace", watching,
+		"appsRead", m.Namespaces.String(),
 		"leaderElection", m.LeaderElection, "metrics", m.MetricsBindAddress, "probes", m.HealthProbeBindAddress)
 	go func() {
 		select {
@@ -283,6 +294,8 @@ func (m *Manager) setup(ctx context.Context, mgr manager.Manager) error {
 		recorder:    mgr.GetEventRecorder(EventSource),
 		metrics:     met,
 		skipCatalog: m.SkipCatalog,
+		namespaces:  m.Namespaces,
+		maxCost:     orDefault(m.MaxRenderCost, DefaultMaxRenderCost),
 		now:         time.Now,
 	}
 	mp := mapper{reader: mgr.GetCache(), skipCatalog: m.SkipCatalog}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/strata-dev/strata/internal/stamp"
 )
 
 // metrics are the controller's own, beside controller-runtime's
@@ -74,6 +76,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if err == nil {
 		m.writes, err = register(reg, m.writes)
 	}
+	if err == nil {
+		_, err = register(reg, stamp.Get().Collector())
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -120,3 +125,29 @@ func (m *metrics) forget(namespace, app string) {
 	m.ready.Delete(labels)
 	m.lastSuccess.Delete(labels)
 }
+
+// MetricCollectors returns the collectors of the controller's own
+// metrics (strata_layers_*): the names and types dashboards and alerts
+// may use, those of vectors with no series yet included
+// (deploy/observability checks them).
+func MetricCollectors() []prometheus.Collector {
+	var rec recorder
+	if _, err := newMetrics(&rec); err != nil {
+		panic(err) // a recorder takes every collector
+	}
+	return rec.collectors
+}
+
+// A recorder is a Registerer that keeps what it is given.
+type recorder struct{ collectors []prometheus.Collector }
+
+func (r *recorder) Register(c prometheus.Collector) error {
+	r.collectors = append(r.collectors, c)
+	return nil
+}
+
+func (r *recorder) MustRegister(cs ...prometheus.Collector) {
+	r.collectors = append(r.collectors, cs...)
+}
+
+func (r *recorder) Unregister(prometheus.Collector) bool { return false }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,6 +47,12 @@ const (
 // of up to 1.5 MiB, and kubelets mount ConfigMaps and Secrets of up to 1 MiB.
 const maxOutputBytes = 1 << 20
 
+// DefaultMaxRenderCost bounds the memory the parsed layers of one App may
+// take (layers.Renderer.MaxCost), about 131,000 values: with the default
+// concurrency of 4, and the merged copies, a few hundred MiB at most of
+// the Deployment's 512Mi, whatever the tenants write.
+const DefaultMaxRenderCost = 32 << 20
+
 // eventRecorder is the part of controller-runtime's recorder the
 // reconciler uses.
 type eventRecorder interface {
@@ -60,6 +67,8 @@ type reconciler struct {
 	recorder    eventRecorder
 	metrics     *metrics
 	skipCatalog bool
+	namespaces  layers.Namespaces
+	maxCost     int64 // layers.Renderer.MaxCost
 	now         func() time.Time
 }
 
@@ -96,7 +105,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	logger := log.FromContext(ctx)
 
 	start := time.Now()
-	rendered, renderErr := (&layers.Renderer{Source: r.source, SkipCatalog: r.skipCatalog}).Render(ctx, &app, nil)
+	rendered, renderErr := (&layers.Renderer{Source: r.source, SkipCatalog: r.skipCatalog, Namespaces: r.namespaces,
+		MaxCost: r.maxCost}).Render(ctx, &app, nil)
 	r.metrics.observeRender(time.Since(start), renderErr)
 	if renderErr != nil {
 		reason, transient := classify(renderErr)
@@ -282,7 +292,7 @@ func encodeValues(v map[string]any, what string) ([]byte, error) {
 	if v == nil {
 		v = map[string]any{}
 	}
-	if document.SizeExceeds(v, maxOutputBytes) {
+	if document.SizeExceeds(v, maxOutputBytes) || yamlSizeExceeds(v, maxOutputBytes) {
 		// Known before encoding, which would cost many times the text.
 		return nil, &outputError{reason: ReasonMergeFailed, err: fmt.Errorf(
 			"the merged %s is more than %d bytes of YAML, more than a ConfigMap or Secret can hold: move values out of the layers",
@@ -298,6 +308,49 @@ func encodeValues(v map[string]any, what string) ([]byte, error) {
 			what, b.Len(), maxOutputBytes)}
 	}
 	return b.Bytes(), nil
+}
+
+// yamlSizeExceeds reports whether v, written as YAML in block style, takes
+// more than max bytes, counting a lower bound of what the encoder writes
+// ("- " and a line break a list item, ": " and a line break a key, the
+// text of scalars; no indentation), without building anything: a list of
+// 480,000 one-digit numbers is 960 KB of JSON but 2.9 MB of YAML, which
+// the encoder would build as a tree of hundreds of MB first.
+func yamlSizeExceeds(v any, max int64) bool {
+	n := int64(0)
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				n += int64(len(k)) + 3
+				if n > max || walk(e) {
+					return true
+				}
+			}
+		case []any:
+			for _, e := range v {
+				n += 3
+				if n > max || walk(e) {
+					return true
+				}
+			}
+		case string:
+			n += int64(len(v))
+		case int64:
+			n += int64(len(strconv.FormatInt(v, 10)))
+		case float64:
+			n += int64(len(strconv.FormatFloat(v, 'g', -1, 64)))
+		case bool:
+			n += 4
+		case nil:
+			n += 4 // null
+		default:
+			n++
+		}
+		return n > max
+	}
+	return walk(v)
 }
 
 // apply creates obj, or updates it when mutate changes it. obj holds the

@@ -21,6 +21,10 @@ const ConditionReady = "Ready"
 const (
 	// ReasonValuesMerged: the outputs hold the merged values (Ready True).
 	ReasonValuesMerged = "ValuesMerged"
+	// ReasonNamespaceNotAllowed: the App (or its Catalog) names a layer
+	// in a namespace the App may not read; nothing of it was read. The
+	// message names the field and the administrator's setting.
+	ReasonNamespaceNotAllowed = "NamespaceNotAllowed"
 	// ReasonInvalidSpec: the App or its Catalog lists its layers wrongly;
 	// the message has one line per problem, each naming the field.
 	ReasonInvalidSpec = "InvalidSpec"
@@ -58,6 +62,8 @@ func classify(err error) (reason string, transient bool) {
 	var se *sourceError
 	var le *document.LoadError
 	switch {
+	case errors.Is(err, layers.ErrNamespaceNotAllowed):
+		return ReasonNamespaceNotAllowed, false
 	case errors.Is(err, layers.ErrInvalid):
 		return ReasonInvalidSpec, false
 	case errors.As(err, &se):

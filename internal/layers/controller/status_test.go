@@ -116,7 +116,7 @@ func TestClassify(t *testing.T) {
 			if tc.namespace == "other" {
 				app.Namespace = "other"
 			}
-			_, err := (&layers.Renderer{Source: cacheSource{reader: reader, namespace: tc.namespace}}).Render(t.Context(), app, nil)
+			_, err := (&layers.Renderer{Source: cacheSource{reader: reader, namespace: tc.namespace}, Namespaces: layers.Namespaces{Any: true}}).Render(t.Context(), app, nil)
 			if tc.want == "" && !tc.transient {
 				if err != nil {
 					t.Fatalf("Render: %v", err)

@@ -19,6 +19,14 @@ const GlobalKey = "global"
 // EnabledSuffix ends the key of a module's enabled flag.
 const EnabledSuffix = "Enabled"
 
+// MaintenanceSuffix ends the key of a module's maintenance state,
+// addon-operator's `<moduleKey>Maintenance`.
+const MaintenanceSuffix = "Maintenance"
+
+// NoResourceReconciliation is the maintenance state in which a module's
+// hooks run but its Helm release, once installed, is left as it is.
+const NoResourceReconciliation = "NoResourceReconciliation"
+
 // DefaultMaxSize bounds a config document.
 const DefaultMaxSize = 16 << 20
 
@@ -31,6 +39,10 @@ type Config struct {
 	// Enabled are the `<key>Enabled` flags by module values key (without
 	// the suffix).
 	Enabled map[string]bool
+	// Maintenance are the `<key>Maintenance` states by module values key
+	// (without the suffix): true for NoResourceReconciliation, false for
+	// the key set to "" (the default state, Managed).
+	Maintenance map[string]bool
 	// Source names where the config came from, for errors and explain
 	// output (a file name, "ConfigMap ns/name").
 	Source string
@@ -50,7 +62,7 @@ type Section struct {
 
 // Empty returns a config with nothing in it.
 func Empty(source string) *Config {
-	return &Config{Modules: map[string]*Section{}, Enabled: map[string]bool{}, Source: source}
+	return &Config{Modules: map[string]*Section{}, Enabled: map[string]bool{}, Maintenance: map[string]bool{}, Source: source}
 }
 
 // Section returns the values of a section by key (GlobalKey or a module
@@ -69,6 +81,24 @@ func (c *Config) Section(key string) map[string]any {
 		return s.Values
 	}
 	return nil
+}
+
+// Unmanaged reports whether a module key's maintenance state is
+// NoResourceReconciliation.
+func (c *Config) Unmanaged(key string) bool {
+	return c != nil && c.Maintenance[key]
+}
+
+// Mentions reports whether the config has any key for a module key: its
+// section, its enabled flag or its maintenance state.
+func (c *Config) Mentions(key string) bool {
+	if c == nil {
+		return false
+	}
+	_, s := c.Modules[key]
+	_, e := c.Enabled[key]
+	_, m := c.Maintenance[key]
+	return s || e || m
 }
 
 // EnabledFlag returns the `<key>Enabled` flag of a module key, if set.
@@ -94,6 +124,9 @@ func (c *Config) Tree() map[string]any {
 	for k, v := range c.Enabled {
 		out[k+EnabledSuffix] = v
 	}
+	for k, v := range c.Maintenance {
+		out[k+MaintenanceSuffix] = maintenanceText(v)
+	}
 	return out
 }
 
@@ -118,6 +151,12 @@ func FromTree(tree map[string]any, prev *Config) (*Config, error) {
 				return nil, fmt.Errorf("%s: %s must be true or false, not %s", source, k, document.Describe(v))
 			}
 			c.Enabled[key] = b
+		case keyMaintenance:
+			u, err := parseMaintenance(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", source, k, err)
+			}
+			c.Maintenance[key] = u
 		default:
 			m, ok := v.(map[string]any)
 			if !ok && v != nil {
@@ -164,7 +203,7 @@ func (c *Config) Apply(p *values.JSONPatch) (*Config, error) {
 		if rest == "" || top == "" {
 			continue
 		}
-		if kind, _ := classify(top); kind == keyEnabled {
+		if kind, _ := classify(top); kind == keyEnabled || kind == keyMaintenance {
 			continue
 		}
 		if _, ok := tree[top]; !ok {
@@ -197,6 +236,9 @@ type Change struct {
 	Enabled []string
 	// Modules lists the module keys whose section changed, sorted.
 	Modules []string
+	// Maintenance lists the module keys whose maintenance state changed
+	// (an absent key and "" are the same state), sorted.
+	Maintenance []string
 }
 
 // ReloadAll reports whether the change reloads all modules: the global
@@ -204,7 +246,9 @@ type Change struct {
 func (c Change) ReloadAll() bool { return c.Global || len(c.Enabled) > 0 }
 
 // Empty reports whether nothing changed.
-func (c Change) Empty() bool { return !c.Global && len(c.Enabled) == 0 && len(c.Modules) == 0 }
+func (c Change) Empty() bool {
+	return !c.Global && len(c.Enabled) == 0 && len(c.Modules) == 0 && len(c.Maintenance) == 0
+}
 
 func (c Change) String() string {
 	var parts []string
@@ -216,6 +260,9 @@ func (c Change) String() string {
 	}
 	for _, k := range c.Modules {
 		parts = append(parts, "section "+k)
+	}
+	for _, k := range c.Maintenance {
+		parts = append(parts, k+MaintenanceSuffix)
 	}
 	if len(parts) == 0 {
 		return "no change"
@@ -261,8 +308,25 @@ func Diff(old, new *Config) Change {
 			ch.Modules = append(ch.Modules, k)
 		}
 	}
+	clear(keys)
+	if old != nil {
+		for k := range old.Maintenance {
+			keys[k] = true
+		}
+	}
+	if new != nil {
+		for k := range new.Maintenance {
+			keys[k] = true
+		}
+	}
+	for k := range keys {
+		if old.Unmanaged(k) != new.Unmanaged(k) {
+			ch.Maintenance = append(ch.Maintenance, k)
+		}
+	}
 	sort.Strings(ch.Enabled)
 	sort.Strings(ch.Modules)
+	sort.Strings(ch.Maintenance)
 	return ch
 }
 
@@ -291,6 +355,7 @@ const (
 	keyModule keyKind = iota
 	keyGlobal
 	keyEnabled
+	keyMaintenance
 )
 
 // classify tells what a config key is and returns the module key it is
@@ -301,6 +366,8 @@ func classify(k string) (keyKind, string) {
 		return keyGlobal, GlobalKey
 	case len(k) > len(EnabledSuffix) && strings.HasSuffix(k, EnabledSuffix):
 		return keyEnabled, strings.TrimSuffix(k, EnabledSuffix)
+	case len(k) > len(MaintenanceSuffix) && strings.HasSuffix(k, MaintenanceSuffix):
+		return keyMaintenance, strings.TrimSuffix(k, MaintenanceSuffix)
 	}
 	return keyModule, k
 }
@@ -330,4 +397,29 @@ func Encode(c *Config) ([]byte, error) {
 	var b bytes.Buffer
 	err := encodeTo(&b, nil, c)
 	return b.Bytes(), err
+}
+
+// parseMaintenance reads a `<key>Maintenance` value as addon-operator does:
+// NoResourceReconciliation (or all lower case) is true, "" (or null) false.
+func parseMaintenance(v any) (bool, error) {
+	switch v := v.(type) {
+	case nil:
+		return false, nil
+	case string:
+		switch v {
+		case NoResourceReconciliation, "noresourcereconciliation":
+			return true, nil
+		case "":
+			return false, nil
+		}
+		return false, fmt.Errorf("a module's maintenance state can only take 'NoResourceReconciliation', 'noresourcereconciliation' or '' values, got %q", document.Clip(v, 40))
+	}
+	return false, fmt.Errorf("a module's maintenance state can only take 'NoResourceReconciliation', 'noresourcereconciliation' or '' values, got %s", document.Describe(v))
+}
+
+func maintenanceText(unmanaged bool) string {
+	if unmanaged {
+		return NoResourceReconciliation
+	}
+	return ""
 }

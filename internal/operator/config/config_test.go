@@ -49,6 +49,9 @@ func describe(c *config.Config, err error) string {
 	for _, k := range sortedKeys(c.Enabled) {
 		fmt.Fprintf(&b, "%sEnabled: %v\n", k, c.Enabled[k])
 	}
+	for _, k := range sortedKeys(c.Maintenance) {
+		fmt.Fprintf(&b, "%sMaintenance: unmanaged %v\n", k, c.Maintenance[k])
+	}
 	return b.String()
 }
 
@@ -122,6 +125,8 @@ func TestDiff(t *testing.T) {
 		{"enabled flipped", strings.Replace(base, `fooEnabled: "true"`, `fooEnabled: "false"`, 1), config.Change{Enabled: []string{"foo"}}, true},
 		{"enabled added", base + "barEnabled: \"false\"\n", config.Change{Enabled: []string{"bar"}}, true},
 		{"enabled removed", strings.Replace(base, "fooEnabled: \"true\"\n", "", 1), config.Change{Enabled: []string{"foo"}}, true},
+		{"maintenance set", base + "fooMaintenance: NoResourceReconciliation\n", config.Change{Maintenance: []string{"foo"}}, false},
+		{"maintenance empty is no change", base + "fooMaintenance: \"\"\n", config.Change{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			old, err := config.Parse([]byte(base), "a", config.Limits{})

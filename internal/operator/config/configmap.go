@@ -452,11 +452,6 @@ func newerRV(a, b string) bool {
 	return x > y
 }
 
-// maintenanceSuffix ends the keys of addon-operator's module maintenance
-// state, which strata refuses rather than ignores, except empty (the
-// default state, in which strata runs every module).
-const maintenanceSuffix = "MaintenanceState"
-
 // ParseData reads the data of a ConfigMap: each key a section (YAML
 // text), or a `<moduleKey>Enabled` flag ("true"/"false"). source names
 // the ConfigMap in errors, which name the key, and the line within the
@@ -476,15 +471,6 @@ func ParseData(data map[string]string, source string, lim Limits) (*Config, erro
 			Msg: fmt.Sprintf("the data holds %d bytes, more than the limit of %d", size, lim.maxBytes())}
 	}
 	for _, k := range sortedKeys(data) {
-		if strings.HasSuffix(k, maintenanceSuffix) && len(k) > len(maintenanceSuffix) {
-			if data[k] == "" {
-				// addon-operator's "Managed", the state without the key:
-				// every enabled module is reconciled.
-				continue
-			}
-			return nil, &document.LoadError{Source: source, Err: document.ErrSyntax,
-				Msg: k + ": addon-operator's module maintenance state (<moduleKey>" + maintenanceSuffix + ") is not supported: strata reconciles every enabled module; remove the key"}
-		}
 		doc, err := yaml.Marshal(map[string]string{k: data[k]})
 		if err != nil {
 			return nil, fmt.Errorf("%s: key %s: %w", source, k, err)
@@ -496,6 +482,8 @@ func ParseData(data map[string]string, source string, lim Limits) (*Config, erro
 		switch kind, key := classify(k); kind {
 		case keyEnabled:
 			c.Enabled[key] = one.Enabled[key]
+		case keyMaintenance:
+			c.Maintenance[key] = one.Maintenance[key]
 		case keyGlobal:
 			one.Global.Line = 0
 			c.Global = one.Global
@@ -570,6 +558,9 @@ func encodeData(data map[string]string, cur, next *Config) (map[string]string, e
 			continue
 		}
 		out[k+EnabledSuffix] = strconv.FormatBool(b)
+	}
+	for k, u := range next.Maintenance {
+		out[k+MaintenanceSuffix] = maintenanceText(u)
 	}
 	return out, nil
 }

@@ -58,7 +58,7 @@ func TestParseDataErrors(t *testing.T) {
 		{"bad flag", map[string]string{"nginxEnabled": "yes"}, config.Limits{}, `cm: nginxEnabled: must be "true" or "false", not "yes"`},
 		{"bad key", map[string]string{"ingress-nginx": "a: 1"}, config.Limits{}, "cm: ingress-nginx: not a module's values key"},
 		{"bad flag key", map[string]string{"Enabled": "true"}, config.Limits{}, "cm: Enabled: not a module's values key"},
-		{"maintenance state", map[string]string{"nginxMaintenanceState": "NoResourceReconciliation"}, config.Limits{}, "cm: nginxMaintenanceState: addon-operator's module maintenance state (<moduleKey>MaintenanceState) is not supported"},
+		{"maintenance state", map[string]string{"nginxMaintenance": "Paused"}, config.Limits{}, `cm: nginxMaintenance: a module's maintenance state can only take 'NoResourceReconciliation', 'noresourcereconciliation' or '' values, got "Paused"`},
 		{"too many keys", map[string]string{"a": "", "b": "", "c": ""}, config.Limits{MaxKeys: 2}, "cm: 3 keys, more than the limit of 2"},
 		{"too large", map[string]string{"global": strings.Repeat("a", 100)}, config.Limits{MaxBytes: 64}, "cm: the data holds 106 bytes, more than the limit of 64"},
 	}

@@ -29,6 +29,9 @@ const (
 type File struct {
 	// Path is the file.
 	Path string
+	// Name, when set, names the file in errors and sources instead of
+	// Path: the user's file when Path is a private copy of it.
+	Name string
 	// Limits bound the document.
 	Limits Limits
 	// Debounce is how long Watch waits for a burst of writes to settle;
@@ -45,16 +48,23 @@ var _ Store = (*File)(nil)
 // NewFile returns the local config store of a file.
 func NewFile(path string) *File { return &File{Path: path} }
 
+func (f *File) name() string {
+	if f.Name != "" {
+		return f.Name
+	}
+	return f.Path
+}
+
 // read reads and parses the file as it is now.
 func (f *File) read() (*Config, []byte, error) {
 	data, err := document.ReadFile(f.Path, f.Limits.maxBytes())
 	if errors.Is(err, fs.ErrNotExist) {
-		return Empty(f.Path), nil, nil
+		return Empty(f.name()), nil, nil
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the config store: %w", err)
 	}
-	c, err := Parse(data, f.Path, f.Limits)
+	c, err := Parse(data, f.name(), f.Limits)
 	if err != nil {
 		return nil, data, err
 	}
@@ -106,7 +116,7 @@ func (f *File) Patch(ctx context.Context, patch *values.JSONPatch, check func(*C
 			return nil, err
 		}
 		// What we wrote must read back as what we meant.
-		back, err := Parse(b.Bytes(), f.Path, f.Limits)
+		back, err := Parse(b.Bytes(), f.name(), f.Limits)
 		if err != nil || !Equal(back, next) {
 			return nil, fmt.Errorf("updating %s: the rewritten file does not read back as the patched config (%v); the file was left as it was", f.Path, err)
 		}

@@ -17,7 +17,8 @@ func TestParseDataParityAddonOperator(t *testing.T) {
 			{"someModule": "a: 1\n  b: 2\n"},
 			{"someModule": "42"},
 			{"someModuleEnabled": "maybe"},
-			{"someModuleMaintenanceState": "Paused"},
+			{"someModuleMaintenance": "Paused"},
+			{"someModuleMaintenance": "noResourceReconciliation"},
 		} {
 			if _, err := config.ParseData(data, "cm", config.Limits{}); err == nil {
 				t.Errorf("%v: no error", data)
@@ -30,9 +31,11 @@ func TestParseDataParityAddonOperator(t *testing.T) {
 			"alphaEnabled": "false",
 			"beta":         "p: 2\n",
 			"gammaEnabled": "true",
-			// addon-operator's default maintenance state: the same as
-			// no key.
-			"betaMaintenanceState": "",
+			// addon-operator's maintenance states: Managed ("") and
+			// NoResourceReconciliation (also in lower case).
+			"betaMaintenance":  "",
+			"alphaMaintenance": "noresourcereconciliation",
+			"gammaMaintenance": "NoResourceReconciliation",
 		}, "cm", config.Limits{})
 		if err != nil {
 			t.Fatal(err)
@@ -42,6 +45,9 @@ func TestParseDataParityAddonOperator(t *testing.T) {
 		}
 		if d := cmp.Diff(map[string]bool{"alpha": false, "gamma": true}, c.Enabled); d != "" {
 			t.Errorf("flags (-want +got):\n%s", d)
+		}
+		if d := cmp.Diff(map[string]bool{"alpha": true, "beta": false, "gamma": true}, c.Maintenance); d != "" {
+			t.Errorf("maintenance (-want +got):\n%s", d)
 		}
 		if len(c.Modules) != 2 || c.Modules["alpha"] == nil || c.Modules["beta"] == nil {
 			t.Fatalf("module sections %v", c.Modules)

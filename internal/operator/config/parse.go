@@ -90,6 +90,17 @@ func Parse(data []byte, source string, lim Limits) (*Config, error) {
 			c.Enabled[key] = b
 			continue
 		}
+		if kind == keyMaintenance {
+			if !validKey(key) {
+				return nil, bad("not a module's maintenance state: write <moduleKey>%s with the module name in camelCase (cert-manager → certManager%s)", MaintenanceSuffix, MaintenanceSuffix)
+			}
+			u, err := parseMaintenance(v)
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			c.Maintenance[key] = u
+			continue
+		}
 		if kind == keyModule && !validKey(k) {
 			return nil, bad("not a module's values key: keys are global, a module name in camelCase (cert-manager → certManager) or <moduleKey>Enabled")
 		}
@@ -101,6 +112,11 @@ func Parse(data []byte, source string, lim Limits) (*Config, error) {
 			s.Values, s.Pos = v, kpos
 		case string:
 			text := strings.TrimSpace(v)
+			if text == "" {
+				// An empty section, as addon-operator reads it (no values).
+				s.Values = map[string]any{}
+				break
+			}
 			if kind == keyModule && (text == "false" || text == "true") {
 				return nil, &document.LoadError{Source: source, Line: line, Column: col, Err: ErrFalseSection,
 					Msg: fmt.Sprintf("%s: a module section holds the module's values; to enable or disable the module write %s%s: %q instead", k, k, EnabledSuffix, text)}
@@ -242,6 +258,9 @@ func encodeTo(w io.Writer, orig []byte, c *Config) error {
 	for _, k := range sortedKeys(c.Enabled) {
 		add(k+EnabledSuffix, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.DoubleQuotedStyle, Value: fmt.Sprint(c.Enabled[k])})
 	}
+	for _, k := range sortedKeys(c.Maintenance) {
+		add(k+MaintenanceSuffix, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.DoubleQuotedStyle, Value: maintenanceText(c.Maintenance[k])})
+	}
 	var content []*yaml.Node
 	done := map[string]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
@@ -302,8 +321,9 @@ func configMapData(m *yaml.Node) *yaml.Node {
 
 // nodeValue is a key's value in the original document, parsed.
 type nodeValue struct {
-	section map[string]any
-	flag    *bool
+	section     map[string]any
+	flag        *bool
+	maintenance *bool
 }
 
 func (v nodeValue) same(c *Config, k string) bool {
@@ -311,6 +331,10 @@ func (v nodeValue) same(c *Config, k string) bool {
 	if kind == keyEnabled {
 		b, ok := c.Enabled[key]
 		return ok && v.flag != nil && *v.flag == b
+	}
+	if kind == keyMaintenance {
+		u, ok := c.Maintenance[key]
+		return ok && v.maintenance != nil && *v.maintenance == u
 	}
 	return v.section != nil && Equal(&Config{Global: &Section{Values: v.section}}, &Config{Global: &Section{Values: nonNil(c.Section(key))}})
 }
@@ -337,6 +361,12 @@ func parseNodes(root *yaml.Node, source string) (map[string]nodeValue, error) {
 		if kind == keyEnabled {
 			if b, ok := c.Enabled[key]; ok {
 				out[k] = nodeValue{flag: &b}
+			}
+			continue
+		}
+		if kind == keyMaintenance {
+			if u, ok := c.Maintenance[key]; ok {
+				out[k] = nodeValue{maintenance: &u}
 			}
 			continue
 		}

@@ -107,7 +107,9 @@ func parseConfig(data []byte, k Kind, name string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(c.Orders) == 0 && len(c.Schedules) == 0 && len(c.Kubernetes) == 0 {
+	// A hook with settings and no binding is accepted, as shell-operator
+	// accepts it; one with nothing at all is surely a mistake.
+	if len(c.Orders) == 0 && len(c.Schedules) == 0 && len(c.Kubernetes) == 0 && c.Settings == nil {
 		return nil, &ConfigError{Hook: name, Msg: "the hook has no bindings, so it would never run; add one of " + joinBindings(append(slices.Clone(lifecycleKeys[k]), Schedule, Kubernetes))}
 	}
 	return c, nil
@@ -143,7 +145,12 @@ func keys(m map[string]any) []string {
 	return ks
 }
 
+// v1 reads a configVersion v1 configuration. Like shell-operator, it
+// reports every top-level field that is wrong, not only the first (each
+// field's own checks stop at its first problem); the checks across
+// bindings run when the fields are right.
 func (p *configParser) v1(root map[string]any, c *Config) error {
+	var errs []error
 	for _, key := range keys(root) {
 		path := document.Path{document.Key(key)}
 		val := root[key]
@@ -153,26 +160,31 @@ func (p *configParser) v1(root map[string]any, c *Config) error {
 		case slices.Contains(lifecycleKeys[p.kind], b):
 			o, err := p.order(path, val)
 			if err != nil {
-				return err
+				errs = append(errs, err)
+				continue
 			}
 			c.Orders[b] = o
 		case key == "schedule":
 			if err := p.schedules(path, val, c, false); err != nil {
-				return err
+				errs = append(errs, err)
 			}
 		case key == "kubernetes":
 			if err := p.kubernetesList(path, val, c); err != nil {
-				return err
+				errs = append(errs, err)
 			}
 		case key == "settings":
 			s, err := p.settings(path, val)
 			if err != nil {
-				return err
+				errs = append(errs, err)
+				continue
 			}
 			c.Settings = s
 		default:
-			return p.unknownTop(path, key)
+			errs = append(errs, p.unknownTop(path, key))
 		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
 	}
 	return p.crossChecks(c)
 }
@@ -191,10 +203,11 @@ func (p *configParser) unknownTop(path document.Path, key string) error {
 	case key == "kubernetesValidating" || key == "kubernetesMutating" || key == "kubernetesCustomResourceConversion":
 		return p.fail(path, "admission and conversion webhooks are not supported by strata's operator yet; move this binding to a hook run by shell-operator or remove it")
 	}
+	// "is a forbidden property" is shell-operator's wording for it.
 	if s := suggest(key, topKeys(p.kind)); s != "" {
-		return p.fail(path, "unknown field; did you mean %s?", s)
+		return p.fail(path, "unknown field (%s is a forbidden property); did you mean %s?", key, s)
 	}
-	return p.fail(path, "unknown field; a %s hook's configuration has %s", p.kind, strings.Join(topKeys(p.kind), ", "))
+	return p.fail(path, "unknown field (%s is a forbidden property); a %s hook's configuration has %s", key, p.kind, strings.Join(topKeys(p.kind), ", "))
 }
 
 func topKeys(k Kind) []string {
@@ -923,6 +936,7 @@ var v0Keys = map[Kind][]string{
 
 // v0 reads the legacy configuration (no configVersion).
 func (p *configParser) v0(root map[string]any, c *Config) error {
+	var errs []error
 	for _, key := range keys(root) {
 		path := document.Path{document.Key(key)}
 		val := root[key]
@@ -932,29 +946,31 @@ func (p *configParser) v0(root map[string]any, c *Config) error {
 		case slices.Contains(lifecycleKeys[p.kind], b):
 			o, err := p.order(path, val)
 			if err != nil {
-				return err
+				errs = append(errs, err)
+				continue
 			}
 			c.Orders[b] = o
 		case key == "schedule":
 			if err := p.schedules(path, val, c, true); err != nil {
-				return err
+				errs = append(errs, err)
 			}
 		case key == "onKubernetesEvent":
 			if err := p.kubernetesV0(path, val, c); err != nil {
-				return err
+				errs = append(errs, err)
 			}
 		case key == "kubernetes" || key == "settings":
-			return p.fail(path, "%s needs configVersion: v1; add configVersion: v1 (and use kubernetes, not onKubernetesEvent)", key)
+			errs = append(errs, p.fail(path, "%s needs configVersion: v1; add configVersion: v1 (and use kubernetes, not onKubernetesEvent)", key))
 		case slices.Contains(otherKindKeys[p.kind], b):
-			return p.unknownTop(path, key)
+			errs = append(errs, p.unknownTop(path, key))
 		default:
-			if s := suggest(key, v0Keys[p.kind]); s != "" {
-				return p.fail(path, "unknown field; did you mean %s?", s)
+			if s := suggest(key, append([]string{"configVersion"}, v0Keys[p.kind]...)); s != "" {
+				errs = append(errs, p.fail(path, "unknown field (%s is a forbidden property); did you mean %s?", key, s))
+				continue
 			}
-			return p.fail(path, "unknown field of a configuration without configVersion (v0); write configVersion: v1 and the v1 bindings")
+			errs = append(errs, p.fail(path, "unknown field (%s is a forbidden property) of a configuration without configVersion (v0); write configVersion: v1 and the v1 bindings", key))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 var kubernetesKeysV0 = []string{"name", "event", "kind", "selector", "objectName", "namespaceSelector", "jqFilter", "allowFailure"}

@@ -164,7 +164,16 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad YAML", hook.Global, "configVersion: v1\nonStartup: [\n", "hook h.sh --config:3:"},
 		{"unknown version", hook.Global, "configVersion: v2\nonStartup: 1\n", "hook h.sh --config:1: configVersion: \"v2\" is not a known version; write configVersion: v1"},
 		{"no bindings", hook.Module, "configVersion: v1\n", "hook h.sh --config: the hook has no bindings, so it would never run; add one of onStartup, beforeHelm, afterHelm, beforeDeleteHelm, afterDeleteHelm, schedule, kubernetes"},
-		{"typo", hook.Module, "configVersion: v1\nbeforHelm: 1\n", "hook h.sh --config:2: beforHelm: unknown field; did you mean beforeHelm?"},
+		{"typo", hook.Module, "configVersion: v1\nbeforHelm: 1\n", "hook h.sh --config:2: beforHelm: unknown field (beforHelm is a forbidden property); did you mean beforeHelm?"},
+		// shell-operator's validator test: every wrong field is listed.
+		{"all problems", hook.Global, "{\n\"configVrsion\":\"v1\",\n\"schedule\":{\"name\":\"qwe\"},\n\"qwdqwd\":\"QWD\"\n}",
+			"hook h.sh --config:2: configVrsion: unknown field (configVrsion is a forbidden property); did you mean configVersion?\n" +
+				"hook h.sh --config:4: qwdqwd: unknown field (qwdqwd is a forbidden property) of a configuration without configVersion (v0); write configVersion: v1 and the v1 bindings\n" +
+				"hook h.sh --config:3: schedule: must be a list of schedules such as {crontab: \"*/5 * * * *\"}, not a map"},
+		{"all problems, v1", hook.Module, "configVersion: v1\nbeforeHelm: x\nafterHelm: 1.5\nkubernetes:\n- apiVersion: v1\n",
+			"hook h.sh --config:3: afterHelm: order 1.5 is not an integer; write an integer such as afterHelm: 10\n" +
+				"hook h.sh --config:2: beforeHelm: the order is \"x\"; write an integer such as beforeHelm: 10 (hooks run by order, then by name)\n" +
+				"hook h.sh --config:5: kubernetes[0]: has no kind; add the kind of the objects to watch, such as kind: Pod"},
 		{"global binding in a module", hook.Module, "configVersion: v1\nbeforeAll: 1\n", "hook h.sh --config:2: beforeAll: beforeAll is a binding of global hooks, and this is a module hook; use one of onStartup, beforeHelm, afterHelm, beforeDeleteHelm, afterDeleteHelm"},
 		{"module binding in a global", hook.Global, "configVersion: v1\nafterHelm: 1\n", "hook h.sh --config:2: afterHelm: afterHelm is a binding of module hooks, and this is a global hook; use one of onStartup, beforeAll, afterAll"},
 		{"order a string", hook.Module, "configVersion: v1\nbeforeHelm: \"10\"\n", "hook h.sh --config:2: beforeHelm: the order is \"10\"; write an integer such as beforeHelm: 10 (hooks run by order, then by name)"},
@@ -229,5 +238,16 @@ schedule:
 		if got := cfg.SnapshotsFor(tc.t, tc.name); !cmp.Equal(got, tc.want) {
 			t.Errorf("SnapshotsFor(%s, %s) = %v, want %v", tc.t, tc.name, got, tc.want)
 		}
+	}
+}
+
+// shell-operator accepts a configuration with settings and no binding.
+func TestParseConfigSettingsOnly(t *testing.T) {
+	cfg, err := hook.ParseConfig([]byte("configVersion: v1\nsettings:\n  executionMinInterval: 5s\n  executionBurst: 2\n"), hook.Global, "h.sh")
+	if err != nil {
+		t.Fatalf("ParseConfig: %v", err)
+	}
+	if cfg.Settings == nil || len(cfg.Orders)+len(cfg.Schedules)+len(cfg.Kubernetes) != 0 {
+		t.Errorf("ParseConfig = %+v, want settings and no binding", cfg)
 	}
 }

@@ -2,6 +2,7 @@ package hook
 
 import (
 	"encoding/json"
+	"slices"
 )
 
 // ContextType is the "type" field of a binding context.
@@ -73,6 +74,86 @@ func AppendContexts(buf []byte, version string, ctxs []BindingContext) ([]byte, 
 // lifecycle binding type).
 func DecodeContexts(data []byte) ([]BindingContext, error) {
 	return decodeContexts(data)
+}
+
+// QueuedBytes returns the bytes of the objects and filter results the
+// Event contexts of ctxs hold: what a queued run keeps in memory beyond
+// the snapshots (read when it runs).
+func QueuedBytes(ctxs []BindingContext) int {
+	n := 0
+	for _, c := range ctxs {
+		if c.Type != TypeEvent {
+			continue
+		}
+		for _, o := range c.Objects {
+			n += len(o.Object) + len(o.FilterResult)
+		}
+	}
+	return n
+}
+
+// LastStates folds the Event contexts of one object into the last of them,
+// the last state of each object, for a run whose contexts hold more than
+// budget bytes (QueuedBytes); below it ctxs is returned as it is, every
+// event with its object, as shell-operator gives them. The kept context is
+// at the place of the object's last change; it is an Added event when the
+// object was added in between and then modified (the hook has not seen
+// it), else the last change's event. Contexts whose object is not kept
+// (keepFullObjectsInMemory: false) cannot be told apart and stay.
+func LastStates(ctxs []BindingContext, budget int) []BindingContext {
+	if QueuedBytes(ctxs) <= budget {
+		return ctxs
+	}
+	seen := map[string]int{} // binding and object -> index of its last context
+	drop := make([]bool, len(ctxs))
+	out := slices.Clone(ctxs)
+	for i := len(out) - 1; i >= 0; i-- {
+		c := out[i]
+		if c.Type != TypeEvent || c.Group != "" || len(c.Objects) != 1 {
+			continue
+		}
+		id, ok := objectID(c.Objects[0].Object)
+		if !ok {
+			continue
+		}
+		key := c.Binding + "\x00" + id
+		j, dup := seen[key]
+		if !dup {
+			seen[key] = i
+			continue
+		}
+		drop[i] = true
+		if c.WatchEvent == Added && out[j].WatchEvent == Modified {
+			out[j].WatchEvent = Added
+		}
+	}
+	kept := out[:0]
+	for i, c := range out {
+		if !drop[i] {
+			kept = append(kept, c)
+		}
+	}
+	return slices.Clip(kept)
+}
+
+// objectID identifies a Kubernetes object written as JSON: its
+// apiVersion, kind, namespace and name.
+func objectID(obj json.RawMessage) (string, bool) {
+	if obj == nil {
+		return "", false
+	}
+	var o struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Namespace string `json:"namespace"`
+			Name      string `json:"name"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(obj, &o); err != nil || o.Metadata.Name == "" {
+		return "", false
+	}
+	return o.APIVersion + "/" + o.Kind + "/" + o.Metadata.Namespace + "/" + o.Metadata.Name, true
 }
 
 // Combine merges the contexts of consecutive queued runs of one hook into

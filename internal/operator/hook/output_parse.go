@@ -18,7 +18,12 @@ import (
 
 // Limits of output files beyond their size (Runner.MaxOutputBytes).
 const (
-	maxPatchOps   = 100_000
+	maxPatchOps = 100_000
+	// maxPatchNodes bounds the maps, lists and values of all the
+	// operations of a patch together: counted while each operation is
+	// built, so a patch costs memory in proportion to it, whatever its
+	// bytes (a few hundred MB at most of the operator's 512Mi).
+	maxPatchNodes = 1 << 20
 	maxMetricOps  = 100_000
 	maxKubeOps    = 10_000
 	maxLabels     = 64
@@ -56,11 +61,31 @@ func loadErr(source string, err error) error {
 
 func blank(data []byte) bool { return len(bytes.TrimSpace(data)) == 0 }
 
+// tooManyOps is the error for a patch of more than maxPatchOps
+// operations.
+func tooManyOps(source string, line int) error {
+	return outErr(source, line, "more than %d operations, the limit of a patch: write fewer operations (one add of a whole map rather than one per key)", maxPatchOps)
+}
+
 func parsePatch(data []byte, source string) (Patch, error) {
 	if blank(data) {
 		return nil, nil
 	}
-	docs, err := manifest.Parse(data, source, manifest.Limits{MaxBytes: math.MaxInt64, MaxDocuments: maxPatchOps})
+	text := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\ufeff")), " \t\r\n")
+	if text[0] == '[' || text[0] == '{' {
+		if n, line := countOps(data, maxPatchOps); n > maxPatchOps {
+			return nil, tooManyOps(source, line)
+		}
+		p, err := parsePatchJSON(data, source)
+		var se *patchSyntaxError
+		if !errors.As(err, &se) {
+			return p, err
+		}
+		// Not JSON: YAML, which the checks below bound before the YAML
+		// library builds anything; or neither, and the YAML error is
+		// as good as JSON's.
+	}
+	docs, err := manifest.Parse(data, source, manifest.Limits{MaxBytes: math.MaxInt64, MaxDocuments: maxPatchOps, MaxNodes: maxPatchNodes})
 	if err != nil {
 		return nil, loadErr(source, err)
 	}
@@ -87,10 +112,169 @@ func parsePatch(data []byte, source string) (Patch, error) {
 			return nil, outErr(source, d.Line, "found %s; write a JSON list of operations such as [{\"op\":\"add\",\"path\":\"/x/y\",\"value\":1}]", document.Describe(d.Value))
 		}
 		if len(p) > maxPatchOps {
-			return nil, outErr(source, d.Line, "more than %d operations", maxPatchOps)
+			return nil, tooManyOps(source, d.Line)
 		}
 	}
 	return p, nil
+}
+
+// patchSyntaxError is a patch that is not JSON.
+type patchSyntaxError struct{ err error }
+
+func (e *patchSyntaxError) Error() string { return e.err.Error() }
+
+// parsePatchJSON reads a JSON stream of operations and lists of them (as
+// addon-operator reads a values patch) one operation at a time: the count
+// of operations and the nodes of their values are checked as each is
+// built, so a patch over a limit is refused having cost no more than the
+// limit, never the tree of the whole file. An input that is not JSON is a
+// *patchSyntaxError.
+func parsePatchJSON(data []byte, source string) (Patch, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var (
+		p     Patch
+		nodes int
+		line  = 1
+		off   int // bytes counted into line
+	)
+	lineOf := func(at int) int {
+		at = min(at, len(data))
+		if at > off {
+			line += bytes.Count(data[off:at], []byte{'\n'})
+			off = at
+		}
+		return line
+	}
+	// next skips the white space and commas before the next value.
+	next := func() int {
+		i := int(dec.InputOffset())
+		for i < len(data) && strings.IndexByte(" \t\r\n,", data[i]) >= 0 {
+			i++
+		}
+		return i
+	}
+	one := func() error {
+		start := next()
+		at := lineOf(start)
+		if len(p) >= maxPatchOps {
+			return tooManyOps(source, at)
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return &patchSyntaxError{err}
+		}
+		tooLarge := outErr(source, at, "the operations' values hold more than %d maps, lists and values together, the limit of a patch: patch smaller values", maxPatchNodes)
+		if nodes >= maxPatchNodes {
+			return tooLarge
+		}
+		lim := document.Limits{MaxNodes: maxPatchNodes - nodes}
+		v, pos, err := document.Loader{JSON: true, Positions: true, FirstLine: at, Limits: lim}.ParseAny(raw, source)
+		if err != nil {
+			if errors.Is(err, document.ErrTooLarge) {
+				return tooLarge
+			}
+			return loadErr(source, err)
+		}
+		nodes += countNodes(v)
+		op, err := patchOp(v, pos, at, source)
+		if err != nil {
+			return err
+		}
+		p = append(p, op)
+		return nil
+	}
+	for {
+		start := next()
+		if start >= len(data) {
+			return p, nil
+		}
+		switch data[start] {
+		case '{':
+			if err := one(); err != nil {
+				return nil, err
+			}
+		case '[':
+			if _, err := dec.Token(); err != nil {
+				return nil, &patchSyntaxError{err}
+			}
+			for dec.More() {
+				if err := one(); err != nil {
+					return nil, err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, &patchSyntaxError{err}
+			}
+		default:
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				return nil, &patchSyntaxError{err}
+			}
+			return nil, outErr(source, lineOf(start), "found %s; write a JSON list of operations such as [{\"op\":\"add\",\"path\":\"/x/y\",\"value\":1}]", document.Describe(v))
+		}
+	}
+}
+
+// countOps counts the operations of a JSON patch stream as written — the
+// objects at its top level and in its top-level lists — reading the text
+// once and building nothing, up to limit+1; and the line where the count
+// passed limit. Brackets in strings do not count.
+func countOps(data []byte, limit int) (n, line int) {
+	depth, line := 0, 1
+	inString, escaped := false, false
+	topList := false // the top-level container open is a list
+	for _, c := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{':
+			if depth == 0 || depth == 1 && topList {
+				if n++; n > limit {
+					return n, line
+				}
+			}
+			if depth == 0 {
+				topList = false
+			}
+			depth++
+		case c == '[':
+			if depth == 0 {
+				topList = true
+			}
+			depth++
+		case c == '}' || c == ']':
+			depth = max(depth-1, 0)
+		}
+		if c == '\n' {
+			line++
+		}
+	}
+	return n, line
+}
+
+// countNodes counts the maps, lists and values of a tree.
+func countNodes(v any) int {
+	n := 1
+	switch v := v.(type) {
+	case map[string]any:
+		for _, e := range v {
+			n += countNodes(e)
+		}
+	case []any:
+		for _, e := range v {
+			n += countNodes(e)
+		}
+	}
+	return n
 }
 
 var patchMembers = map[string][]string{ // op -> members besides op
@@ -114,11 +298,9 @@ func patchOp(v any, pos *document.Pos, line int, source string) (PatchOperation,
 		return op, outErr(source, line, "op %s is not one of add, remove, replace, move, copy, test", describeValue(m["op"]))
 	}
 	op.Op = name
-	for k := range m {
-		if k != "op" && !slices.Contains(need, k) {
-			return op, outErr(source, lineOr(pos.Key(k), line), "%s takes no %q; its members are op, %s", name, k, strings.Join(need, ", "))
-		}
-	}
+	// Members the operation does not use ("value" on a remove, "from" on
+	// an add, anything else) are ignored, as RFC 6902 section 4 says and
+	// addon-operator does.
 	for _, k := range need {
 		v, ok := m[k]
 		if !ok {

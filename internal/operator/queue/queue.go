@@ -14,7 +14,10 @@
 // while another one with its key waits (queued, not running, not in
 // backoff) is merged into that one by Options.Merge, or dropped when Merge
 // is nil. Repeated runs of one hook in a long queue become one run with all
-// of their binding contexts.
+// of their binding contexts. A task marked Neighbour is merged only into
+// the task queued last in its queue, as shell-operator combines only
+// consecutive runs of one hook: a run queued after another task keeps its
+// place behind it, so events are handled in the order they came.
 package queue
 
 import (
@@ -53,6 +56,10 @@ type Task struct {
 	// CompactKey, when set, makes the task compactable with others of the
 	// same key (see the package doc).
 	CompactKey string
+	// Neighbour, with CompactKey, merges the task only into the last task
+	// of its queue (when that one has the key and waits), not into any
+	// waiting task with the key.
+	Neighbour bool
 	// AllowFailure turns a failed run into a success.
 	AllowFailure bool
 	// Data is the handler's payload.
@@ -224,7 +231,11 @@ func (s *Set) compactLocked(q *queue, t *Task) bool {
 	if t.CompactKey == "" {
 		return false
 	}
-	for _, old := range q.tasks {
+	cands := q.tasks
+	if t.Neighbour && len(cands) > 0 {
+		cands = cands[len(cands)-1:]
+	}
+	for _, old := range cands {
 		if old.CompactKey == t.CompactKey && !old.running && !old.backoff {
 			if s.opts.Merge != nil {
 				s.opts.Merge(old, t)

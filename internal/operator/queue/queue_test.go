@@ -347,3 +347,50 @@ func TestOnAction(t *testing.T) {
 		t.Errorf("actions = %v, want %v", counts, want)
 	}
 }
+
+// A Neighbour task merges only into the last task of its queue, as
+// shell-operator combines consecutive runs of one hook; without Neighbour
+// it merges into any waiting task with its key.
+func TestCompactionNeighbour(t *testing.T) {
+	type add struct {
+		key, data string
+	}
+	for _, tc := range []struct {
+		name      string
+		neighbour bool
+		adds      []add
+		want      string // the queue: description[data...] per task
+	}{
+		{"consecutive runs merge", true, []add{{"h", "e1"}, {"h", "e2"}, {"h", "e3"}}, "h[e1 e2 e3]"},
+		{"another task in between", true, []add{{"h", "e1"}, {"g", "x"}, {"h", "e2"}}, "h[e1] g[x] h[e2]"},
+		{"merge again after the other", true, []add{{"h", "e1"}, {"g", "x"}, {"h", "e2"}, {"h", "e3"}}, "h[e1] g[x] h[e2 e3]"},
+		{"anywhere without Neighbour", false, []add{{"h", "e1"}, {"g", "x"}, {"h", "e2"}}, "h[e1 e2] g[x]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			merge := func(older, newer *queue.Task) {
+				older.Data = append(older.Data.([]string), newer.Data.([]string)...)
+			}
+			s := queue.New(func(context.Context, *queue.Task) ([]*queue.Task, error) { return nil, nil }, queue.Options{Merge: merge})
+			var tasks []*queue.Task
+			for _, a := range tc.adds {
+				tk := &queue.Task{Description: a.key, CompactKey: a.key, Neighbour: tc.neighbour, Data: []string{a.data}}
+				if err := s.Add(tk); err != nil {
+					t.Fatal(err)
+				}
+				if tk.ID() != 0 {
+					tasks = append(tasks, tk)
+				}
+			}
+			var got []string
+			for _, tk := range tasks {
+				got = append(got, fmt.Sprintf("%s%v", tk.Description, tk.Data))
+			}
+			if g := strings.Join(got, " "); g != tc.want {
+				t.Errorf("queued %q, want %q", g, tc.want)
+			}
+			if n := s.Len(queue.Main); n != len(tasks) {
+				t.Errorf("Len(main) = %d, want %d", n, len(tasks))
+			}
+		})
+	}
+}

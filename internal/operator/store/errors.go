@@ -11,6 +11,10 @@ import (
 	"github.com/strata-dev/strata/internal/values"
 )
 
+// ErrUnknownModule is wrapped by the error for a config store key of a
+// module that does not exist.
+var ErrUnknownModule = errors.New("unknown module")
+
 // A LocatedError is a schema validation error whose broken rules are
 // shown with where the offending values were written (file:line).
 type LocatedError struct {

@@ -188,9 +188,11 @@ func (s *Store) prepare(cfg *config.Config) (*section, map[string]*section, erro
 	if err := computeAll(g, mods, cfg); err != nil {
 		return nil, nil, err
 	}
-	if err := validateValues(g, mods, cfg, func(sec *section) bool { return s.enabledWith(cfg, sec) }); err != nil {
-		return nil, nil, err
-	}
+	// The effective values are not checked against openapi/values.yaml
+	// here, as addon-operator does not: a value a hook fills later (a
+	// required internal.*) would stop the config. They are checked when a
+	// hook patches them and before Helm (HelmValues), where only the
+	// module concerned fails.
 	return g, mods, nil
 }
 
@@ -226,11 +228,87 @@ func (s *Store) validateConfig(cfg *config.Config) error {
 			errs = append(errs, &SectionError{Section: sec.name, Err: fmt.Errorf("config store %s: %w", sectionSource(cfg, sec.key), locate(err, cs))})
 		}
 	}
+	errs = append(errs, s.unknownKeys(cfg)...)
 	check(s.global)
 	for _, k := range sortedKeys(s.modules) {
 		check(s.modules[k])
 	}
 	return errors.Join(errs...)
+}
+
+// unknownKeys refuses the config store's keys of modules that do not
+// exist (a section, an enabled flag or a maintenance state), naming the
+// module meant when the key is a typo of one.
+func (s *Store) unknownKeys(cfg *config.Config) []error {
+	var errs []error
+	known := sortedKeys(s.modules)
+	bad := func(key, suffix, where string) {
+		msg := fmt.Sprintf("config store %s: %s%s: no module has the values key %q", where, key, suffix, key)
+		if m := suggestKey(key, known); m != "" {
+			msg += fmt.Sprintf("; did you mean %s%s?", m, suffix)
+		} else if len(known) > 0 {
+			msg += "; the modules' keys are " + strings.Join(known, ", ")
+		}
+		errs = append(errs, fmt.Errorf("%w: %s (remove the key, or add the module)", ErrUnknownModule, msg))
+	}
+	for _, k := range sortedKeys(cfg.Modules) {
+		if s.modules[k] == nil {
+			where := cfg.Modules[k].Source
+			if cfg.Modules[k].Line > 0 {
+				where = fmt.Sprintf("%s:%d", cfg.Source, cfg.Modules[k].Line)
+			}
+			bad(k, "", where)
+		}
+	}
+	for _, k := range sortedKeys(cfg.Enabled) {
+		if s.modules[k] == nil {
+			bad(k, config.EnabledSuffix, cfg.Source)
+		}
+	}
+	for _, k := range sortedKeys(cfg.Maintenance) {
+		if s.modules[k] == nil {
+			bad(k, config.MaintenanceSuffix, cfg.Source)
+		}
+	}
+	return errs
+}
+
+// suggestKey returns the candidate that differs from s only by case or
+// by at most two edits (the closest), or "".
+func suggestKey(s string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if strings.EqualFold(c, s) {
+			return c
+		}
+		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 99
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func sectionSource(cfg *config.Config, key string) string {
@@ -274,32 +352,6 @@ func (s *Store) SetConfig(cfg *config.Config) ([]string, error) {
 	return changed, nil
 }
 
-// validateValues checks the effective values of the sections the config
-// gives values to against their openapi/values.yaml (without
-// x-required-for-helm), as addon-operator does on start-up and on config
-// changes. Sections without config values are checked when hooks patch
-// them and before Helm: a module nobody configured (and which may be
-// disabled) does not block the config of the others.
-func validateValues(g *section, mods map[string]*section, cfg *config.Config, enabled func(*section) bool) error {
-	var errs []error
-	check := func(sec *section) {
-		if sec.valuesSchema == nil || configSection(cfg, sec.key) == nil {
-			return
-		}
-		if sec.key != GlobalKey && !enabled(sec) {
-			return // a disabled module's values are checked when it runs
-		}
-		if err := sec.valuesSchema.Validate(sec.values); err != nil {
-			errs = append(errs, &SectionError{Section: sec.name, Err: fmt.Errorf("effective values: %w", sec.locateValues(err, cfg))})
-		}
-	}
-	check(g)
-	for _, k := range sortedKeys(mods) {
-		check(mods[k])
-	}
-	return errors.Join(errs...)
-}
-
 func computeAll(g *section, mods map[string]*section, cfg *config.Config) error {
 	var errs []error
 	if err := g.compute(cfg); err != nil {
@@ -333,15 +385,29 @@ func (s *Store) Values(key string) map[string]any {
 
 // ConfigValues returns what CONFIG_VALUES_PATH holds for a hook of a
 // section: {global: <config global>} and, for a module key,
-// {<key>: <config section>}. Absent sections are empty maps.
+// {<key>: <config section>}. As addon-operator: an absent global section
+// is null, and so is a module's when the config has no key for the module
+// at all (with only its enabled flag or maintenance state, it is {}).
 func (s *Store) ConfigValues(key string) map[string]any {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := map[string]any{GlobalKey: nonNil(s.cfg.Section(GlobalKey))}
+	out := map[string]any{GlobalKey: nilOrMap(s.cfg.Section(GlobalKey))}
 	if key != GlobalKey {
-		out[key] = nonNil(s.cfg.Section(key))
+		if s.cfg.Mentions(key) {
+			out[key] = nonNil(s.cfg.Section(key))
+		} else {
+			out[key] = nil
+		}
 	}
 	return out
+}
+
+// nilOrMap returns m, or an untyped nil (JSON null) for a nil map.
+func nilOrMap(m map[string]any) any {
+	if m == nil {
+		return nil
+	}
+	return m
 }
 
 // HookValues returns what VALUES_PATH holds for a hook of a section:
@@ -401,7 +467,7 @@ func (s *Store) HelmValues(key string) (map[string]any, error) {
 			continue
 		}
 		if err := c.valuesSchema.ValidateForHelm(c.values); err != nil {
-			errs = append(errs, &SectionError{Section: c.name, Err: fmt.Errorf("values for Helm: %w", err)})
+			errs = append(errs, &SectionError{Section: c.name, Err: fmt.Errorf("values for Helm: %w", c.locateValues(err, s.cfg))})
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -239,7 +239,9 @@ func TestValidateConfigMatchesSetConfig(t *testing.T) {
 		{"foo: |\n  n: 1\n", true},
 		{"foo: |\n  n: x\n", false},     // config-values.yaml
 		{"foo: |\n  other: 1\n", false}, // config-values.yaml: additionalProperties
-		{"foo: \"{}\"\n", false},        // values.yaml: n is required
+		// values.yaml's required n is not checked against the config (a
+		// hook may fill it), as addon-operator: before Helm it is.
+		{"foo: \"{}\"\n", true},
 	} {
 		cfg := parseConfig(t, tc.config)
 		verr := st.ValidateConfig(cfg)
@@ -302,5 +304,73 @@ func TestPatchSameValueIsNoChange(t *testing.T) {
 	}
 	if changed, err := st.SetConfig(parseConfig(t, "")); err != nil || len(changed) != 0 {
 		t.Errorf("SetConfig of the same (empty) config = %v, %v; want no change", changed, err)
+	}
+}
+
+// CONFIG_VALUES_PATH as addon-operator fills it: no global key gives
+// global: null; a module the config does not mention gives null, one it
+// mentions only by a flag or maintenance state {}.
+func TestConfigValuesAbsentSections(t *testing.T) {
+	st, _ := newStore(t, map[string]string{
+		"modules/001-foo/values.yaml": "foo:\n  a: 1\n",
+		"modules/002-bar/values.yaml": "bar:\n  a: 1\n",
+		"modules/003-baz/values.yaml": "baz:\n  a: 1\n",
+	})
+	for _, tc := range []struct {
+		name, config, key string
+		want              map[string]any
+	}{
+		{"nothing", "", "foo", map[string]any{"global": nil, "foo": nil}},
+		{"global hook, nothing", "", "global", map[string]any{"global": nil}},
+		{"empty global text", "global: ''\n", "global", map[string]any{"global": map[string]any{}}},
+		{"flag only", "fooEnabled: \"true\"\n", "foo", map[string]any{"global": nil, "foo": map[string]any{}}},
+		{"maintenance only", "barMaintenance: NoResourceReconciliation\n", "bar", map[string]any{"global": nil, "bar": map[string]any{}}},
+		{"empty section", "baz: ''\nglobal: |\n  g: 1\n", "baz", map[string]any{"global": map[string]any{"g": int64(1)}, "baz": map[string]any{}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := st.SetConfig(parseConfig(t, tc.config)); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, st.ConfigValues(tc.key)); diff != "" {
+				t.Errorf("ConfigValues(%s) (-want +got):\n%s", tc.key, diff)
+			}
+		})
+	}
+}
+
+// A config store key of a module that does not exist is refused, naming
+// the module meant when it is a typo (docs/operator.md).
+func TestUnknownModuleKeys(t *testing.T) {
+	st, _ := newStore(t, map[string]string{
+		"modules/001-nginx/values.yaml":        "nginx:\n  replicas: 1\n",
+		"modules/002-cert-manager/values.yaml": "certManager: {}\n",
+	})
+	for _, tc := range []struct {
+		name, config, want string
+	}{
+		{"known", "nginx: |\n  replicas: 2\nnginxEnabled: \"true\"\ncertManagerMaintenance: \"\"\n", ""},
+		{"section typo", "ngnix: |\n  replicas: 2\n", `unknown module: config store config.yaml:1: ngnix: no module has the values key "ngnix"; did you mean nginx? (remove the key, or add the module)`},
+		{"flag typo", "ngnixEnabled: \"false\"\n", `unknown module: config store config.yaml: ngnixEnabled: no module has the values key "ngnix"; did you mean nginxEnabled? (remove the key, or add the module)`},
+		{"maintenance typo", "certmanagerMaintenance: NoResourceReconciliation\n", `unknown module: config store config.yaml: certmanagerMaintenance: no module has the values key "certmanager"; did you mean certManagerMaintenance? (remove the key, or add the module)`},
+		{"nothing close", "dashboard: |\n  a: 1\n", `unknown module: config store config.yaml:1: dashboard: no module has the values key "dashboard"; the modules' keys are certManager, nginx (remove the key, or add the module)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := st.ValidateConfig(parseConfig(t, tc.config))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("ValidateConfig: %v", err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("ValidateConfig error:\n got %v\nwant %s", err, tc.want)
+			}
+			if !errors.Is(err, store.ErrUnknownModule) {
+				t.Errorf("error %v does not wrap ErrUnknownModule", err)
+			}
+			if _, serr := st.SetConfig(parseConfig(t, tc.config)); serr == nil {
+				t.Error("SetConfig accepted what ValidateConfig refused")
+			}
+		})
 	}
 }

@@ -219,9 +219,11 @@ func TestFailures(t *testing.T) {
 		a := app(ns, "outside", "giantswarm")
 		a.Spec.ExtraConfigs = []v1alpha1.ExtraConfig{{Name: "elsewhere", Namespace: "failures-other"}}
 		e.create(a)
-		_, c := e.waitReady("outside", metav1.ConditionFalse, controller.ReasonConfigMapMergeFailed)
-		if !strings.Contains(c.Message, "outside namespace failures") {
-			t.Errorf("Ready message %q: want the namespace the controller watches", c.Message)
+		// Refused by the namespaces an App may read, before the cache
+		// (which holds this namespace only) is asked.
+		_, c := e.waitReady("outside", metav1.ConditionFalse, controller.ReasonNamespaceNotAllowed)
+		if !strings.Contains(c.Message, "spec.extraConfigs[0].namespace") || !strings.Contains(c.Message, "allowed namespaces") {
+			t.Errorf("Ready message %q: want the field and the setting", c.Message)
 		}
 	})
 
@@ -255,11 +257,11 @@ h: [*g, *g, *g, *g]
 		bad := app(ns, "bombed", "giantswarm")
 		bad.Spec.UserConfig.ConfigMap = v1alpha1.ObjectRef{Name: "bomb", Namespace: ns}
 		e.create(bad)
-		_, c := e.waitReadyMessage("bombed", metav1.ConditionFalse, controller.ReasonConfigMapMergeFailed, "YAML aliases")
-		if !strings.Contains(c.Message, "ConfigMap failures/bomb") || !strings.Contains(c.Message, "YAML aliases and merge keys (<<) expand to more than") {
+		_, c := e.waitReadyMessage("bombed", metav1.ConditionFalse, controller.ReasonConfigMapMergeFailed, "aliases count each time")
+		if !strings.Contains(c.Message, "ConfigMap failures/bomb") || !strings.Contains(c.Message, "document expands to more than") {
 			t.Errorf("Ready message %q: want the ConfigMap and the alias budget", c.Message)
 		}
-		e.waitEvent("bombed", corev1.EventTypeWarning, controller.ReasonConfigMapMergeFailed, "YAML aliases")
+		e.waitEvent("bombed", corev1.EventTypeWarning, controller.ReasonConfigMapMergeFailed, "aliases count each time")
 		if cm, sec := e.output("bombed"); cm != nil || sec != nil {
 			t.Errorf("outputs written for an App whose layer is refused")
 		}

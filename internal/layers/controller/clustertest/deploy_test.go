@@ -128,6 +128,7 @@ func TestDeploy(t *testing.T) {
 			strings.Contains(body, `strata_layers_reconciles_total{result="success"}`) &&
 			strings.Contains(body, `strata_layers_app_ready{app="deployed",namespace="deploy"} 1`) &&
 			strings.Contains(body, "strata_layers_render_duration_seconds_bucket") &&
+			strings.Contains(body, "strata_build_info{commit=") &&
 			strings.Contains(body, `controller_runtime_reconcile_total{controller="layers-app"`)
 		return ok, fmt.Sprintf("%d, %d bytes", code, len(body))
 	})

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/strata-dev/strata/internal/eventually"
+	"github.com/strata-dev/strata/internal/layers"
 	"github.com/strata-dev/strata/internal/layers/controller"
 	"github.com/strata-dev/strata/internal/layers/v1alpha1"
 )
@@ -28,6 +29,7 @@ func TestLeaderElection(t *testing.T) {
 		return controller.Manager{
 			LeaderElection: true, LeaderElectionNamespace: leaseNS, LeaderElectionID: "layers-test",
 			Identity:      id,
+			Namespaces:    layers.Namespaces{Allowed: []string{shared}},
 			LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: time.Second,
 		}
 	}
@@ -54,7 +56,7 @@ func TestLeaderElection(t *testing.T) {
 		follower = "replica-b"
 	}
 
-	// In all-namespaces mode a layer may live in another namespace.
+	// In all-namespaces mode a layer may live in a namespace allowed.
 	e.create(configMap(shared, "region", "region: east\n"), configMap(ns, "catalog-values", "a: 1\n"), catalog(ns, "giantswarm", "catalog-values"))
 	a := app(ns, "elected", "giantswarm")
 	a.Spec.ExtraConfigs = []v1alpha1.ExtraConfig{{Name: "region", Namespace: shared}}

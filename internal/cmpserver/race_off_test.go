@@ -1,0 +1,5 @@
+//go:build !race
+
+package cmpserver_test
+
+const raceDetector = false

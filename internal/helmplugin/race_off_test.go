@@ -1,0 +1,5 @@
+//go:build !race
+
+package helmplugin_test
+
+const raceDetector = false

@@ -1,0 +1,96 @@
+package hookexec
+
+import (
+	"errors"
+	"sync"
+	"time"
+)
+
+// ErrSurvivor: a task that commands run with a [Tracker] started was
+// still alive when the Tracker closed, or whether one was could not be
+// established. The directories those commands could write must not be
+// trusted.
+var ErrSurvivor = errors.New("a process the commands started may still run")
+
+// A Tracker follows everything the commands run with it start (set
+// Command.Tracker), so that when the work they did for one request ends,
+// [Tracker.Close] kills what they left behind (daemons, processes that
+// called setsid or double-forked, threads of a process whose main thread
+// exited, clones that send their parent no signal) and its System V IPC
+// objects, and says whether anything may still run.
+//
+// Two mechanisms, the kernel's own where it allows:
+//
+//   - Namespaces. Each command starts in a new user, PID and IPC
+//     namespace. It keeps this process's credentials, and so its access
+//     to files; no user is mapped into its user namespace, so it sees
+//     itself, and files of its user, as the overflow user (65534).
+//     The command's main process is the init of its PID namespace: when it
+//     exits, the kernel kills every other task in the namespace and waits
+//     for them to be gone before the main process can be reaped, and no
+//     task can leave a PID namespace. So once Run returns, nothing the
+//     command started runs any more, and the IPC namespace, with every
+//     shared memory segment, semaphore set and message queue in it, is
+//     freed. The main process ignores a signal it has no handler for,
+//     SIGTERM included, as every init does: a command stopped by a timeout
+//     that does not handle SIGTERM is killed after its grace.
+//   - Otherwise (user namespaces refused, as Kubernetes' RuntimeDefault
+//     seccomp profile and some kernels do), the process tree: with
+//     [AdoptOrphans], every process a command leaves behind is re-parented
+//     to this process, however it detached. Close kills every child of
+//     this process that started since the Tracker was made and is not a
+//     running command, nor in the process group of one or of this process
+//     (those it cannot attribute, and does not kill: Close then reports
+//     ErrSurvivor), reaps them, and reads again until a reading finds
+//     none. It removes the System V shared memory segments this user
+//     created since, whose creator no longer runs.
+//
+// A Tracker is made per request; its commands may run concurrently.
+type Tracker struct {
+	// NoNamespaces makes the Tracker follow the process tree even where
+	// the kernel allows namespaces. Set it before the first Run.
+	NoNamespaces bool
+
+	mark    Mark
+	started time.Time
+
+	mu      sync.Mutex
+	running int
+	closed  bool
+	ns      bool // every command so far ran in its own namespaces
+	ran     bool
+}
+
+// NewTracker returns a Tracker of the commands started from now on.
+func NewTracker() *Tracker {
+	return &Tracker{mark: Now(), started: time.Now(), ns: true}
+}
+
+// Namespaced reports whether every command run with t so far ran in its
+// own namespaces.
+func (t *Tracker) Namespaced() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ns
+}
+
+// begin registers a command about to start; it fails once t is closed.
+func (t *Tracker) begin() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return errors.New("hookexec: the command's Tracker is closed")
+	}
+	t.running++
+	t.ran = true
+	return nil
+}
+
+func (t *Tracker) end(namespaced bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.running--
+	if !namespaced {
+		t.ns = false
+	}
+}
