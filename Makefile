@@ -17,7 +17,7 @@ PROTOC_GEN_GO      ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 GENBIN             := $(CURDIR)/.cache/genbin
 
-.PHONY: all build image dist releasecache generate test promcheck unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity load-cmp generate-layers fuzz demo clean testbin cluster argocd-local
+.PHONY: all build image dist releasecache generate test promcheck unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity load-cmp generate-layers fuzz demo clean testbin cluster argocd-local bench-argocd
 
 all: build
 
@@ -202,6 +202,14 @@ CMPBENCHFLAGS ?=
 bench-cmp: build
 	GOBIN=$(GENBIN) $(GO) install $(YQ)
 	PATH=$(GENBIN):$$PATH $(GO) run ./hack/cmpbench -strata $(abspath $(BIN)) $(CMPBENCHFLAGS)
+
+## bench-argocd: GenerateManifest through the real repo-server of
+## internal/argocdtest/clustertest, strata's sidecar beside Argo CD's
+## argocd-cmp-server and strata's Helm plugin beside Argo CD's native Helm
+## source, interleaved; prints each median and the ratio (peer/strata).
+ARGOBENCHTIME ?= 30x
+bench-argocd: testbin
+	$(GO) test -run '^$$' -bench BenchmarkGenerateManifest -benchtime $(ARGOBENCHTIME) ./internal/argocdtest/clustertest
 
 ## load-cmp: the plugin sidecar under deploy/cmp's memory limit (1Gi, a
 ## watchdog on its RssAnon), normal and hostile clients together for

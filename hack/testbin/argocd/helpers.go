@@ -76,3 +76,69 @@ func newAppDetails() *cobra.Command {
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "bound on the call")
 	return cmd
 }
+
+// generateResult is what generate-manifest prints for each request: the
+// time of each call and what the last one returned.
+type generateResult struct {
+	Seconds    []float64 `json:"seconds"`
+	Manifests  int       `json:"manifests"`
+	SourceType string    `json:"sourceType"`
+}
+
+// newGenerateManifest calls the repo-server's GenerateManifest with Argo
+// CD's client, as the application controller does: for each of count
+// rounds, each request of the list in turn (interleaved, so that the
+// machine's drift weighs on all alike), over one connection. It prints how
+// long each call took: the benchmark through the real repo-server (its
+// checkout, its tarball to a sidecar or its helm run, its parsing of the
+// answer).
+func newGenerateManifest() *cobra.Command {
+	var addr string
+	var timeout time.Duration
+	var count int
+	cmd := &cobra.Command{
+		Use:          "generate-manifest",
+		Short:        "Call the repo-server's GenerateManifest: a JSON list of ManifestRequests on stdin, COUNT rounds, timings JSON on stdout (tests only)",
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if count < 1 {
+				return fmt.Errorf("--count must be at least 1, not %d", count)
+			}
+			var reqs []*apiclient.ManifestRequest
+			dec := json.NewDecoder(os.Stdin)
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&reqs); err != nil {
+				return fmt.Errorf("reading the list of ManifestRequests from stdin: %w", err)
+			}
+			if len(reqs) == 0 {
+				return fmt.Errorf("the list of ManifestRequests on stdin is empty")
+			}
+			conn, client, err := apiclient.NewRepoServerClientset(addr, int(timeout.Seconds()), apiclient.TLSConfiguration{DisableTLS: true}).NewRepoServerClient()
+			if err != nil {
+				return fmt.Errorf("connecting to the repo-server at %s: %w", addr, err)
+			}
+			defer conn.Close()
+			out := make([]generateResult, len(reqs))
+			for i := 0; i < count; i++ {
+				for j, q := range reqs {
+					ctx, cancel := context.WithTimeout(context.Background(), timeout)
+					start := time.Now()
+					res, err := client.GenerateManifest(ctx, q)
+					took := time.Since(start)
+					cancel()
+					if err != nil {
+						return fmt.Errorf("GenerateManifest of request %d (%s), round %d of %d: %w", j, q.AppName, i+1, count, err)
+					}
+					out[j].Seconds = append(out[j].Seconds, took.Seconds())
+					out[j].Manifests, out[j].SourceType = len(res.Manifests), res.SourceType
+				}
+			}
+			return json.NewEncoder(os.Stdout).Encode(out)
+		},
+	}
+	cmd.Flags().StringVar(&addr, "repo-server", "", "the repo-server's HOST:PORT (plain gRPC: started with --disable-tls)")
+	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "bound on each call")
+	cmd.Flags().IntVar(&count, "count", 1, "rounds of calls")
+	return cmd
+}

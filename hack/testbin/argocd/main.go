@@ -1,6 +1,6 @@
 // Command argocd is Argo CD's server components at the version pinned in
 // go.mod, built from the Go module proxy, for the end-to-end tests of
-// internal/argocd/clustertest and `make argocd-local` (see
+// internal/argocdtest/clustertest and `make argocd-local` (see
 // hack/testbin/build.sh). Like the multi-call binary of Argo CD's release
 // image, it runs the component its name says, or the one its first argument
 // names:
@@ -20,6 +20,12 @@
 //	    calls the repo-server's GetAppDetails with Argo CD's own client: the
 //	    query is a RepoServerAppDetailsQuery as JSON, the answer is printed
 //	    as JSON (what the UI's parameters tab shows).
+//	argocd generate-manifest --repo-server HOST:PORT --count N < requests.json
+//	    calls the repo-server's GenerateManifest (as the application
+//	    controller does; noCache in a ManifestRequest skips the
+//	    repo-server's manifest cache) for each request of the JSON list,
+//	    N rounds, and prints each call's time as JSON: the benchmark
+//	    through the real repo-server.
 package main
 
 import (
@@ -45,6 +51,7 @@ var components = map[string]func() *cobra.Command{
 	"argocd-cmp-server":                cmpserver.NewCommand,
 	"miniredis":                        newMiniredis,
 	"app-details":                      newAppDetails,
+	"generate-manifest":                newGenerateManifest,
 }
 
 func main() {

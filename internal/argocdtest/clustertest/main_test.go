@@ -63,7 +63,7 @@ var shared struct {
 }
 
 // setup starts the shared Argo CD on first use.
-func setup(t *testing.T) *env {
+func setup(t testing.TB) *env {
 	t.Helper()
 	// Resolve the binaries with t (built on first use, or t skipped).
 	etcd := testbin.Path(t, "etcd")
