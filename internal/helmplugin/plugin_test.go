@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -151,6 +152,38 @@ func TestAnnounce(t *testing.T) {
 	}
 	if got := byName["skip-crds"]; got.ItemType != params.ItemBoolean || got.String != "false" {
 		t.Errorf("skip-crds = %+v, want a boolean announced false", got)
+	}
+}
+
+// TestReleaseNameFromApplication: the release name defaults to the
+// Application's name, which the repo-server sends as ARGOCD_APP_NAME; the
+// stream's metadata names the app by its directory (found under the real
+// Argo CD: ManifestRequestMetadata.appName is the path's base name).
+func TestReleaseNameFromApplication(t *testing.T) {
+	c := paritytest.Load(t, "testdata/parity/values-files.txtar")
+	p := helmplugin.New(helmplugin.Options{})
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"ARGOCD_APP_NAME=details-helm"}, "details-helm"},
+		{[]string{"ARGOCD_APP_NAME=team-a_web"}, "web"}, // apps in any namespace
+		{nil, "chart"}, // no Application name: the metadata's
+	} {
+		req := c.Request(t)
+		req.AppName = "chart"
+		req.Env = append(slices.DeleteFunc(slices.Clone(req.Env), func(kv string) bool {
+			return strings.HasPrefix(kv, "ARGOCD_APP_NAME=")
+		}), tc.env...)
+		anns, err := p.Announce(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range anns {
+			if a.Name == "release-name" && a.String != tc.want {
+				t.Errorf("env %v: release-name %q, want %q", tc.env, a.String, tc.want)
+			}
+		}
 	}
 }
 

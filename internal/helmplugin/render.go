@@ -60,9 +60,12 @@ func (j *job) effective() effective {
 	case s.hasRelease && s.releaseName != "":
 		e.releaseName, e.releaseFrom = s.releaseName, "param"
 	default:
-		name := j.req.AppName
+		// ARGOCD_APP_NAME first: the repo-server's stream names the app
+		// by its directory's base name in ManifestRequestMetadata.appName
+		// (util/cmp's appMetadataRequest), not by the Application.
+		name := j.env["ARGOCD_APP_NAME"]
 		if name == "" {
-			name = j.env["ARGOCD_APP_NAME"]
+			name = j.req.AppName
 		}
 		if i := strings.LastIndexByte(name, '_'); i >= 0 {
 			name = name[i+1:]

@@ -17,6 +17,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/internal/eventually"
@@ -184,7 +185,7 @@ func TestPluginGenerator(t *testing.T) {
 		return false, fmt.Sprintf("conditions %q", seen)
 	})
 	// A later reconcile of the failing set still deletes nothing.
-	e.waitAppSetReconciled(t, "e2e-envs")
+	e.refreshAppSet(t, "e2e-envs")
 	e.waitApps(t, "e2e-envs", map[string]string{"envs-dev": "silver", "envs-prod": "gold", "envs-qa": "bronze"})
 	e.waitApps(t, "e2e-matrix", map[string]string{
 		"matrix-dev-eu": "silver", "matrix-dev-us": "silver", "matrix-prod-eu": "gold", "matrix-prod-us": "gold",
@@ -192,22 +193,38 @@ func TestPluginGenerator(t *testing.T) {
 	})
 }
 
-// waitAppSetReconciled waits until the controller has updated set's
-// status conditions again (a condition's lastTransitionTime or message
-// moved on, or the resources list was rewritten).
-func (e *env) waitAppSetReconciled(t *testing.T, set string) {
+// refreshAppSet asks the controller to reconcile set now, as Argo CD's
+// webhooks do (the application-set-refresh annotation: after a generator
+// error the controller would wait 3 minutes), and waits until it has
+// asked strata's generator for set's parameters again, read from the
+// generator's log (the status need not change: a reconcile that fails as
+// the last one did writes nothing to the API server).
+func (e *env) refreshAppSet(t *testing.T, set string) {
 	t.Helper()
-	get := func() string {
-		u, err := e.cluster.Dynamic.Resource(appSetGVR).Namespace(argoNS).Get(t.Context(), set, metav1.GetOptions{})
-		if err != nil {
-			return err.Error()
+	var gen *proc
+	for _, p := range e.procs {
+		if p.name == "strata-generator" {
+			gen = p
 		}
-		return u.GetResourceVersion()
 	}
-	before := get()
-	eventually.Within(t, syncWait, "ApplicationSet "+set+" reconciled again", func() (bool, string) {
-		now := get()
-		return now != before, "resourceVersion " + now
+	if gen == nil {
+		t.Fatal("no strata-generator process")
+	}
+	calls := func() int {
+		data, err := os.ReadFile(gen.log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bytes.Count(data, []byte("appset="+set+" "))
+	}
+	before := calls()
+	patch := []byte(`{"metadata":{"annotations":{"argocd.argoproj.io/application-set-refresh":"true"}}}`)
+	if _, err := e.cluster.Dynamic.Resource(appSetGVR).Namespace(argoNS).Patch(t.Context(), set, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("annotating ApplicationSet %s for a refresh: %v", set, err)
+	}
+	eventually.Within(t, syncWait, "ApplicationSet "+set+" reconciled again (the generator called again)", func() (bool, string) {
+		now := calls()
+		return now > before, fmt.Sprintf("%d calls logged for %s, as before", now, set)
 	})
 }
 
