@@ -105,8 +105,9 @@ func (e *env) generateManifests(tb testing.TB, rounds int, reqs ...map[string]an
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cmd := exec.Command(e.argocd, "generate-manifest", "--repo-server", e.repoAddr, "--count", strconv.Itoa(rounds))
+	cmd := exec.Command(e.argocd, "generate-manifest", "--repo-server", e.repoAddr, "--count", strconv.Itoa(rounds), "--timeout", "3m")
 	cmd.Stdin = bytes.NewReader(in)
+	cmd.Env = append(os.Environ(), "ARGOCD_GRPC_KEEP_ALIVE_MIN="+keepAliveMin)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -205,6 +205,12 @@ func (e *env) start(ctx context.Context, etcd, apiserver, helm string) error {
 		"TMPDIR=" + dirs["tmp"],
 		"KUBECONFIG=" + e.cluster.Kubeconfig,
 		"GIT_CONFIG_NOSYSTEM=1",
+		// Argo CD's gRPC keepalive, scaled down from its 10 s default: the
+		// clients (the repo-server's to the sidecars, the controllers' to
+		// the repo-server) ping every 2 × this (at least gRPC's floor of
+		// 10 s), and servers that enforce a longer minimum end a long call
+		// with GOAWAY too_many_pings (TestKeepAlive).
+		"ARGOCD_GRPC_KEEP_ALIVE_MIN=" + keepAliveMin,
 	}
 
 	// strata's plugin sidecars, their sockets where the repo-server looks.
