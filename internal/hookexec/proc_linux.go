@@ -56,3 +56,13 @@ func maxRSS(state *os.ProcessState) int64 {
 	}
 	return 0
 }
+
+// setFileSizeLimit sets the RLIMIT_FSIZE of the process pid (prlimit).
+func setFileSizeLimit(pid int, n int64) error {
+	lim := syscall.Rlimit{Cur: uint64(n), Max: uint64(n)}
+	_, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, uintptr(pid), syscall.RLIMIT_FSIZE, uintptr(unsafe.Pointer(&lim)), 0, 0, 0)
+	if e != 0 {
+		return os.NewSyscallError("prlimit", e)
+	}
+	return nil
+}

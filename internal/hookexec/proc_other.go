@@ -23,3 +23,5 @@ func waitExited(int) error { return errors.ErrUnsupported }
 
 // maxRSS is not reported on this platform.
 func maxRSS(*os.ProcessState) int64 { return 0 }
+
+func setFileSizeLimit(int, int64) error { return errors.ErrUnsupported }
