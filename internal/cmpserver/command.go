@@ -281,14 +281,15 @@ func (p *CommandPlugin) Generate(ctx context.Context, req *params.Request) ([]st
 // run runs one of the plugin's commands in the application's directory.
 func (p *CommandPlugin) run(ctx context.Context, step string, c Command, req *params.Request) (*hookexec.Result, error) {
 	cmd := &hookexec.Command{
-		Argv:      c.Argv(),
-		Dir:       req.AppPath,
-		Env:       p.Environ(req),
-		LookupEnv: p.lookupEnv,
-		Timeout:   p.opts.Timeout,
-		Grace:     p.opts.Grace,
-		MaxStdout: p.opts.MaxOutput,
-		Tracker:   trackerFrom(ctx),
+		Argv:        c.Argv(),
+		Dir:         req.AppPath,
+		Env:         p.Environ(req),
+		LookupEnv:   p.lookupEnv,
+		Timeout:     p.opts.Timeout,
+		Grace:       p.opts.Grace,
+		MaxStdout:   p.opts.MaxOutput,
+		Tracker:     trackerFrom(ctx),
+		MaxFileSize: maxFileSize(ctx),
 	}
 	if !p.opts.NoSandbox {
 		sb := &hookexec.Sandbox{Hidden: p.opts.Hidden}
@@ -307,7 +308,7 @@ func (p *CommandPlugin) run(ctx context.Context, step string, c Command, req *pa
 		err = tooBigToStart(cmd, err)
 	}
 	if err != nil {
-		err = p.explain(c, err)
+		err = p.explain(ctx, c, err)
 	}
 	if !p.log.Enabled(ctx, slog.LevelDebug) {
 		return res, err
@@ -465,7 +466,7 @@ func (e *commandError) Unwrap() error { return e.err }
 // that the UI shows what Argo CD's sidecar would; and a program of the
 // repository that is not executable gets the reason, when it is
 // preserveFileMode left off.
-func (p *CommandPlugin) explain(c Command, err error) error {
+func (p *CommandPlugin) explain(ctx context.Context, c Command, err error) error {
 	argv := c.Argv()
 	msg := err.Error()
 	plain := "`" + strings.Join(argv, " ") + "`"
@@ -477,6 +478,13 @@ func (p *CommandPlugin) explain(c Command, err error) error {
 	}
 	if errors.Is(err, hookexec.ErrOutputTooLarge) {
 		msg += "; print less, or split the application: a plugin's output reaches the repo-server in one gRPC message (the sidecar's ARGOCD_GRPC_MAX_SIZE_MB, default 100; a command may print twice that, at least 64 MiB)"
+	}
+	var exitErr *hookexec.ExitError
+	if errors.As(err, &exitErr) && exitErr.Signal == syscall.SIGXFSZ {
+		if budget, flag := diskBudgetOf(ctx); budget > 0 {
+			msg += fmt.Sprintf(" (a file it wrote reached the disk budget of a request, %s: cmp serve %s; write less, or raise it)", mib(budget), flag)
+			return &commandError{msg: msg, err: fmt.Errorf("%w: %w", ErrDiskBudget, err)}
+		}
 	}
 	if msg == err.Error() {
 		return err
