@@ -288,6 +288,8 @@ func (p *CommandPlugin) run(ctx context.Context, step string, c Command, req *pa
 		Timeout:     p.opts.Timeout,
 		Grace:       p.opts.Grace,
 		MaxStdout:   p.opts.MaxOutput,
+		StderrLimit: max(p.opts.MaxOutput, hookexec.DefaultMaxStdout),
+		Reserve:     streamMemory(ctx, shortCommand(c.Argv())),
 		Tracker:     trackerFrom(ctx),
 		MaxFileSize: maxFileSize(ctx),
 	}
@@ -476,7 +478,9 @@ func (p *CommandPlugin) explain(ctx context.Context, c Command, err error) error
 	if !p.cfg.PreserveFileMode && strings.Contains(msg, "is not an executable file") && !filepath.IsAbs(argv[0]) && strings.ContainsRune(argv[0], '/') {
 		msg += " (the repository's files are unpacked with mode 0644 unless the plugin.yaml sets spec.preserveFileMode: true, as in Argo CD)"
 	}
-	if errors.Is(err, hookexec.ErrOutputTooLarge) {
+	if errors.Is(err, hookexec.ErrOutputTooLarge) && strings.Contains(msg, "bytes to stderr") {
+		msg += "; print less to stderr: a command that prints without end is stopped there (the bound is the command's stdout bound)"
+	} else if errors.Is(err, hookexec.ErrOutputTooLarge) {
 		msg += "; print less, or split the application: a plugin's output reaches the repo-server in one gRPC message (the sidecar's ARGOCD_GRPC_MAX_SIZE_MB, default 100; a command may print twice that, at least 64 MiB)"
 	}
 	var exitErr *hookexec.ExitError

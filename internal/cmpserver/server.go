@@ -483,6 +483,8 @@ func (svc *service) MatchRepository(stream pluginpb.ConfigManagementPluginServic
 	defer svc.close(ws, tr)
 	ctx, watch := svc.disk.watch(withTracker(stream.Context(), tr), ws, tr)
 	defer watch.end()
+	ctx, end := svc.memory.begin(ctx)
+	defer end()
 	info := svc.s.Plugin.Info()
 	ok, err := svc.s.Plugin.Match(ctx, req)
 	if werr := watch.finish(); werr != nil {
