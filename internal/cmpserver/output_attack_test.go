@@ -33,7 +33,7 @@ func TestAttackEndlessOutput(t *testing.T) {
 		want   []string
 	}{
 		{name: "stdout", script: "yes", code: codes.ResourceExhausted,
-			want: []string{"`sh run.sh` printed 16.0 MiB and went on, which would take more than the memory the requests of the sidecar may hold at once (16.0 MiB; --memory-budget)", "killed"}},
+			want: []string{"`sh run.sh` printed ", "MiB and went on, which would take more than the memory the requests of the sidecar may hold at once (16.0 MiB; --memory-budget)", "killed"}},
 		{name: "stdout of a child", script: "yes | cat; cat m.yaml", code: codes.ResourceExhausted,
 			want: []string{"MiB and went on", "(16.0 MiB; --memory-budget)"}},
 		{name: "stderr", script: "yes >&2", code: codes.Unknown,

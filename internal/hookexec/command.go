@@ -197,12 +197,19 @@ func (c *Command) Run(ctx context.Context) (*Result, error) {
 		defer func() { c.Tracker.end(namespaced) }()
 	}
 	start := time.Now()
+	ipcStarted()
 	starting.RLock()
 	err = c.startTracked(cmd, &namespaced)
 	if err != nil {
 		starting.RUnlock()
+		ipcEnded()
 		in.abort()
 		return nil, fmt.Errorf("starting %s: %w", c, err)
+	}
+	if namespaced {
+		ipcEnded() // its System V objects are its own namespace's
+	} else {
+		defer ipcEnded()
 	}
 	addLeader(cmd.Process.Pid)
 	starting.RUnlock()
