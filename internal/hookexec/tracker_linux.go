@@ -204,7 +204,6 @@ func removeIPC(table, idCol string, since time.Time, rm func(id uintptr) syscall
 	return nil
 }
 
-
 // killLeftovers kills and reaps the children of this process started since
 // t was made, that no running command accounts for, until a reading of the
 // process table finds none.
