@@ -388,8 +388,8 @@ func logDiskBudget(log *slog.Logger, perRequest, total int64) {
 		log.Warn("what the commands write is not bounded (--max-written-bytes and --max-written-bytes-total are negative): a repository's scripts can fill the work volume")
 		return
 	}
-	log.Info("what the commands write into their workspaces is measured while they run (the work volume's free space every 50ms, a walk of the workspace when it shrinks or every 250ms) and each file is bounded by RLIMIT_FSIZE",
-		"maxWrittenBytes", perRequest, "maxWrittenBytesTotal", total)
+	log.Info("what the commands write into their workspaces is measured while they run (the work volume's free space every 50ms, a walk of the workspace when it shrinks or every 250ms), and each file is bounded by RLIMIT_FSIZE",
+		"maxWrittenBytes", perRequest, "maxWrittenBytesTotal", total, "fileSizeLimit", hookexec.FileSizeLimitMode())
 }
 
 // localFlags describe a local run: the application, its repository, its

@@ -259,17 +259,21 @@ type diskError struct {
 }
 
 func (e *diskError) Error() string {
-	what := fmt.Sprintf("the plugin's commands wrote %s (%d new files and directories", mib(e.u.Bytes), e.u.Entries)
+	entries := fmt.Sprintf("%d new entries", e.u.Entries)
+	if e.u.Entries == 1 {
+		entries = "1 new entry"
+	}
+	what := fmt.Sprintf("the plugin's commands were stopped: they wrote %s (%d bytes) into the request's copy of the repository and its temporary directory (%s", mib(e.u.Bytes), e.u.Bytes, entries)
 	if e.u.Largest != "" {
-		what += fmt.Sprintf("; the largest, %s, holds %s", e.u.Largest, mib(e.u.LargestSize))
+		what += fmt.Sprintf("; the largest file, %s, %s", e.u.Largest, mib(e.u.LargestSize))
 	}
-	what += ") into the request's copy of the repository and its temporary directory"
+	what += ")"
 	if e.all == 0 {
-		return fmt.Sprintf("%s, more than the disk budget of a request, %s (cmp serve %s): write less there, or raise %s",
-			what, mib(e.budget), e.flag, e.flag)
+		return fmt.Sprintf("%s, more than the disk budget of a request, %s (%d bytes; cmp serve %s): write less there, or raise %s",
+			what, mib(e.budget), e.budget, e.flag, e.flag)
 	}
-	return fmt.Sprintf("%s, and the %d requests in flight %s in all, more than the disk budget of all requests, %s (cmp serve %s): retry later, or raise %s",
-		what, e.requests, mib(e.all), mib(e.budget), e.flag, e.flag)
+	return fmt.Sprintf("%s, and the %d requests in flight %s in all, more than the disk budget of all requests, %s (%d bytes; cmp serve %s): retry later, or raise %s",
+		what, e.requests, mib(e.all), mib(e.budget), e.budget, e.flag, e.flag)
 }
 
 func (e *diskError) Unwrap() error { return ErrDiskBudget }

@@ -107,11 +107,11 @@ func TestAttackDiskWrites(t *testing.T) {
 		alone bool
 	}{
 		{name: "one large file", script: `head -c 50000000000 /dev/zero > "$TMPDIR/big"; sleep 30`,
-			want: []string{"tmp/big", "disk budget of a request, 32.0 MiB", "--max-written-bytes"}},
+			want: []string{"stopped", "the largest file, tmp/big, 32.0 MiB", "(33558528 bytes)", "disk budget of a request, 32.0 MiB (33554432 bytes; cmp serve --max-written-bytes)"}},
 		{name: "one large file in the repository", script: `head -c 50000000000 /dev/zero > big.bin; echo status $?; sleep 30`,
-			want: []string{"repo/app/big.bin", "--max-written-bytes"}},
+			want: []string{"the largest file, repo/app/big.bin, 32.0 MiB", "--max-written-bytes"}},
 		{name: "a million empty files", script: `mkdir "$TMPDIR/d"; i=0; while [ $i -lt 1000000 ]; do : > "$TMPDIR/d/$i"; i=$((i+1)); done`,
-			want: []string{"new files and directories", "--max-written-bytes"}},
+			want: []string{"new entries", "--max-written-bytes"}},
 		{name: "written slowly by a process left behind", script: `(setsid sh -c 'while :; do head -c 4000000 /dev/zero > "$TMPDIR/f$$RANDOM$(date +%N)"; sleep 0.01; done' &) ; sleep 60`,
 			want: []string{"--max-written-bytes"}, alone: true},
 	}
@@ -136,6 +136,7 @@ func TestAttackDiskWrites(t *testing.T) {
 				if status.Code(err) != codes.ResourceExhausted {
 					t.Fatalf("Generate = %v, want ResourceExhausted", err)
 				}
+				t.Logf("the attack's error: %s", status.Convert(err).Message())
 				for _, w := range a.want {
 					if !strings.Contains(err.Error(), w) {
 						t.Errorf("Generate = %q, want it to say %q", status.Convert(err).Message(), w)
@@ -173,9 +174,10 @@ func TestAttackDiskWritesTotal(t *testing.T) {
 			}
 			first := <-results
 			if status.Code(first) != codes.ResourceExhausted || !strings.Contains(first.Error(), "--max-written-bytes-total") ||
-				!strings.Contains(first.Error(), "disk budget of all requests, 48.0 MiB") {
+				!strings.Contains(first.Error(), "disk budget of all requests, 48.0 MiB (50331648 bytes;") {
 				t.Fatalf("first answer %v, want the total's refusal", first)
 			}
+			t.Logf("the refusal: %s", status.Convert(first).Message())
 			if err := os.WriteFile(goFile, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}

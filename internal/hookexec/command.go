@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -80,13 +81,14 @@ type Command struct {
 	// returns an error wrapping it. Reserve may be called from another
 	// goroutine than Run's, never concurrently with itself.
 	Reserve func(n int64) error
-	// MaxFileSize, when positive, is the RLIMIT_FSIZE of the command's
-	// main process, set as it starts, inherited by what it starts: a
-	// write that would make a file larger fails (the kernel sends
-	// SIGXFSZ, which kills a process that does not handle it, and the
-	// write returns EFBIG). It is set right after the command's exec, so
-	// a process the command forks in the microseconds before keeps this
-	// process's limit.
+	// MaxFileSize, when positive, is the RLIMIT_FSIZE of the command,
+	// inherited by what it starts: a write that would make a file larger
+	// fails (the kernel sends SIGXFSZ, which kills a process that does
+	// not handle it, and the write returns EFBIG). The command starts
+	// stopped (traced, PTRACE_TRACEME), gets the limit before it runs an
+	// instruction of its own, and is let go (see FileSizeLimitMode);
+	// where tracing is refused, the limit is set just after it started,
+	// and what it forks in the microseconds before keeps this process's.
 	MaxFileSize int64
 	// Tracker, when set, follows everything the command starts, so that
 	// what it leaves behind is killed when the Tracker closes (see
@@ -213,10 +215,6 @@ func (c *Command) Run(ctx context.Context) (*Result, error) {
 	}
 	addLeader(cmd.Process.Pid)
 	starting.RUnlock()
-	if c.MaxFileSize > 0 {
-		// Fails only if the command has exited already.
-		_ = setFileSizeLimit(cmd.Process.Pid, c.MaxFileSize)
-	}
 	in.start()
 	l := watch(cmd)
 	var aborted <-chan struct{}
@@ -608,10 +606,18 @@ func (c *Command) startTracked(cmd *exec.Cmd, namespaced *bool) error {
 	return c.startCmd(cmd)
 }
 
-// startCmd starts cmd, in c's Sandbox if it has one.
+// startCmd starts cmd, in c's Sandbox if it has one, with c's
+// MaxFileSize.
 func (c *Command) startCmd(cmd *exec.Cmd) error {
 	if c.Sandbox != nil {
-		return c.Sandbox.start(cmd)
+		return c.Sandbox.start(cmd, c.MaxFileSize)
 	}
-	return cmd.Start()
+	if c.MaxFileSize <= 0 {
+		return cmd.Start()
+	}
+	// The ptrace calls of startLimited come from the thread that started
+	// the command.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return startLimited(cmd, c.MaxFileSize)
 }

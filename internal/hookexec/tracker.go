@@ -44,7 +44,11 @@ var ErrSurvivor = errors.New("a process the commands started may still run")
 //     (those it cannot attribute, and does not kill: Close then reports
 //     ErrSurvivor), reaps them, and reads again until a reading finds
 //     none. It removes the System V shared memory segments this user
-//     created since, whose creator no longer runs.
+//     created since, whose creator no longer runs; and, at the first
+//     Close that finds no command running in this IPC namespace, the
+//     semaphore sets and message queues this user created since the
+//     first of the Trackers closed meanwhile began (the kernel does not
+//     record their creator).
 //
 // A Tracker is made per request; its commands may run concurrently.
 type Tracker struct {
