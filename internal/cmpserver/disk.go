@@ -158,8 +158,9 @@ func maxFileSize(ctx context.Context) int64 {
 	return w.g.perRequest + 4096
 }
 
-// diskFlag names the setting of the per-request budget of ctx's request,
-// for an error about a file that passed it; "" without one.
+// diskBudgetOf returns the per-request budget of ctx's request and the
+// flag that sets it, for an error about a file that passed it; 0 and ""
+// without one.
 func diskBudgetOf(ctx context.Context) (int64, string) {
 	w, _ := ctx.Value(diskWatchKey{}).(*diskWatch)
 	if w == nil || w.g.perRequest <= 0 {
@@ -228,17 +229,6 @@ func (g *diskGuard) check(w *diskWatch, u tarball.Usage) error {
 	delete(g.written, w)
 	g.metrics.diskStopped("total")
 	return &diskError{u: u, budget: g.total, flag: g.totalFlag, all: sum, requests: len(g.written) + 1}
-}
-
-// inUse returns what the requests watched now have written, as last
-// measured.
-func (g *diskGuard) inUse() int64 {
-	if g == nil {
-		return 0
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.sumLocked()
 }
 
 func (g *diskGuard) sumLocked() int64 {

@@ -110,6 +110,8 @@ func TestAttackDiskWrites(t *testing.T) {
 			want: []string{"stopped", "the largest file, tmp/big, 32.0 MiB", "(33558528 bytes)", "disk budget of a request, 32.0 MiB (33554432 bytes; cmp serve --max-written-bytes)"}},
 		{name: "one large file in the repository", script: `head -c 50000000000 /dev/zero > big.bin; echo status $?; sleep 30`,
 			want: []string{"the largest file, repo/app/big.bin, 32.0 MiB", "--max-written-bytes"}},
+		{name: "the command itself past the file size limit", script: `exec head -c 50000000000 /dev/zero > "$TMPDIR/big"`,
+			want: []string{"the largest file, tmp/big, 32.0 MiB", "--max-written-bytes"}},
 		{name: "a million empty files", script: `mkdir "$TMPDIR/d"; i=0; while [ $i -lt 1000000 ]; do : > "$TMPDIR/d/$i"; i=$((i+1)); done`,
 			want: []string{"new entries", "--max-written-bytes"}},
 		{name: "written slowly by a process left behind", script: `(setsid sh -c 'while :; do head -c 4000000 /dev/zero > "$TMPDIR/f$$RANDOM$(date +%N)"; sleep 0.01; done' &) ; sleep 60`,
