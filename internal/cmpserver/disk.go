@@ -94,8 +94,9 @@ func (g *diskGuard) watch(ctx context.Context, ws *tarball.Workspace, tr *hookex
 // finish ends the watch once the request's commands are done, and returns
 // the error that stopped them, if any. When the work volume grew by more
 // than a walk's trigger since the last walk (a command shorter than the
-// walks' interval wrote), it measures the workspace a last time.
-func (w *diskWatch) finish() error {
+// walks' interval wrote), or the plugin's error (perr) says a command
+// reached the file size limit, it measures the workspace a last time.
+func (w *diskWatch) finish(perr error) error {
 	if w == nil {
 		return nil
 	}
@@ -103,12 +104,19 @@ func (w *diskWatch) finish() error {
 	if err := w.tr.Stopped(); err != nil {
 		return err
 	}
-	if used, ok := volumeUsed(w.ws.TempDir()); ok && used-w.last < w.trigger() {
+	if used, ok := volumeUsed(w.ws.TempDir()); ok && used-w.last < w.trigger() && !errors.Is(perr, ErrDiskBudget) {
 		return nil
 	}
 	u, err := w.ws.Usage()
 	if err != nil {
-		return nil
+		u, err = w.ws.Usage()
+	}
+	if err != nil {
+		w.g.metrics.diskStopped("request")
+		err = fmt.Errorf("%w: what the plugin's commands wrote into the request's workspace cannot be measured: %w; keep the workspace's directories readable and less than 256 deep",
+			ErrDiskBudget, err)
+		w.tr.Stop(err)
+		return err
 	}
 	w.g.mu.Lock()
 	w.g.written[w] = 0 // counted once more, for the total
@@ -175,6 +183,7 @@ func (w *diskWatch) run() {
 	defer t.Stop()
 	trigger := w.trigger()
 	dir := w.ws.TempDir()
+	failed := 0
 	lastWalk, walkTook := time.Now(), time.Duration(0)
 	for {
 		select {
@@ -192,10 +201,18 @@ func (w *diskWatch) run() {
 		u, err := w.ws.Usage()
 		lastWalk, walkTook, w.last = time.Now(), time.Since(now), used
 		if err != nil {
-			// The workspace is being removed, or cannot be read: the
-			// next walk tells.
-			continue
+			// A walk may fail as a command renames what it reads; a
+			// workspace that cannot be measured twice in a row is not
+			// left to fill the disk.
+			if failed++; failed < 2 {
+				continue
+			}
+			w.g.metrics.diskStopped("request")
+			w.tr.Stop(fmt.Errorf("%w: the plugin's commands were stopped: what they wrote into the request's workspace cannot be measured: %w; keep the workspace's directories readable and less than 256 deep",
+				ErrDiskBudget, err))
+			return
 		}
+		failed = 0
 		if err := w.g.check(w, u); err != nil {
 			w.tr.Stop(err)
 			return

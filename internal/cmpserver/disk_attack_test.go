@@ -114,6 +114,8 @@ func TestAttackDiskWrites(t *testing.T) {
 			want: []string{"the largest file, tmp/big, 32.0 MiB", "--max-written-bytes"}},
 		{name: "a million empty files", script: `mkdir "$TMPDIR/d"; i=0; while [ $i -lt 1000000 ]; do : > "$TMPDIR/d/$i"; i=$((i+1)); done`,
 			want: []string{"new entries", "--max-written-bytes"}},
+		{name: "directories nested past what is measured", script: `cd "$TMPDIR"; i=0; while [ $i -lt 300 ]; do mkdir d; cd d; i=$((i+1)); done; sleep 30`,
+			want: []string{"cannot be measured", "more than 256 directories deep"}},
 		{name: "written slowly by a process left behind", script: `(setsid sh -c 'while :; do head -c 4000000 /dev/zero > "$TMPDIR/f$$RANDOM$(date +%N)"; sleep 0.01; done' &) ; sleep 60`,
 			want: []string{"--max-written-bytes"}, alone: true},
 	}

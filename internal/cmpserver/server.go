@@ -462,7 +462,7 @@ func (svc *service) GenerateManifest(stream pluginpb.ConfigManagementPluginServi
 	ctx, end := svc.memory.begin(ctx)
 	defer end() // after the answer is sent
 	manifests, err := svc.s.Plugin.Generate(ctx, req)
-	if werr := watch.finish(); werr != nil {
+	if werr := watch.finish(err); werr != nil {
 		err = werr // what went wrong after it, too
 	}
 	log := svc.s.logger().With("rpc", "GenerateManifest", "app", req.AppName)
@@ -487,7 +487,7 @@ func (svc *service) MatchRepository(stream pluginpb.ConfigManagementPluginServic
 	defer end()
 	info := svc.s.Plugin.Info()
 	ok, err := svc.s.Plugin.Match(ctx, req)
-	if werr := watch.finish(); werr != nil {
+	if werr := watch.finish(err); werr != nil {
 		err = werr // what went wrong after it, too
 	}
 	if err != nil {
@@ -508,7 +508,7 @@ func (svc *service) GetParametersAnnouncement(stream pluginpb.ConfigManagementPl
 	ctx, end := svc.memory.begin(ctx)
 	defer end()
 	anns, err := svc.s.Plugin.Announce(ctx, req)
-	if werr := watch.finish(); werr != nil {
+	if werr := watch.finish(err); werr != nil {
 		err = werr // what went wrong after it, too
 	}
 	if err != nil {

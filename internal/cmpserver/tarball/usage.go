@@ -3,10 +3,11 @@ package tarball
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
+	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // usageBlock is the unit Usage charges in: a file takes its size rounded
@@ -54,8 +55,10 @@ func (t *tree) baseline() (n, largest int64) {
 // Usage measures what the commands given w added to it: it walks its copy
 // of the repository and its temporary directory, charging each file its
 // size (not its blocks: a sparse file counts in full), each other entry a
-// block, a file with several links once. It does not follow links, and
-// makes readable a directory a command made unreadable. A file removed
+// block, a file with several links once. It walks by directory
+// descriptors (openat), so no depth of directories is out of its reach,
+// does not follow links, and makes searchable a directory a command made
+// unreadable (the server owns what its commands create). A file removed
 // while a process holds it open is not seen: its size is bounded by the
 // RLIMIT_FSIZE the commands run with. For a ReadOnly workspace it returns
 // zero.
@@ -63,82 +66,106 @@ func (w *Workspace) Usage() (Usage, error) {
 	if w.dir == "" || w.copyOf == nil {
 		return Usage{}, nil
 	}
-	var (
-		u     Usage
-		total int64
-		n     int
-		seen  map[[2]uint64]bool
-	)
-	var walk func(dir, rel string) error
-	walk = func(dir, rel string) error {
-		entries, err := readDir(dir)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && rel != "repo" && rel != "tmp" {
-				return nil // removed meanwhile
-			}
-			return err
-		}
-		for _, e := range entries {
-			n++
-			p, r := dir+"/"+e.Name(), rel+"/"+e.Name()
-			switch {
-			case e.IsDir():
-				total += usageBlock
-				if err := walk(p, r); err != nil {
-					return err
-				}
-			case e.Type().IsRegular():
-				fi, err := e.Info()
-				if err != nil {
-					continue // removed meanwhile
-				}
-				if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-					key := [2]uint64{uint64(st.Dev), uint64(st.Ino)}
-					if seen[key] {
-						continue
-					}
-					if seen == nil {
-						seen = map[[2]uint64]bool{}
-					}
-					seen[key] = true
-				}
-				total += charge(fi.Size())
-				if fi.Size() > u.LargestSize {
-					u.Largest, u.LargestSize = r, fi.Size()
-				}
-			default:
-				total += usageBlock
-			}
-		}
-		return nil
-	}
+	m := &meter{}
 	for _, sub := range []string{"repo", "tmp"} {
-		if err := walk(filepath.Join(w.dir, sub), sub); err != nil {
-			return u, fmt.Errorf("measuring what the commands wrote: %w", err)
+		fd, err := unix.Open(filepath.Join(w.dir, sub), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return Usage{}, fmt.Errorf("measuring what the commands wrote: %s: %w", sub, err)
+		}
+		err = m.walk(fd, []string{sub})
+		if err != nil {
+			return Usage{}, fmt.Errorf("measuring what the commands wrote: %w", err)
 		}
 	}
 	w.baseOnce.Do(func() { w.base, w.baseLargest = w.copyOf.baseline() })
-	if u.LargestSize <= w.baseLargest {
-		u.Largest, u.LargestSize = "", 0
+	u := Usage{Bytes: max(m.total-w.base, 0), Entries: max(m.entries-w.copyOf.count(), 0)}
+	if m.largestSize > w.baseLargest {
+		u.Largest, u.LargestSize = m.largest, m.largestSize
 	}
-	u.Bytes = max(total-w.base, 0)
-	u.Entries = max(n-w.copyOf.count(), 0)
 	return u, nil
 }
 
-// readDir reads dir's entries, unsorted; a directory a command made
-// unreadable is made readable first, as the server owns what its commands
-// create.
-func readDir(dir string) ([]os.DirEntry, error) {
-	f, err := os.Open(dir)
-	if errors.Is(err, fs.ErrPermission) {
-		if cerr := os.Chmod(dir, 0o700); cerr == nil {
-			f, err = os.Open(dir)
+// maxUsageDepth bounds how deep Usage follows directories (each level
+// holds a descriptor open): no plugin needs more, and a command nesting
+// deeper is refused.
+const maxUsageDepth = 256
+
+// ErrTooDeep is wrapped by Usage's error about directories nested deeper
+// than it measures.
+var ErrTooDeep = errors.New("directories nested too deep to measure")
+
+// A meter adds up a walk.
+type meter struct {
+	total       int64
+	entries     int
+	seen        map[[2]uint64]bool // files with several links, counted
+	largest     string
+	largestSize int64
+}
+
+// walk measures the directory open as fd, at path (its names from the
+// workspace), and closes fd.
+func (m *meter) walk(fd int, path []string) error {
+	dir := os.NewFile(uintptr(fd), strings.Join(path, "/"))
+	defer dir.Close()
+	entries, err := dir.ReadDir(-1)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir.Name(), err)
+	}
+	for _, e := range entries {
+		m.entries++
+		name := e.Name()
+		switch {
+		case e.IsDir():
+			m.total += usageBlock
+			if len(path) > maxUsageDepth {
+				return fmt.Errorf("%w: %s/... is more than %d directories deep", ErrTooDeep, dir.Name()[:min(len(dir.Name()), 200)], maxUsageDepth)
+			}
+			sub, err := openDirAt(fd, name)
+			if errors.Is(err, unix.ENOENT) {
+				continue // removed meanwhile
+			}
+			if err != nil {
+				return fmt.Errorf("%s/%s: %w", dir.Name(), name, err)
+			}
+			if err := m.walk(sub, append(path, name)); err != nil {
+				return err
+			}
+		case e.Type().IsRegular():
+			var st unix.Stat_t
+			if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				continue // removed meanwhile
+			}
+			if st.Nlink > 1 {
+				key := [2]uint64{uint64(st.Dev), uint64(st.Ino)}
+				if m.seen[key] {
+					continue
+				}
+				if m.seen == nil {
+					m.seen = map[[2]uint64]bool{}
+				}
+				m.seen[key] = true
+			}
+			m.total += charge(st.Size)
+			if st.Size > m.largestSize {
+				m.largest, m.largestSize = strings.Join(append(path, name), "/"), st.Size
+			}
+		default:
+			m.total += usageBlock
 		}
 	}
-	if err != nil {
-		return nil, err
+	return nil
+}
+
+// openDirAt opens the directory name in the directory fd, making it
+// readable and searchable first if a command closed it.
+func openDirAt(fd int, name string) (int, error) {
+	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	sub, err := unix.Openat(fd, name, flags, 0)
+	if err == unix.EACCES {
+		if cerr := unix.Fchmodat(fd, name, 0o700, 0); cerr == nil {
+			sub, err = unix.Openat(fd, name, flags, 0)
+		}
 	}
-	defer f.Close()
-	return f.ReadDir(-1)
+	return sub, err
 }

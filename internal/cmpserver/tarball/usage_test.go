@@ -1,8 +1,10 @@
 package tarball_test
 
 import (
+	"errors"
 	"os"
 	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/strata-dev/strata/internal/cmpserver/tarball"
@@ -59,6 +61,30 @@ func TestUsage(t *testing.T) {
 			}
 		})
 	}
+	t.Run("nested past what is measured", func(t *testing.T) {
+		s, _ := newStore(t, 1<<30)
+		ws := receive(t, s, data, tarball.Options{})
+		// Deeper than PATH_MAX too: built one directory at a time.
+		d, err := os.Open(ws.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 300 {
+			if err := syscall.Mkdirat(int(d.Fd()), "dddddddddddddddddddd", 0o700); err != nil {
+				t.Fatal(err)
+			}
+			fd, err := syscall.Openat(int(d.Fd()), "dddddddddddddddddddd", syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Close()
+			d = os.NewFile(uintptr(fd), "d")
+		}
+		d.Close()
+		if _, err := ws.Usage(); !errors.Is(err, tarball.ErrTooDeep) {
+			t.Errorf("Usage() = %v, want ErrTooDeep", err)
+		}
+	})
 	t.Run("read-only", func(t *testing.T) {
 		s, _ := newStore(t, 1<<30)
 		ws := receive(t, s, data, tarball.Options{ReadOnly: true})
