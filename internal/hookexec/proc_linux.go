@@ -123,11 +123,17 @@ func startLimited(cmd *exec.Cmd, fsize int64) error {
 	err := cmd.Start()
 	cmd.SysProcAttr.Ptrace = false
 	if err != nil {
-		if cmd.Process == nil && errors.Is(err, syscall.EPERM) {
-			ptraceRefused.Store(true)
-			return startLimited(cmd, fsize)
+		if cmd.Process != nil || !errors.Is(err, syscall.EPERM) {
+			return err
 		}
-		return err
+		// Tracing refused, or something else (the namespaces the command
+		// is to start in): tracing is refused if it starts without.
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		ptraceRefused.Store(true)
+		_ = setFileSizeLimit(cmd.Process.Pid, fsize)
+		return nil
 	}
 	pid := cmd.Process.Pid
 	var ws syscall.WaitStatus
