@@ -252,6 +252,9 @@ The socket directory defaults to $ARGOCD_PLUGINSOCKFILEPATH, else
 repeated request does not unpack the same tarball again. With --config, a
 finished request's private copy of its repository is checked and kept for
 the next request of the same repository (--recycle-bytes; see docs/cmp.md).
+What a request's commands write into its copy and temporary directory is
+measured while they run, and a request past --max-written-bytes (or all
+requests past --max-written-bytes-total) is stopped.
 The built-in Helm plugin also keeps the charts it loaded and the documents
 it read, by the SHA-256 of their contents, handing each render a private
 copy.
