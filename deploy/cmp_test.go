@@ -281,7 +281,7 @@ func checkWorkVolume(t *testing.T, pod *corev1.PodSpec, c *corev1.Container, arg
 		t.Fatalf("%s: the work volume %s is not an emptyDir with a sizeLimit", c.Name, work.Name)
 	}
 	var sum int64
-	for _, f := range []string{"cache-bytes", "recycle-bytes", "max-disk-bytes", "helm-dependency-cache-bytes"} {
+	for _, f := range []string{"cache-bytes", "recycle-bytes", "max-disk-bytes", "max-written-bytes-total", "helm-dependency-cache-bytes"} {
 		if s, ok := flag(args, f); ok {
 			n, err := strconv.ParseInt(s, 10, 64)
 			if err != nil {

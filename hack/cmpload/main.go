@@ -8,7 +8,10 @@
 // past the limit, as the kernel would. It prints the errors the normal
 // clients saw (the goal is none), what the hostile clients got, and the
 // peak memory, and exits 1 when a normal client saw an error or the limit
-// was passed.
+// was passed. With -disk, the plugin runs the repository's run.sh first
+// when it has one, and hostile clients write past the disk budgets (a
+// 50 GB file, a million empty files) and print without end (`yes`), under
+// -written and -written-total.
 package main
 
 import (
@@ -48,6 +51,17 @@ spec:
     command: [cat, out.yaml]
 `
 
+// diskPlugin runs the repository's run.sh, when it has one, before
+// printing out.yaml.
+const diskPlugin = `apiVersion: argoproj.io/v1alpha1
+kind: ConfigManagementPlugin
+metadata:
+  name: load
+spec:
+  generate:
+    command: [sh, -c, '[ ! -e run.sh ] || . ./run.sh; cat out.yaml']
+`
+
 func main() {
 	var (
 		strata   = flag.String("strata", "", "the strata binary (required)")
@@ -55,28 +69,43 @@ func main() {
 		duration = flag.Duration("duration", 3*time.Minute, "how long to run")
 		normal   = flag.Int("normal", 8, "normal clients")
 		sandbox  = flag.Bool("sandbox", false, "run the plugin's commands in the Landlock sandbox (needs a kernel with Landlock)")
+		disk     = flag.Bool("disk", false, "add hostile clients that write past the disk budgets and print without end")
+		written  = flag.Int64("written", 64<<20, "with -disk: the sidecar's --max-written-bytes")
+		total    = flag.Int64("written-total", 256<<20, "with -disk: the sidecar's --max-written-bytes-total")
 	)
 	flag.Parse()
 	if *strata == "" {
 		fmt.Fprintln(os.Stderr, "cmpload: -strata is required")
 		os.Exit(2)
 	}
-	if err := run(*strata, *limit, *duration, *normal, *sandbox); err != nil {
+	o := options{disk: *disk, written: *written, writtenTotal: *total}
+	if err := run(*strata, *limit, *duration, *normal, *sandbox, o); err != nil {
 		fmt.Fprintln(os.Stderr, "cmpload:", err)
 		os.Exit(1)
 	}
 }
 
-func run(strata string, limit int64, duration time.Duration, normal int, sandbox bool) error {
+// options are the -disk run's.
+type options struct {
+	disk                  bool
+	written, writtenTotal int64
+}
+
+func run(strata string, limit int64, duration time.Duration, normal int, sandbox bool, o options) error {
 	dir, err := os.MkdirTemp("", "cmpload")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	if err := os.WriteFile(filepath.Join(dir, "plugin.yaml"), []byte(plugin), 0o644); err != nil {
+	config := plugin
+	if o.disk {
+		config = diskPlugin
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plugin.yaml"), []byte(config), 0o644); err != nil {
 		return err
 	}
-	args := []string{"cmp", "serve", "--config", filepath.Join(dir, "plugin.yaml"), "--socket-dir", dir, "--cache-dir", filepath.Join(dir, "cache"), "--log-format", "json"}
+	args := []string{"cmp", "serve", "--config", filepath.Join(dir, "plugin.yaml"), "--socket-dir", dir, "--cache-dir", filepath.Join(dir, "cache"), "--log-format", "json",
+		"--max-written-bytes", strconv.FormatInt(o.written, 10), "--max-written-bytes-total", strconv.FormatInt(o.writtenTotal, 10)}
 	if !sandbox {
 		args = append(args, "--insecure-no-sandbox")
 	}
@@ -167,6 +196,28 @@ func run(strata string, limit int64, duration time.Duration, normal int, sandbox
 	for i := range 4 {
 		wg.Go(func() { hostile(fmt.Sprintf("hostile-list%d", i), bigList) })
 	}
+	var peakDisk atomic.Int64
+	if o.disk {
+		small := tarOf(normalApp("writer"))
+		for name, script := range map[string]string{
+			"hostile-bigfile": `head -c 50000000000 /dev/zero > "$TMPDIR/big"; sleep 60`,
+			"hostile-files":   `mkdir "$TMPDIR/d"; i=0; while [ $i -lt 1000000 ]; do : > "$TMPDIR/d/$i"; i=$((i+1)); done`,
+			"hostile-yes":     `yes`,
+		} {
+			tgz := withScript(small, script)
+			wg.Go(func() { hostile(name, tgz) })
+		}
+		work := filepath.Join(dir, "cache")
+		base, _ := volumeUsed(dir)
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if used, ok := volumeUsed(work); ok && used-base > peakDisk.Load() {
+					peakDisk.Store(used - base)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
 	start := time.Now()
 	wg.Wait()
 	fmt.Printf("sidecar: strata cmp serve --config, STRATA_MEMORY_LIMIT=%d (%d MiB), %s\n", limit, limit>>20, time.Since(start).Round(time.Second))
@@ -178,7 +229,15 @@ func run(strata string, limit int64, duration time.Duration, normal int, sandbox
 		}
 		fmt.Printf("  %s\n", e)
 	}
-	fmt.Printf("hostile clients: 1 × 33 MB map, 4 × 25 MB lists; answered ok: %d, errors by code: %v\n", hostileOK, hostileCodes)
+	what := "1 × 33 MB map, 4 × 25 MB lists"
+	if o.disk {
+		what += ", a 50 GB file, a million empty files, yes"
+	}
+	fmt.Printf("hostile clients: %s; answered ok: %d, errors by code: %v\n", what, hostileOK, hostileCodes)
+	if o.disk {
+		fmt.Printf("disk budgets: --max-written-bytes %d MiB, --max-written-bytes-total %d MiB; peak growth of the work volume: %d MiB (the whole file system's: other writers count)\n",
+			o.written>>20, o.writtenTotal>>20, peakDisk.Load()>>20)
+	}
 	fmt.Printf("peak RssAnon: %d MiB of %d MiB\n", peak.Load()>>20, limit>>20)
 	select {
 	case <-killed:
@@ -273,6 +332,42 @@ func normalApp(name string) []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// volumeUsed is what the file system of dir has in use, bytes.
+func volumeUsed(dir string) (int64, bool) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, false
+	}
+	return int64(st.Blocks-st.Bfree) * st.Bsize, true
+}
+
+// withScript is tgz (from tarOf) with a run.sh holding script.
+func withScript(tgz []byte, script string) []byte {
+	zr, err := gzip.NewReader(bytes.NewReader(tgz))
+	if err != nil {
+		panic(err)
+	}
+	tr := tar.NewReader(zr)
+	h, err := tr.Next()
+	if err != nil {
+		panic(err)
+	}
+	var out bytes.Buffer
+	if _, err := out.ReadFrom(tr); err != nil {
+		panic(err)
+	}
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	tw.WriteHeader(&tar.Header{Name: h.Name, Mode: 0o644, Size: int64(out.Len()), Typeflag: tar.TypeReg})
+	tw.Write(out.Bytes())
+	tw.WriteHeader(&tar.Header{Name: "run.sh", Mode: 0o644, Size: int64(len(script)), Typeflag: tar.TypeReg})
+	tw.Write([]byte(script))
+	tw.Close()
+	gz.Close()
+	return buf.Bytes()
 }
 
 // tarOf is a repository holding out.yaml, as a tar.gz.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -237,6 +238,8 @@ func newCmpServeCmd(g *globals) *cobra.Command {
 		recycleBytes int64
 		processTree  bool
 		memoryBudget int64
+		written      int64
+		writtenTotal int64
 	)
 	cmd := &cobra.Command{
 		Use:   "serve --config PLUGIN.yaml|--builtin helm [--socket-dir DIR] [--metrics-listen ADDR]",
@@ -249,6 +252,9 @@ The socket directory defaults to $ARGOCD_PLUGINSOCKFILEPATH, else
 repeated request does not unpack the same tarball again. With --config, a
 finished request's private copy of its repository is checked and kept for
 the next request of the same repository (--recycle-bytes; see docs/cmp.md).
+What a request's commands write into its copy and temporary directory is
+measured while they run, and a request past --max-written-bytes (or all
+requests past --max-written-bytes-total) is stopped.
 The built-in Helm plugin also keeps the charts it loaded and the documents
 it read, by the SHA-256 of their contents, handing each render a private
 copy.
@@ -327,7 +333,11 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 				defer c.Close() // the Helm plugin's render workers
 			}
 			srv := &cmpserver.Server{Plugin: p, Store: store, Limits: repoLimits, ShutdownGrace: grace, Logger: log, Metrics: flags.metrics,
-				ProcessTreeOnly: processTree, MemoryBudget: budget.bytes, MemoryBudgetFrom: budget.from}
+				ProcessTreeOnly: processTree, MemoryBudget: budget.bytes, MemoryBudgetFrom: budget.from,
+				MaxWrittenBytes: written, MaxWrittenBytesTotal: writtenTotal}
+			if _, ok := p.(*cmpserver.CommandPlugin); ok {
+				logDiskBudget(log, written, writtenTotal)
+			}
 			if srv.MaxMessageSize, _, err = cmpserver.MessageSizeFromEnv(os.Environ()); err != nil {
 				return err
 			}
@@ -358,11 +368,31 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 	fs.IntVar(&repoLimits.MaxPathLen, "max-repo-path-length", d.MaxPathLen, "longest path of a repository entry or link target, in bytes (0: the default)")
 	fs.Int64Var(&diskBytes, "max-disk-bytes", tarball.DefaultDiskBudget, "repository bytes on disk that requests in flight may hold at once, besides the cache: extractions and private copies; "+
 		"a request over it waits for others to finish, or fails when its deadline comes first (0: the default; negative: no budget)")
+	fs.Int64Var(&written, "max-written-bytes", cmpserver.DefaultMaxWrittenBytes, "with --config: what the commands of one request may write into its copy of the repository and its temporary directory, in bytes, "+
+		"each file, directory and link counted at least 4 KiB, measured while they run; also each command's RLIMIT_FSIZE; a request past it is stopped, its commands killed (0: the default; negative: none)")
+	fs.Int64Var(&writtenTotal, "max-written-bytes-total", cmpserver.DefaultMaxWrittenBytesTotal, "with --config: what the commands of all requests in flight may have written at once, in bytes; "+
+		"the request whose writes pass it is stopped (0: the default; negative: none)")
 	fs.Int64Var(&memoryBudget, "memory-budget", 0, "with --config: memory the requests may hold at once to read their commands' output, in bytes; "+
 		"a request whose output needs more is refused, one that needs more than is free waits (0: the Go memory limit less 128 MiB, from $STRATA_MEMORY_LIMIT or the cgroup's limit, none without a limit; negative: none)")
 	fs.IntVar(&flags.maxManifestValues, "max-manifest-values", cmpserver.DefaultMaxManifestNodes, "with --config: most maps, lists and values in a generate command's output, YAML aliases counted each time they are used, counted before parsing; reading costs some 350 bytes of memory a value (0: the default)")
 	fs.IntVar(&flags.helm.maxValuesNodes, "helm-max-values-nodes", helmplugin.DefaultLimits().MaxValuesNodes, "with --builtin helm: most maps, lists and values in one values document (values.yaml, a values file, the inline values), counted before parsing (0: the default)")
 	return cmd
+}
+
+// logDiskBudget logs how what a plugin.yaml's commands write is bounded.
+func logDiskBudget(log *slog.Logger, perRequest, total int64) {
+	if perRequest == 0 {
+		perRequest = cmpserver.DefaultMaxWrittenBytes
+	}
+	if total == 0 {
+		total = cmpserver.DefaultMaxWrittenBytesTotal
+	}
+	if perRequest < 0 && total < 0 {
+		log.Warn("what the commands write is not bounded (--max-written-bytes and --max-written-bytes-total are negative): a repository's scripts can fill the work volume")
+		return
+	}
+	log.Info("what the commands write into their workspaces is measured while they run (the work volume's free space every 50ms, a walk of the workspace when it shrinks or every 250ms), and each file is bounded by RLIMIT_FSIZE",
+		"maxWrittenBytes", perRequest, "maxWrittenBytesTotal", total, "fileSizeLimit", hookexec.FileSizeLimitMode())
 }
 
 // localFlags describe a local run: the application, its repository, its

@@ -281,14 +281,17 @@ func (p *CommandPlugin) Generate(ctx context.Context, req *params.Request) ([]st
 // run runs one of the plugin's commands in the application's directory.
 func (p *CommandPlugin) run(ctx context.Context, step string, c Command, req *params.Request) (*hookexec.Result, error) {
 	cmd := &hookexec.Command{
-		Argv:      c.Argv(),
-		Dir:       req.AppPath,
-		Env:       p.Environ(req),
-		LookupEnv: p.lookupEnv,
-		Timeout:   p.opts.Timeout,
-		Grace:     p.opts.Grace,
-		MaxStdout: p.opts.MaxOutput,
-		Tracker:   trackerFrom(ctx),
+		Argv:        c.Argv(),
+		Dir:         req.AppPath,
+		Env:         p.Environ(req),
+		LookupEnv:   p.lookupEnv,
+		Timeout:     p.opts.Timeout,
+		Grace:       p.opts.Grace,
+		MaxStdout:   p.opts.MaxOutput,
+		StderrLimit: max(p.opts.MaxOutput, hookexec.DefaultMaxStdout),
+		Reserve:     streamMemory(ctx, shortCommand(c.Argv())),
+		Tracker:     trackerFrom(ctx),
+		MaxFileSize: maxFileSize(ctx),
 	}
 	if !p.opts.NoSandbox {
 		sb := &hookexec.Sandbox{Hidden: p.opts.Hidden}
@@ -307,7 +310,7 @@ func (p *CommandPlugin) run(ctx context.Context, step string, c Command, req *pa
 		err = tooBigToStart(cmd, err)
 	}
 	if err != nil {
-		err = p.explain(c, err)
+		err = p.explain(ctx, c, err)
 	}
 	if !p.log.Enabled(ctx, slog.LevelDebug) {
 		return res, err
@@ -465,7 +468,7 @@ func (e *commandError) Unwrap() error { return e.err }
 // that the UI shows what Argo CD's sidecar would; and a program of the
 // repository that is not executable gets the reason, when it is
 // preserveFileMode left off.
-func (p *CommandPlugin) explain(c Command, err error) error {
+func (p *CommandPlugin) explain(ctx context.Context, c Command, err error) error {
 	argv := c.Argv()
 	msg := err.Error()
 	plain := "`" + strings.Join(argv, " ") + "`"
@@ -475,8 +478,17 @@ func (p *CommandPlugin) explain(c Command, err error) error {
 	if !p.cfg.PreserveFileMode && strings.Contains(msg, "is not an executable file") && !filepath.IsAbs(argv[0]) && strings.ContainsRune(argv[0], '/') {
 		msg += " (the repository's files are unpacked with mode 0644 unless the plugin.yaml sets spec.preserveFileMode: true, as in Argo CD)"
 	}
-	if errors.Is(err, hookexec.ErrOutputTooLarge) {
+	if errors.Is(err, hookexec.ErrOutputTooLarge) && strings.Contains(msg, "bytes to stderr") {
+		msg += "; print less to stderr: a command that prints without end is stopped there (the bound is the command's stdout bound)"
+	} else if errors.Is(err, hookexec.ErrOutputTooLarge) {
 		msg += "; print less, or split the application: a plugin's output reaches the repo-server in one gRPC message (the sidecar's ARGOCD_GRPC_MAX_SIZE_MB, default 100; a command may print twice that, at least 64 MiB)"
+	}
+	var exitErr *hookexec.ExitError
+	if errors.As(err, &exitErr) && exitErr.Signal == syscall.SIGXFSZ {
+		if budget, flag := diskBudgetOf(ctx); budget > 0 {
+			msg += fmt.Sprintf(" (a file it wrote reached the disk budget of a request, %s: cmp serve %s; write less, or raise it)", mib(budget), flag)
+			return &commandError{msg: msg, err: fmt.Errorf("%w: %w", ErrDiskBudget, err)}
+		}
 	}
 	if msg == err.Error() {
 		return err

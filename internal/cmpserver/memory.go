@@ -52,11 +52,14 @@ func newMemoryBudget(size int64, knob string) *memoryBudget {
 	return &memoryBudget{size: size, sem: semaphore.NewWeighted(size), knob: knob}
 }
 
-// A reservation is what one request holds of a memoryBudget.
+// A reservation is what one request holds of a memoryBudget: n in all,
+// of which streamed for the output of its commands as it arrived
+// (streamMemory).
 type reservation struct {
-	b  *memoryBudget
-	mu sync.Mutex
-	n  int64
+	b        *memoryBudget
+	mu       sync.Mutex
+	n        int64
+	streamed int64
 }
 
 type reservationKey struct{}
@@ -110,18 +113,69 @@ func reserveMemory(ctx context.Context, n int64, what string) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.n > 0 {
+	if r.n > r.streamed {
 		return fmt.Errorf("%s: the request reserved memory before (a request reserves once)", what)
 	}
-	if !b.sem.TryAcquire(n) {
-		if err := b.sem.Acquire(ctx, n); err != nil {
-			return fmt.Errorf("waiting for %s of the sidecar's memory budget (%s, %s held by other requests) for %s: %w",
-				mib(n), mib(b.size), mib(b.held.Load()), what, context.Cause(ctx))
-		}
+	if b.sem.TryAcquire(n) {
+		r.n += n
+		b.held.Add(n)
+		return nil
 	}
-	r.n = n
-	b.held.Add(n)
+	// Wait holding nothing, so that no two requests each hold part of
+	// the budget while waiting for the other's: give back what the
+	// output took as it streamed, and wait for it and n in one piece.
+	// The output stays in memory meanwhile, uncounted: at most the
+	// command's stdout bound.
+	all := n + r.streamed
+	if all > b.size {
+		return fmt.Errorf("%w: %s takes an estimated %s of memory besides the %s of the output, and the requests of the sidecar may hold %s at once (%s); "+
+			"split the application into smaller ones, or raise the sidecar's memory limit",
+			ErrMemoryBudget, what, mib(n), mib(r.streamed), mib(b.size), b.knob)
+	}
+	if r.streamed > 0 {
+		b.sem.Release(r.streamed)
+		b.held.Add(-r.streamed)
+		r.n -= r.streamed
+		r.streamed = 0
+	}
+	if err := b.sem.Acquire(ctx, all); err != nil {
+		return fmt.Errorf("waiting for %s of the sidecar's memory budget (%s, %s held by other requests) for %s: %w",
+			mib(all), mib(b.size), mib(b.held.Load()), what, context.Cause(ctx))
+	}
+	r.n += all
+	b.held.Add(all)
 	return nil
+}
+
+// streamMemory returns the hookexec.Command.Reserve of a command of the
+// request of ctx, whose output is described by what: the buffer holding
+// its stdout takes from the budget as it grows, without waiting (a
+// request that waited holding part of the budget could wait for another
+// doing the same); past what is free, the command is killed with an error
+// matching ErrMemoryBudget. Nil without a budget.
+func streamMemory(ctx context.Context, what string) func(int64) error {
+	r, _ := ctx.Value(reservationKey{}).(*reservation)
+	if r == nil {
+		return nil
+	}
+	return func(n int64) error {
+		b := r.b
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.streamed+n > b.size {
+			return fmt.Errorf("%w: %s printed %s and went on, which would take more than the memory the requests of the sidecar may hold at once (%s; %s); "+
+				"print less, split the application into smaller ones, or raise the sidecar's memory limit",
+				ErrMemoryBudget, what, mib(r.streamed), mib(b.size), b.knob)
+		}
+		if !b.sem.TryAcquire(n) {
+			return fmt.Errorf("%w: %s printed %s and went on, and the sidecar's memory budget (%s; %s) has no room for %s more now: %s held by other requests; retry later, or raise the sidecar's memory limit",
+				ErrMemoryBudget, what, mib(r.streamed), mib(b.size), b.knob, mib(n), mib(b.held.Load()))
+		}
+		r.n += n
+		r.streamed += n
+		b.held.Add(n)
+		return nil
+	}
 }
 
 // mib formats n bytes in MiB.

@@ -77,6 +77,92 @@ func TestMemoryBudget(t *testing.T) {
 			t.Error("a second reservation of one request = nil, want an error")
 		}
 	})
+	t.Run("output streamed, then its parse", func(t *testing.T) {
+		ctx, end := b.begin(bg)
+		grow := streamMemory(ctx, "`yes`")
+		if err := grow(30); err != nil {
+			t.Fatal(err)
+		}
+		if err := grow(20); err != nil {
+			t.Fatal(err)
+		}
+		if err := reserveMemory(ctx, 40, "parsing"); err != nil {
+			t.Fatalf("reserveMemory(40) with 50 streamed of 100 = %v", err)
+		}
+		if h := b.held.Load(); h != 90 {
+			t.Errorf("held = %d, want 90", h)
+		}
+		end()
+	})
+	t.Run("stream refused past the budget", func(t *testing.T) {
+		ctx, end := b.begin(bg)
+		defer end()
+		grow := streamMemory(ctx, "`yes`")
+		if err := grow(64); err != nil {
+			t.Fatal(err)
+		}
+		err := grow(64)
+		if !errors.Is(err, ErrMemoryBudget) || !strings.Contains(err.Error(), "`yes` printed 0.0 MiB and went on") {
+			t.Errorf("growing 64+64 of 100 = %v, want ErrMemoryBudget naming the command", err)
+		}
+	})
+	t.Run("stream refused when others hold the budget, without waiting", func(t *testing.T) {
+		ctx1, end1 := b.begin(bg)
+		defer end1()
+		if err := reserveMemory(ctx1, 80, "first"); err != nil {
+			t.Fatal(err)
+		}
+		ctx, end := b.begin(bg)
+		defer end()
+		err := streamMemory(ctx, "`yes`")(30)
+		if !errors.Is(err, ErrMemoryBudget) || !strings.Contains(err.Error(), "held by other requests") {
+			t.Errorf("growing 30 with 80 of 100 held = %v, want ErrMemoryBudget saying others hold it", err)
+		}
+	})
+	t.Run("the parse waits holding nothing", func(t *testing.T) {
+		ctx1, end1 := b.begin(bg)
+		if err := reserveMemory(ctx1, 50, "first"); err != nil {
+			t.Fatal(err)
+		}
+		ctx2, end2 := b.begin(bg)
+		defer end2()
+		if err := streamMemory(ctx2, "`cat`")(30); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan error, 1)
+		go func() { got <- reserveMemory(ctx2, 40, "second") }()
+		// It gave back its 30 while it waits for 70.
+		deadline := time.Now().Add(10 * time.Second)
+		for b.held.Load() != 50 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if h := b.held.Load(); h != 50 {
+			t.Errorf("held while the second waits = %d, want 50: it must wait holding nothing", h)
+		}
+		end1()
+		if err := <-got; err != nil {
+			t.Fatalf("second reservation after the first ended = %v", err)
+		}
+		if h := b.held.Load(); h != 70 {
+			t.Errorf("held = %d, want 70", h)
+		}
+	})
+	t.Run("stream and parse larger than the budget", func(t *testing.T) {
+		ctx1, end1 := b.begin(bg)
+		defer end1()
+		if err := reserveMemory(ctx1, 10, "first"); err != nil {
+			t.Fatal(err)
+		}
+		ctx, end := b.begin(bg)
+		defer end()
+		if err := streamMemory(ctx, "`cat`")(60); err != nil {
+			t.Fatal(err)
+		}
+		err := reserveMemory(ctx, 50, "parsing")
+		if !errors.Is(err, ErrMemoryBudget) || !strings.Contains(err.Error(), "besides the") {
+			t.Errorf("reserveMemory(50) with 60 streamed of 100 = %v, want ErrMemoryBudget", err)
+		}
+	})
 	if h := b.held.Load(); h != 0 {
 		t.Errorf("held after every request ended = %d, want 0", h)
 	}

@@ -37,6 +37,8 @@ type Metrics struct {
 	received        *prometheus.CounterVec
 	commands        *prometheus.CounterVec
 	commandDuration *prometheus.HistogramVec
+	diskStops       *prometheus.CounterVec
+	written         prometheus.Gauge
 	caches          *cacheCollector
 	ready           atomic.Bool
 
@@ -76,9 +78,17 @@ func NewMetrics() *Metrics {
 			[]string{"step", "exit"}),
 		commandDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "command_duration_seconds",
 			Help: "Time a plugin command ran, by step.", Buckets: latencyBuckets}, []string{"step"}),
+		diskStops: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "written_budget_stops_total",
+			Help: "Requests stopped because their commands wrote more into their workspace than a disk budget allows, by budget: request (--max-written-bytes), total (--max-written-bytes-total)."},
+			[]string{"budget"}),
+		written: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "written_bytes",
+			Help: "What the commands of the requests in flight have written into their workspaces, as last measured (bounded by --max-written-bytes-total)."}),
 		caches: &cacheCollector{},
 	}
-	m.register(m.requests, m.requestDuration, m.inFlight, m.received, m.commands, m.commandDuration, m.caches,
+	for _, b := range []string{"request", "total"} {
+		m.diskStops.WithLabelValues(b)
+	}
+	m.register(m.requests, m.requestDuration, m.inFlight, m.received, m.commands, m.commandDuration, m.diskStops, m.written, m.caches,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), stamp.Get().Collector())
 	return m
 }
@@ -202,6 +212,20 @@ func (s *countingStream) RecvMsg(msg any) error {
 		}
 	}
 	return err
+}
+
+// diskStopped counts a request stopped by the disk budget of its kind.
+func (m *Metrics) diskStopped(budget string) {
+	if m != nil {
+		m.diskStops.WithLabelValues(budget).Inc()
+	}
+}
+
+// setWritten records what the requests in flight have written.
+func (m *Metrics) setWritten(n int64) {
+	if m != nil {
+		m.written.Set(float64(n))
+	}
 }
 
 // ObserveCommand records a plugin command's duration and exit status, as

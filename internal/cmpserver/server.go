@@ -146,7 +146,19 @@ type Server struct {
 	// MemoryBudgetFrom says where MemoryBudget came from, for the error
 	// of a refused request (such as "--memory-budget").
 	MemoryBudgetFrom string
-	Logger           *slog.Logger
+	// MaxWrittenBytes bounds what the commands of one request may write
+	// into its workspace (its copy of the repository and its temporary
+	// directory), measured while they run, each entry charged at least a
+	// block (tarball.Workspace.Usage); it is also each command's
+	// RLIMIT_FSIZE. A request past it is stopped, its commands killed,
+	// with an error matching ErrDiskBudget. 0 is DefaultMaxWrittenBytes,
+	// negative none.
+	MaxWrittenBytes int64
+	// MaxWrittenBytesTotal bounds what the commands of all requests in
+	// flight may have written at once; the request whose measure passes
+	// it is stopped. 0 is DefaultMaxWrittenBytesTotal, negative none.
+	MaxWrittenBytesTotal int64
+	Logger               *slog.Logger
 	// Metrics, when set, count the requests and say whether the server
 	// is serving (see NewMetrics).
 	Metrics *Metrics
@@ -185,7 +197,8 @@ func (s *Server) ServeListener(ctx context.Context, lis net.Listener) error {
 		// 2×KeepAliveMin (20 s) while it waits.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepAlive}),
 		grpc.ChainUnaryInterceptor(running.unary), grpc.ChainStreamInterceptor(running.stream)}, s.Metrics.serverOptions()...)...)
-	svc := &service{s: s, removing: make(chan struct{}, maxBackgroundRemovals), memory: newMemoryBudget(s.MemoryBudget, s.budgetFrom())}
+	svc := &service{s: s, removing: make(chan struct{}, maxBackgroundRemovals), memory: newMemoryBudget(s.MemoryBudget, s.budgetFrom()),
+		disk: newDiskGuard(bytesOrDefault(s.MaxWrittenBytes, DefaultMaxWrittenBytes), bytesOrDefault(s.MaxWrittenBytesTotal, DefaultMaxWrittenBytesTotal), s.Metrics)}
 	defer svc.removals.Wait()
 	pluginpb.RegisterConfigManagementPluginServiceServer(gs, svc)
 	hs := health.NewServer()
@@ -268,6 +281,15 @@ type service struct {
 	removing chan struct{}
 	removals sync.WaitGroup
 	memory   *memoryBudget // nil: none
+	disk     *diskGuard    // nil: none
+}
+
+// bytesOrDefault is n, or def for 0.
+func bytesOrDefault(n, def int64) int64 {
+	if n == 0 {
+		return def
+	}
+	return n
 }
 
 // budgetFrom names the setting of the memory budget in errors.
@@ -421,7 +443,7 @@ func pluginError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return status.Errorf(status.FromContextError(ctx.Err()).Code(), "%v", err)
 	}
-	if errors.Is(err, ErrMemoryBudget) {
+	if errors.Is(err, ErrMemoryBudget) || errors.Is(err, ErrDiskBudget) {
 		return status.Error(codes.ResourceExhausted, err.Error())
 	}
 	return status.Error(codes.Unknown, err.Error())
@@ -435,9 +457,14 @@ func (svc *service) GenerateManifest(stream pluginpb.ConfigManagementPluginServi
 	}
 	tr := svc.tracker(ws)
 	defer svc.close(ws, tr)
-	ctx, end := svc.memory.begin(withTracker(stream.Context(), tr))
+	ctx, watch := svc.disk.watch(withTracker(stream.Context(), tr), ws, tr)
+	defer watch.end()
+	ctx, end := svc.memory.begin(ctx)
 	defer end() // after the answer is sent
 	manifests, err := svc.s.Plugin.Generate(ctx, req)
+	if werr := watch.finish(err); werr != nil {
+		err = werr // what went wrong after it, too
+	}
 	log := svc.s.logger().With("rpc", "GenerateManifest", "app", req.AppName)
 	if err != nil {
 		log.Warn("generate failed", "err", err, "duration", time.Since(start))
@@ -454,9 +481,15 @@ func (svc *service) MatchRepository(stream pluginpb.ConfigManagementPluginServic
 	}
 	tr := svc.tracker(ws)
 	defer svc.close(ws, tr)
-	ctx := withTracker(stream.Context(), tr)
+	ctx, watch := svc.disk.watch(withTracker(stream.Context(), tr), ws, tr)
+	defer watch.end()
+	ctx, end := svc.memory.begin(ctx)
+	defer end()
 	info := svc.s.Plugin.Info()
 	ok, err := svc.s.Plugin.Match(ctx, req)
+	if werr := watch.finish(err); werr != nil {
+		err = werr // what went wrong after it, too
+	}
 	if err != nil {
 		return pluginError(ctx, err)
 	}
@@ -470,9 +503,14 @@ func (svc *service) GetParametersAnnouncement(stream pluginpb.ConfigManagementPl
 	}
 	tr := svc.tracker(ws)
 	defer svc.close(ws, tr)
-	ctx, end := svc.memory.begin(withTracker(stream.Context(), tr))
+	ctx, watch := svc.disk.watch(withTracker(stream.Context(), tr), ws, tr)
+	defer watch.end()
+	ctx, end := svc.memory.begin(ctx)
 	defer end()
 	anns, err := svc.s.Plugin.Announce(ctx, req)
+	if werr := watch.finish(err); werr != nil {
+		err = werr // what went wrong after it, too
+	}
 	if err != nil {
 		return pluginError(ctx, err)
 	}

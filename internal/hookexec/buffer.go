@@ -20,6 +20,10 @@ type headBuffer struct {
 	buf  []byte
 	over bool
 	full chan struct{}
+	// reserve, when set, is asked before buf grows (Command.Reserve);
+	// refused is its error, which also closes full.
+	reserve func(int64) error
+	refused error
 }
 
 func newHeadBuffer(max int64) *headBuffer {
@@ -41,6 +45,16 @@ func (b *headBuffer) Write(p []byte) (int, error) {
 	if need := len(b.buf) + len(p); need > cap(b.buf) {
 		// Grow as append would, but never past max.
 		c := min(max(2*cap(b.buf), need, 512), b.max)
+		if b.reserve != nil {
+			if err := b.reserve(int64(c - cap(b.buf))); err != nil {
+				b.refused = err
+				if !b.over {
+					b.over = true
+					close(b.full)
+				}
+				return 0, errStdoutFull
+			}
+		}
 		nb := make([]byte, len(b.buf), c)
 		copy(nb, b.buf)
 		b.buf = nb
@@ -67,15 +81,40 @@ type tailBuffer struct {
 	buf     []byte // len(buf) <= max; once len(buf) == max it is a ring
 	start   int    // index of the oldest byte once the ring is full
 	dropped int64  // bytes written but no longer kept
+	// limit, when positive, bounds the bytes written in all: the write
+	// that passes it closes full and fails, as do all later writes.
+	limit   int64
+	written int64
+	full    chan struct{}
 }
 
 func newTailBuffer(max int64) *tailBuffer {
-	return &tailBuffer{max: clampInt(max)}
+	return &tailBuffer{max: clampInt(max), full: make(chan struct{})}
 }
+
+// errStderrFull is what tailBuffer.Write returns once its limit is
+// passed; Run reports ErrOutputTooLarge instead.
+var errStderrFull = errors.New("stderr limit exceeded")
 
 func (b *tailBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.limit > 0 {
+		if b.written > b.limit {
+			return 0, errStderrFull
+		}
+		b.written += int64(len(p))
+		if b.written > b.limit {
+			close(b.full)
+			// Keep what it wrote, for the error's tail, then stop.
+			b.writeLocked(p)
+			return len(p), errStderrFull
+		}
+	}
+	return b.writeLocked(p), nil
+}
+
+func (b *tailBuffer) writeLocked(p []byte) int {
 	n := len(p)
 	if n >= b.max {
 		b.dropped += int64(len(b.buf) + n - b.max)
@@ -84,7 +123,7 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 		}
 		b.buf = append(b.buf[:0], p[n-b.max:]...)
 		b.start = 0
-		return n, nil
+		return n
 	}
 	if room := b.max - len(b.buf); room > 0 {
 		k := min(room, len(p))
@@ -97,7 +136,7 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 		p = p[k:]
 		b.start = (b.start + k) % b.max
 	}
-	return n, nil
+	return n
 }
 
 // Bytes returns the kept bytes, oldest first, and whether any were dropped.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -67,6 +68,28 @@ type Command struct {
 	// MaxStderr bounds the stderr kept: only its last MaxStderr bytes are.
 	// 0 or less means DefaultMaxStderr.
 	MaxStderr int64
+	// StderrLimit, when positive, bounds what the command may write to
+	// stderr in all, counted as it is written: a command that writes more
+	// is killed and Run returns ErrOutputTooLarge (only the last MaxStderr
+	// bytes are ever kept, so memory is bounded without it; the limit
+	// stops a command that prints without end). 0 is no limit.
+	StderrLimit int64
+	// Reserve, when set, is called before the buffer that holds stdout
+	// grows, with the bytes it grows by (it grows as append does, never
+	// past MaxStdout): a server counts the output against its memory
+	// budget as it arrives. An error kills the command at once, and Run
+	// returns an error wrapping it. Reserve may be called from another
+	// goroutine than Run's, never concurrently with itself.
+	Reserve func(n int64) error
+	// MaxFileSize, when positive, is the RLIMIT_FSIZE of the command,
+	// inherited by what it starts: a write that would make a file larger
+	// fails (the kernel sends SIGXFSZ, which kills a process that does
+	// not handle it, and the write returns EFBIG). The command starts
+	// stopped (traced, PTRACE_TRACEME), gets the limit before it runs an
+	// instruction of its own, and is let go (see FileSizeLimitMode);
+	// where tracing is refused, the limit is set just after it started,
+	// and what it forks in the microseconds before keeps this process's.
+	MaxFileSize int64
 	// Tracker, when set, follows everything the command starts, so that
 	// what it leaves behind is killed when the Tracker closes (see
 	// Tracker); where the kernel allows, the command runs in its own user,
@@ -146,7 +169,9 @@ func (c *Command) Run(ctx context.Context) (*Result, error) {
 	}
 	maxStdout := orDefault(c.MaxStdout, DefaultMaxStdout)
 	stdout := newHeadBuffer(maxStdout)
+	stdout.reserve = c.Reserve
 	stderr := newTailBuffer(orDefault(c.MaxStderr, DefaultMaxStderr))
+	stderr.limit = c.StderrLimit
 	cmd := &exec.Cmd{
 		Path:      path,
 		Args:      c.Argv,
@@ -174,24 +199,41 @@ func (c *Command) Run(ctx context.Context) (*Result, error) {
 		defer func() { c.Tracker.end(namespaced) }()
 	}
 	start := time.Now()
+	ipcStarted()
 	starting.RLock()
 	err = c.startTracked(cmd, &namespaced)
 	if err != nil {
 		starting.RUnlock()
+		ipcEnded()
 		in.abort()
 		return nil, fmt.Errorf("starting %s: %w", c, err)
+	}
+	if namespaced {
+		ipcEnded() // its System V objects are its own namespace's
+	} else {
+		defer ipcEnded()
 	}
 	addLeader(cmd.Process.Pid)
 	starting.RUnlock()
 	in.start()
 	l := watch(cmd)
-	stop := c.supervise(ctx, l, stdout.full, start)
+	var aborted <-chan struct{}
+	if c.Tracker != nil {
+		aborted = c.Tracker.stopped()
+	}
+	stop := c.supervise(ctx, l, signals{overflow: stdout.full, stderr: stderr.full, aborted: aborted}, start)
 	waitErr := l.finish()
 	removeLeader(cmd.Process.Pid)
 	stdinErr := in.finish()
 
 	res := &Result{Duration: time.Since(start), ExitCode: -1}
 	res.Stdout, stop.overflowed = stdout.Bytes()
+	switch {
+	case stdout.refused != nil && (stop.kind == stopOverflow || stop.kind == notStopped):
+		stop.kind, stop.cause = stopAborted, stdout.refused
+	case stop.kind == stopAborted:
+		stop.cause = c.Tracker.Stopped()
+	}
 	var stderrCut bool
 	res.Stderr, stderrCut = stderr.Bytes()
 	state := cmd.ProcessState
@@ -228,11 +270,14 @@ func (c *Command) outcome(s stopped, watchErr, waitErr, stdinErr error, state *o
 		case stopOverflow:
 			e.limit = maxStdout
 			e.causes = []error{ErrOutputTooLarge}
+		case stopStderr:
+			e.limit = c.StderrLimit
+			e.causes = []error{ErrOutputTooLarge}
 		}
 		if s.cause != nil && s.cause != s.ctxErr {
 			e.causes = append(e.causes, s.cause) // from context.WithCancelCause and kin
 		}
-		if s.killed && s.kind != stopOverflow {
+		if s.killed && s.kind != stopOverflow && s.kind != stopStderr && s.kind != stopAborted {
 			e.grace = c.grace()
 		}
 		return e
@@ -365,10 +410,17 @@ type stopped struct {
 	overflowed bool  // set by Run: stdout passed its bound
 }
 
+// signals are the channels, closed, that make supervise stop a command
+// at once: stdout past its bound (or refused by Reserve), stderr past
+// StderrLimit, the Tracker stopped. A nil channel never fires.
+type signals struct {
+	overflow, stderr, aborted <-chan struct{}
+}
+
 // supervise waits for the command's main process to exit, stopping the
-// process group when ctx is done, Timeout expires or stdout overflows.
+// process group when ctx is done, Timeout expires, or one of sig fires.
 // It returns once the main process has exited, still unreaped.
-func (c *Command) supervise(ctx context.Context, l *leader, overflow <-chan struct{}, start time.Time) stopped {
+func (c *Command) supervise(ctx context.Context, l *leader, sig signals, start time.Time) stopped {
 	var timeout <-chan time.Time
 	if c.Timeout > 0 {
 		t := time.NewTimer(c.Timeout - time.Since(start))
@@ -379,8 +431,12 @@ func (c *Command) supervise(ctx context.Context, l *leader, overflow <-chan stru
 	select {
 	case <-l.exited:
 		return s
-	case <-overflow:
+	case <-sig.overflow:
 		s.kind = stopOverflow
+	case <-sig.stderr:
+		s.kind = stopStderr
+	case <-sig.aborted:
+		s.kind = stopAborted
 	case <-timeout:
 		s.kind = stopTimeout
 	case <-ctx.Done():
@@ -394,15 +450,15 @@ func (c *Command) supervise(ctx context.Context, l *leader, overflow <-chan stru
 	select {
 	case <-l.exited:
 		// It finished on its own as the stop came; an overflow is
-		// still reported by Run.
-		if s.kind != stopOverflow {
+		// still reported by Run, as is a stop of its Tracker.
+		if s.kind != stopOverflow && s.kind != stopStderr && s.kind != stopAborted {
 			return stopped{}
 		}
 		return s
 	default:
 	}
 
-	if s.kind == stopOverflow || c.grace() < 0 {
+	if s.kind == stopOverflow || s.kind == stopStderr || s.kind == stopAborted || c.grace() < 0 {
 		s.killed = true
 		signalGroup(l.pid, syscall.SIGKILL)
 		<-l.exited
@@ -550,10 +606,18 @@ func (c *Command) startTracked(cmd *exec.Cmd, namespaced *bool) error {
 	return c.startCmd(cmd)
 }
 
-// startCmd starts cmd, in c's Sandbox if it has one.
+// startCmd starts cmd, in c's Sandbox if it has one, with c's
+// MaxFileSize.
 func (c *Command) startCmd(cmd *exec.Cmd) error {
 	if c.Sandbox != nil {
-		return c.Sandbox.start(cmd)
+		return c.Sandbox.start(cmd, c.MaxFileSize)
 	}
-	return cmd.Start()
+	if c.MaxFileSize <= 0 {
+		return cmd.Start()
+	}
+	// The ptrace calls of startLimited come from the thread that started
+	// the command.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return startLimited(cmd, c.MaxFileSize)
 }

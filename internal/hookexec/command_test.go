@@ -796,6 +796,16 @@ func BenchmarkRun(b *testing.B) {
 			}
 		}
 	})
+	// With a file size limit: the command starts traced, stopped at its
+	// exec, gets the limit and is let go (what cmp serve does).
+	b.Run("hookexec/true/file-size-limit", func(b *testing.B) {
+		c := &hookexec.Command{Argv: []string{truePath}, MaxFileSize: 1 << 30}
+		for b.Loop() {
+			if _, err := c.Run(b.Context()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("hookexec/true/parallel", func(b *testing.B) {
 		c := &hookexec.Command{Argv: []string{truePath}}
 		b.RunParallel(func(pb *testing.PB) {

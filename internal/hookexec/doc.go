@@ -22,9 +22,14 @@
 // that the output may be incomplete. All signals are sent while the main
 // process is still unreaped, so its process-group ID cannot have been reused.
 //
-// Output is bounded: stdout beyond [Command.MaxStdout] stops the command
-// with [ErrOutputTooLarge]; stderr keeps only its last [Command.MaxStderr]
-// bytes. A command that fails yields an [*ExitError] whose message reads the
+// Output is bounded as it arrives: stdout beyond [Command.MaxStdout] stops
+// the command with [ErrOutputTooLarge], as does stderr beyond
+// [Command.StderrLimit] when set; stderr keeps only its last
+// [Command.MaxStderr] bytes. [Command.Reserve] lets a server count stdout
+// against a memory budget as the buffer holding it grows, and stop the
+// command when the budget has no room. [Command.MaxFileSize] is the
+// command's RLIMIT_FSIZE, and [Tracker.Stop] kills a request's commands
+// at once for a reason Run cannot see (a server's disk budget). A command that fails yields an [*ExitError] whose message reads the
 // way Argo CD's does:
 //
 //	`helm template . --values x.yaml` failed exit status 1: Error: open x.yaml: no such file or directory

@@ -17,7 +17,8 @@ var (
 	// context.DeadlineExceeded when the context's deadline was the cause.
 	ErrTimeout = errors.New("command timed out")
 	// ErrOutputTooLarge: the command wrote more to stdout than
-	// Command.MaxStdout allows and was stopped, or an output file read
+	// Command.MaxStdout allows, or more to stderr than
+	// Command.StderrLimit allows, and was stopped, or an output file read
 	// with Workspace.ReadBounded is larger than its bound.
 	ErrOutputTooLarge = errors.New("output too large")
 	// ErrNotFound: argv[0] names no executable file.
@@ -97,6 +98,8 @@ const (
 	stopDeadline           // the context's deadline passed
 	stopCancelled          // the context was cancelled
 	stopOverflow           // stdout passed Command.MaxStdout
+	stopStderr             // stderr passed Command.StderrLimit
+	stopAborted            // its Tracker was stopped, or Reserve refused stdout
 )
 
 // stopError reports a command that Run stopped.
@@ -107,7 +110,7 @@ type stopError struct {
 	timeout time.Duration // Command.Timeout, for stopTimeout
 	grace   time.Duration // how long it had after SIGTERM, when it ignored it
 	killed  bool          // SIGTERM was not enough
-	limit   int64         // Command.MaxStdout, for stopOverflow
+	limit   int64         // Command.MaxStdout, for stopOverflow; StderrLimit, for stopStderr
 	stderr  string
 	causes  []error
 }
@@ -125,11 +128,23 @@ func (e *stopError) Error() string {
 		b.WriteString(" was cancelled after " + after)
 	case stopOverflow:
 		b.WriteString(" wrote more than " + strconv.FormatInt(e.limit, 10) + " bytes to stdout")
+	case stopStderr:
+		b.WriteString(" wrote more than " + strconv.FormatInt(e.limit, 10) + " bytes to stderr")
+	case stopAborted:
+		b.WriteString(" was stopped after " + after)
 	}
 	switch {
-	case e.kind == stopOverflow && e.killed:
+	case e.kind == stopAborted:
+		b.WriteString(" and killed")
+		if len(e.causes) > 0 {
+			b.WriteString(": ")
+			b.WriteString(e.causes[0].Error())
+		}
+		// The cause says why; the output so far says nothing more.
+		return b.String()
+	case (e.kind == stopOverflow || e.kind == stopStderr) && e.killed:
 		b.WriteString(" and was killed after " + after)
-	case e.kind == stopOverflow:
+	case e.kind == stopOverflow || e.kind == stopStderr:
 		b.WriteString("; its output was cut")
 	case e.killed && e.grace > 0:
 		b.WriteString("; it ignored SIGTERM for " + e.grace.String() + " and was killed")

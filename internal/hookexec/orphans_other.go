@@ -39,3 +39,6 @@ func nsRefused(error) bool { return false }
 func (t *Tracker) Close() error {
 	return fmt.Errorf("%w: tracking processes on %s: %w", ErrSurvivor, runtime.GOOS, errors.ErrUnsupported)
 }
+
+func ipcStarted() {}
+func ipcEnded()   {}

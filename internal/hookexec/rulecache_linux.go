@@ -196,8 +196,9 @@ type sharedRuleset struct {
 }
 
 type launchRequest struct {
-	cmd  *exec.Cmd
-	done chan error
+	cmd   *exec.Cmd
+	fsize int64
+	done  chan error
 }
 
 // start starts cmd from a thread confined by rs, made by the first
@@ -208,7 +209,7 @@ type launchRequest struct {
 // one another, as processes of one command may; they are commands with
 // the same Writable directories (the same request, or a workspace that
 // is reused only once the last request's processes are gone).
-func (rs *sharedRuleset) start(cmd *exec.Cmd) error {
+func (rs *sharedRuleset) start(cmd *exec.Cmd, fsize int64) error {
 	rulesCache.mu.Lock()
 	if rs.launch == nil {
 		rs.launch = make(chan launchRequest)
@@ -217,7 +218,7 @@ func (rs *sharedRuleset) start(cmd *exec.Cmd) error {
 	launch := rs.launch
 	rulesCache.mu.Unlock()
 	done := make(chan error, 1)
-	launch <- launchRequest{cmd: cmd, done: done}
+	launch <- launchRequest{cmd: cmd, fsize: fsize, done: done}
 	return <-done
 }
 
@@ -234,7 +235,7 @@ func (rs *sharedRuleset) launcher(launch <-chan launchRequest) {
 			req.done <- err
 			continue
 		}
-		req.done <- req.cmd.Start()
+		req.done <- startLimited(req.cmd, req.fsize)
 	}
 }
 

@@ -66,8 +66,9 @@ var (
 	abiErr  error
 )
 
-// start starts cmd confined by s (see Sandbox).
-func (s *Sandbox) start(cmd *exec.Cmd) error {
+// start starts cmd confined by s (see Sandbox), with the RLIMIT_FSIZE
+// fsize when positive (startLimited).
+func (s *Sandbox) start(cmd *exec.Cmd, fsize int64) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func (s *Sandbox) start(cmd *exec.Cmd) error {
 	}
 	defer release()
 	if shared != nil {
-		return shared.start(cmd)
+		return shared.start(cmd, fsize)
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -101,7 +102,7 @@ func (s *Sandbox) start(cmd *exec.Cmd) error {
 			done <- err
 			return
 		}
-		done <- cmd.Start()
+		done <- startLimited(cmd, fsize)
 	}()
 	return <-done
 }

@@ -12,7 +12,7 @@ func LandlockABI() (int, error) {
 	return 0, fmt.Errorf("%w: Landlock exists only on Linux", ErrNoSandbox)
 }
 
-func (s *Sandbox) start(*exec.Cmd) error {
+func (s *Sandbox) start(*exec.Cmd, int64) error {
 	_, err := LandlockABI()
 	return err
 }

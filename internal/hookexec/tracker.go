@@ -2,6 +2,7 @@ package hookexec
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -43,7 +44,11 @@ var ErrSurvivor = errors.New("a process the commands started may still run")
 //     (those it cannot attribute, and does not kill: Close then reports
 //     ErrSurvivor), reaps them, and reads again until a reading finds
 //     none. It removes the System V shared memory segments this user
-//     created since, whose creator no longer runs.
+//     created since, whose creator no longer runs; and, at the first
+//     Close that finds no command running in this IPC namespace, the
+//     semaphore sets and message queues this user created since the
+//     first of the Trackers closed meanwhile began (the kernel does not
+//     record their creator).
 //
 // A Tracker is made per request; its commands may run concurrently.
 type Tracker struct {
@@ -59,6 +64,8 @@ type Tracker struct {
 	closed  bool
 	ns      bool // every command so far ran in its own namespaces
 	ran     bool
+	stop    chan struct{} // closed by Stop; made on first use
+	cause   error         // Stop's cause
 }
 
 // NewTracker returns a Tracker of the commands started from now on.
@@ -74,12 +81,55 @@ func (t *Tracker) Namespaced() bool {
 	return t.ns
 }
 
-// begin registers a command about to start; it fails once t is closed.
+// Stop kills the commands running with t at once (SIGKILL to their
+// process groups, with no grace) and makes their Run return an error
+// matching cause with errors.Is; a later Run with t fails without
+// starting its command. A server calls it when a request's commands
+// pass a budget that Run does not see, such as the disk they write.
+// Only the first cause is kept. Close must still be called.
+func (t *Tracker) Stop(cause error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cause != nil {
+		return
+	}
+	if cause == nil {
+		cause = errors.New("stopped")
+	}
+	t.cause = cause
+	if t.stop == nil {
+		t.stop = make(chan struct{})
+	}
+	close(t.stop)
+}
+
+// Stopped returns the cause given to Stop, or nil.
+func (t *Tracker) Stopped() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cause
+}
+
+// stopped returns the channel Stop closes.
+func (t *Tracker) stopped() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stop == nil {
+		t.stop = make(chan struct{})
+	}
+	return t.stop
+}
+
+// begin registers a command about to start; it fails once t is closed
+// or stopped.
 func (t *Tracker) begin() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
 		return errors.New("hookexec: the command's Tracker is closed")
+	}
+	if t.cause != nil {
+		return fmt.Errorf("its request was stopped: %w", t.cause)
 	}
 	t.running++
 	t.ran = true

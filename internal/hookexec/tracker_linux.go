@@ -89,7 +89,119 @@ func (t *Tracker) Close() error {
 	if rerr := removeSharedMemory(t.started); rerr != nil && err == nil {
 		err = fmt.Errorf("%w: removing System V shared memory: %w", ErrSurvivor, rerr)
 	}
+	if rerr := ipcSweep.closed(t.started); rerr != nil && err == nil {
+		err = fmt.Errorf("%w: removing System V semaphores and message queues: %w", ErrSurvivor, rerr)
+	}
 	return err
+}
+
+// ipcSweep removes the System V semaphore sets and message queues that
+// commands run in this process's IPC namespace left behind. The kernel
+// does not record who created those (as it does for shared memory), so
+// they are removed only at a moment when no such command runs: then
+// every set and queue of this user created since the first of the
+// Trackers closed meanwhile began is a leftover, as the processes of
+// those Trackers were killed when they closed. A command cannot start
+// while a sweep runs.
+var ipcSweep ipcSweeper
+
+type ipcSweeper struct {
+	mu      sync.Mutex
+	running int       // commands running in this process's IPC namespace
+	pending time.Time // the start of the first Tracker closed since the last sweep; zero: none
+}
+
+// started counts a command that runs in this process's IPC namespace;
+// ended, one that ended.
+func (s *ipcSweeper) started() {
+	s.mu.Lock()
+	s.running++
+	s.mu.Unlock()
+}
+
+func (s *ipcSweeper) ended() {
+	s.mu.Lock()
+	s.running--
+	s.mu.Unlock()
+}
+
+// closed notes that a Tracker begun at begun closed, and sweeps when no
+// command runs in this IPC namespace now.
+func (s *ipcSweeper) closed(begun time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending.IsZero() || begun.Before(s.pending) {
+		s.pending = begun
+	}
+	if s.running > 0 {
+		return nil // a later Close sweeps
+	}
+	since := s.pending
+	s.pending = time.Time{}
+	err := removeIPC("/proc/sysvipc/sem", "semid", since, func(id uintptr) syscall.Errno {
+		_, _, e := syscall.Syscall(syscall.SYS_SEMCTL, id, 0, ipcRMID) // semctl(id, 0, IPC_RMID)
+		return e
+	})
+	if merr := removeIPC("/proc/sysvipc/msg", "msqid", since, func(id uintptr) syscall.Errno {
+		_, _, e := syscall.Syscall(syscall.SYS_MSGCTL, id, ipcRMID, 0) // msgctl(id, IPC_RMID, NULL)
+		return e
+	}); err == nil {
+		err = merr
+	}
+	return err
+}
+
+// ipcStarted counts a command about to start, in this process's IPC
+// namespace as far as is known; ipcEnded, one that ended or that runs in
+// its own.
+func ipcStarted() { ipcSweep.started() }
+func ipcEnded()   { ipcSweep.ended() }
+
+// removeIPC removes the objects listed in table (/proc/sysvipc/sem or
+// msg, whose ID column is idCol) of this process's user created at or
+// after since (to the second), with rm.
+func removeIPC(table, idCol string, since time.Time, rm func(id uintptr) syscall.Errno) error {
+	b, err := os.ReadFile(table)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // no System V IPC in this kernel
+		}
+		return err
+	}
+	lines := bytes.Split(b, []byte("\n"))
+	col := map[string]int{}
+	for i, name := range bytes.Fields(lines[0]) {
+		col[string(name)] = i
+	}
+	for _, name := range []string{idCol, "cuid", "ctime"} {
+		if _, ok := col[name]; !ok {
+			return fmt.Errorf("%s has no %s column", table, name)
+		}
+	}
+	uid := int64(os.Geteuid())
+	cut := since.Unix() - 1
+	for _, line := range lines[1:] {
+		fields := bytes.Fields(line)
+		num := func(name string) int64 {
+			i := col[name]
+			if i >= len(fields) {
+				return -1
+			}
+			n, err := strconv.ParseInt(string(fields[i]), 10, 64)
+			if err != nil {
+				return -1
+			}
+			return n
+		}
+		id := num(idCol)
+		if id < 0 || num("cuid") != uid || num("ctime") < cut {
+			continue
+		}
+		if e := rm(uintptr(id)); e != 0 && e != syscall.EINVAL && e != syscall.EIDRM {
+			return fmt.Errorf("removing %d of %s: %w", id, table, e)
+		}
+	}
+	return nil
 }
 
 // killLeftovers kills and reaps the children of this process started since

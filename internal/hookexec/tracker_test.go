@@ -256,3 +256,71 @@ func segmentsSince(t *testing.T) int {
 	}
 	return n
 }
+
+// TestTrackerSemaphoresAndQueues: a command creating two System V
+// semaphore sets, or two message queues holding a message each, leaves
+// none once its Tracker is closed.
+func TestTrackerSemaphoresAndQueues(t *testing.T) {
+	bin := leftover(t)
+	for _, kind := range []struct{ mode, table string }{{"sem", "/proc/sysvipc/sem"}, {"msg", "/proc/sysvipc/msg"}} {
+		for _, noNS := range []bool{true, false} {
+			if !noNS && hookexec.Namespaces() != nil {
+				continue
+			}
+			t.Run(kind.mode+"/namespaces="+strconv.FormatBool(!noNS), func(t *testing.T) {
+				if _, err := os.Stat(kind.table); err != nil {
+					t.Skip(err)
+				}
+				tr := hookexec.NewTracker()
+				tr.NoNamespaces = noNS
+				res, err := (&hookexec.Command{Argv: []string{bin, kind.mode}, Tracker: tr}).Run(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids := strings.Fields(string(res.Stdout))
+				if len(ids) != 2 {
+					t.Fatalf("stdout %q, want two IDs", res.Stdout)
+				}
+				if noNS {
+					for _, id := range ids {
+						if !ipcExists(t, kind.table, id) {
+							t.Fatalf("%s %s is not in %s before Close: the test proves nothing", kind.mode, id, kind.table)
+						}
+					}
+				}
+				if err := tr.Close(); err != nil {
+					t.Fatalf("Close() = %v", err)
+				}
+				if noNS {
+					for _, id := range ids {
+						if ipcExists(t, kind.table, id) {
+							t.Errorf("%s %s outlived its request", kind.mode, id)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// ipcExists reports whether table (/proc/sysvipc/...) lists the ID id,
+// created by this user.
+func ipcExists(t *testing.T, table, id string) bool {
+	t.Helper()
+	b, err := os.ReadFile(table)
+	if err != nil {
+		t.Skip(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	col := map[string]int{}
+	for i, h := range strings.Fields(lines[0]) {
+		col[h] = i
+	}
+	for _, line := range lines[1:] {
+		f := strings.Fields(line)
+		if len(f) > col["cuid"] && f[1] == id && f[col["cuid"]] == strconv.Itoa(os.Geteuid()) {
+			return true
+		}
+	}
+	return false
+}

@@ -326,3 +326,31 @@ func genRepo(b *testing.B, n, size int) []byte {
 	}
 	return data
 }
+
+// BenchmarkUsage measures a walk of a 20,000-file workspace: what the disk
+// budget of cmp serve costs a long request of such a repository each time
+// it measures what the commands wrote.
+func BenchmarkUsage(b *testing.B) {
+	var ents []ent
+	for d := range 200 {
+		ents = append(ents, dir(fmt.Sprintf("d%d", d)))
+		for f := range 100 {
+			ents = append(ents, reg(fmt.Sprintf("d%d/f%d.yaml", d, f), "kind: ConfigMap\nmetadata: {name: x}\n"))
+		}
+	}
+	data := tgz(b, ents...)
+	s, err := tarball.NewStore(b.TempDir(), 1<<30)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws, err := s.Receive(b.Context(), chunks(data), int64(len(data)), sum(data), tarball.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ws.Close()
+	for b.Loop() {
+		if _, err := ws.Usage(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

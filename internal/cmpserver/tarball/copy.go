@@ -45,6 +45,13 @@ type Workspace struct {
 	handed  time.Time
 	settled bool
 	busy    error
+
+	// copyOf is the tree w's repository is a copy of, and base what the
+	// copy costs as Usage charges it (once measured).
+	copyOf      *tree
+	baseOnce    sync.Once
+	base        int64
+	baseLargest int64
 }
 
 // Dir returns the directory holding the repository: the root of the

@@ -281,7 +281,7 @@ var (
 // check; now, for a new copy).
 func (s *Store) handOut(dir string, e *entry, key poolKey, since time.Time) *Workspace {
 	n := e.tree.bytes
-	w := &Workspace{dir: dir, repo: filepath.Join(dir, "repo"), tmp: filepath.Join(dir, "tmp"), removed: func() { s.disk.give(n) }}
+	w := &Workspace{dir: dir, repo: filepath.Join(dir, "repo"), tmp: filepath.Join(dir, "tmp"), removed: func() { s.disk.give(n) }, copyOf: e.tree}
 	if s.pool != nil {
 		w.store, w.key, w.tree = s, key, e.tree
 		w.handed = since

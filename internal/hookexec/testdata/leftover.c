@@ -16,7 +16,8 @@
 //
 // and creates READY once it runs; the command's own process exits once
 // READY exists. MODE shm creates two System V shared memory segments of
-// 1 MiB, prints their IDs and exits.
+// 1 MiB, prints their IDs and exits; MODE sem two semaphore sets, MODE
+// msg two message queues holding a message each, likewise.
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -25,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
 #include <sys/shm.h>
 #include <unistd.h>
 
@@ -72,6 +75,30 @@ int main(int argc, char **argv) {
 			int id = shmget(IPC_PRIVATE, 1 << 20, IPC_CREAT | 0600);
 			if (id < 0) {
 				perror("shmget");
+				return 1;
+			}
+			printf("%d\n", id);
+		}
+		return 0;
+	}
+	if (strcmp(mode, "sem") == 0 || strcmp(mode, "msg") == 0) {
+		for (int i = 0; i < 2; i++) {
+			int id;
+			if (mode[0] == 's') {
+				id = semget(IPC_PRIVATE, 4, IPC_CREAT | 0600);
+			} else {
+				id = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+				struct {
+					long type;
+					char text[64];
+				} m = {1, "left behind"};
+				if (id >= 0 && msgsnd(id, &m, sizeof m.text, 0) < 0) {
+					perror("msgsnd");
+					return 1;
+				}
+			}
+			if (id < 0) {
+				perror(mode);
 				return 1;
 			}
 			printf("%d\n", id);
