@@ -93,7 +93,10 @@ type Renderer struct {
 	// Plugins resolves plugin generators; nil makes any plugin generator
 	// an error.
 	Plugins PluginFunc
-	Limits  Limits
+	// Repos reads the repositories of git generators; nil makes any git
+	// generator an error.
+	Repos  RepoReader
+	Limits Limits
 	// Version is the Argo CD release whose controller to follow where
 	// releases differ; the zero Version is Latest.
 	Version Version
@@ -199,6 +202,8 @@ func (x *run) params(ctx context.Context, g *generator, genParams map[string]any
 		sets, err = x.listParams(g)
 	case "plugin":
 		sets, err = x.pluginParams(ctx, g)
+	case "git":
+		sets, err = x.gitParams(ctx, g)
 	case "matrix":
 		sets, err = x.matrixParams(ctx, g)
 	case "merge":

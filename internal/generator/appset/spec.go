@@ -100,7 +100,7 @@ type templateMetaDoc struct {
 type generatorDoc struct {
 	List                    *listDoc          `json:"list"`
 	Clusters                any               `json:"clusters"`
-	Git                     any               `json:"git"`
+	Git                     *gitDoc           `json:"git"`
 	SCMProvider             any               `json:"scmProvider"`
 	ClusterDecisionResource any               `json:"clusterDecisionResource"`
 	PullRequest             any               `json:"pullRequest"`
@@ -163,6 +163,7 @@ type generator struct {
 
 	list      *listDoc
 	plugin    *pluginDoc
+	git       *gitDoc
 	children  []*generator
 	mergeKeys []string
 	selector  *selector
@@ -305,7 +306,6 @@ func validOption(opt string) bool {
 // unsupportedKinds are generators that need a cluster or a network service.
 var unsupportedKinds = map[string]string{
 	"clusters":                "reads cluster Secrets from the cluster",
-	"git":                     "reads a Git repository through the repo-server",
 	"scmProvider":             "queries an SCM provider's API",
 	"clusterDecisionResource": "reads a duck-typed resource from the cluster",
 	"pullRequest":             "queries an SCM provider's pull requests",
@@ -375,6 +375,11 @@ func (a *ApplicationSet) decodeEntry(tree any, pos *document.Pos, path string, d
 		switch k {
 		case "list":
 			g.list = doc.List
+		case "git":
+			g.git = doc.Git
+			if err := a.checkGit(g, body); err != nil {
+				return nil, err
+			}
 		case "plugin":
 			g.plugin = doc.Plugin
 			if g.plugin.ConfigMapRef.Name == "" {
