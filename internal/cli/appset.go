@@ -10,10 +10,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/generator"
 	"github.com/strata-dev/strata/internal/generator/appset"
+	"github.com/strata-dev/strata/internal/kube"
 )
 
 func newAppsetCmd(g *globals) *cobra.Command {
@@ -42,14 +45,19 @@ type appsetRenderFlags struct {
 	newGlobbing   bool
 	hiddenDirs    bool
 	repoLimits    appset.RepoLimits
+	objects       []string
+	kubeconfig    string
+	context       string
+	namespace     string
 }
 
 func newAppsetRenderCmd(g *globals) *cobra.Command {
 	var f appsetRenderFlags
 	cmd := &cobra.Command{
-		Use:   "render APPSET.yaml [--repo URL=DIR]... [--plugin-config FILE]... [--secret FILE]... [-o yaml|json]",
+		Use:   "render APPSET.yaml [--repo URL=DIR]... [--secret FILE]... [--objects FILE]... [--kubeconfig FILE] [--plugin-config FILE]... [-o yaml|json]",
 		Short: "Print the Applications an ApplicationSet generates, as the ApplicationSet controller would",
-		Long: `Evaluate an ApplicationSet's generators (list, git, plugin, matrix, merge) and render
+		Long: `Evaluate an ApplicationSet's generators (list, git, clusters,
+clusterDecisionResource, plugin, matrix, merge) and render
 its template once per parameter set, with the ApplicationSet controller's
 semantics, and print the Applications it would create: a YAML stream, or with
 -o json a List.
@@ -71,8 +79,13 @@ changes included. Any other DIR is read as it is. Files are selected as the
 repo-server selects them (git ls-files pathspecs, or doublestar globs with
 --enable-new-git-file-globbing).
 
-Generators that need the cluster (clusters, scmProvider, pullRequest,
-clusterDecisionResource) are errors.
+Clusters generators read Argo CD's cluster Secrets (label
+argocd.argoproj.io/secret-type: cluster) from the Secret manifests passed
+with --secret, or from a cluster with --kubeconfig/--context, in the Argo CD
+namespace (--argocd-namespace); clusterDecisionResource generators read
+their ConfigMap and duck-typed resources the same way, from --objects files
+or the cluster. scmProvider and pullRequest generators, which ask an SCM
+provider's API, are errors that say what to stand in for them.
 
 The controller followed is that of the newest Argo CD (3.5); --argocd-version
 selects an older release where they differ (nested selectors before 3.0, a
@@ -99,6 +112,10 @@ with an error instead of hanging or exhausting memory.`,
 	fs.IntVar(&f.repoLimits.MaxFiles, "repo-max-files", appset.DefaultRepoLimits().MaxFiles, "files one git files pattern may select")
 	fs.Int64Var(&f.repoLimits.MaxFileBytes, "repo-max-file-bytes", appset.DefaultRepoLimits().MaxFileBytes, "bytes of one file a git files generator reads")
 	fs.IntVar(&f.repoLimits.MaxEntries, "repo-max-entries", appset.DefaultRepoLimits().MaxEntries, "files and directories of one repository tree")
+	fs.StringArrayVar(&f.objects, "objects", nil, "a file of manifests in the Argo CD namespace that clusterDecisionResource generators read (ConfigMaps, duck-typed resources; cluster Secrets too)")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "read cluster Secrets, ConfigMaps and duck-typed resources from the cluster of this kubeconfig instead of files")
+	fs.StringVar(&f.context, "context", "", "read them from the cluster of this kubeconfig context instead of files")
+	fs.StringVar(&f.namespace, "argocd-namespace", appset.DefaultNamespace, "the namespace Argo CD (its ApplicationSet controller) runs in, where its cluster Secrets are")
 	fs.StringArrayVar(&f.tokens, "token", nil, "NAME=VALUE: the token of the plugin configured by ConfigMap NAME (visible to other local users; prefer $STRATA_APPSET_TOKEN_<NAME>)")
 	fs.StringVarP(&f.output, "output", "o", "yaml", "output format: yaml (a stream of documents) or json (a List)")
 	fs.DurationVar(&f.timeout, "timeout", appset.DefaultTimeout, "give up rendering after this long, plugin calls included (0: the default; negative, e.g. -1s: no limit)")
@@ -152,6 +169,10 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 			return fmt.Errorf("--repo %s: %w", r, err)
 		}
 	}
+	objects, err := f.objectLister(g)
+	if err != nil {
+		return err
+	}
 	var version appset.Version
 	if f.argocd != "" {
 		var newer bool
@@ -176,9 +197,11 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 				log.Debug("plugin configured", "configMap", c.Name, "baseUrl", c.BaseURL, "timeout", c.Timeout, "token", c.Token != "")
 				return &generator.Client{BaseURL: c.BaseURL, Token: c.Token, Timeout: c.Timeout, Warn: func(m string) { log.Warn(m) }}
 			}),
-			Repos:   repos,
-			Version: version,
-			Limits:  appset.Limits{TemplateTime: f.templateTime, MaxTemplateOps: f.templateSteps, MaxValueBytes: f.valueBytes, MaxTemplateBytes: f.templateBytes},
+			Repos:     repos,
+			Objects:   objects,
+			Namespace: f.namespace,
+			Version:   version,
+			Limits:    appset.Limits{TemplateTime: f.templateTime, MaxTemplateOps: f.templateSteps, MaxValueBytes: f.valueBytes, MaxTemplateBytes: f.templateBytes},
 		},
 		Timeout: f.timeout,
 		Logger:  log,
@@ -228,4 +251,54 @@ func tokenArgHint(s string) string {
 		return s[:4] + "..."
 	}
 	return "..."
+}
+
+// objectLister is where clusters and clusterDecisionResource generators
+// read objects: the cluster with --kubeconfig or --context, else the
+// --secret and --objects files, else nowhere (those generators are errors
+// naming the flags).
+func (f *appsetRenderFlags) objectLister(g *globals) (appset.ObjectLister, error) {
+	if f.kubeconfig != "" || f.context != "" {
+		if len(f.objects) > 0 {
+			return nil, errors.New("--objects reads files, --kubeconfig and --context a cluster: use one or the other")
+		}
+		cfg, err := kube.RESTConfig(kube.Options{Kubeconfig: f.kubeconfig, Context: f.context})
+		if err != nil {
+			return nil, err
+		}
+		c, err := kube.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return clusterObjects{c}, nil
+	}
+	if len(f.secrets) == 0 && len(f.objects) == 0 {
+		return nil, nil
+	}
+	objs := &appset.Objects{}
+	for _, p := range append(append([]string(nil), f.secrets...), f.objects...) {
+		data, err := readAppsetFile(g, p, appset.MaxFileBytes)
+		if err != nil {
+			return nil, err
+		}
+		if err := objs.Load(data, p); err != nil {
+			return nil, err
+		}
+	}
+	return objs, nil
+}
+
+// clusterObjects lists objects from an API server.
+type clusterObjects struct{ c *kube.Client }
+
+func (k clusterObjects) List(ctx context.Context, q appset.Query) ([]map[string]any, error) {
+	gv, err := schema.ParseGroupVersion(q.APIVersion)
+	if err != nil {
+		return nil, fmt.Errorf("apiVersion %q: %w", q.APIVersion, err)
+	}
+	field := ""
+	if q.Name != "" {
+		field = fields.OneTermEqualSelector("metadata.name", q.Name).String()
+	}
+	return k.c.List(ctx, gv.WithResource(q.Resource), q.Namespace, q.LabelSelector, field)
 }

@@ -95,8 +95,13 @@ type Renderer struct {
 	Plugins PluginFunc
 	// Repos reads the repositories of git generators; nil makes any git
 	// generator an error.
-	Repos  RepoReader
-	Limits Limits
+	Repos RepoReader
+	// Objects lists the objects of the Argo CD namespace that clusters
+	// and clusterDecisionResource generators read; nil makes them errors.
+	Objects ObjectLister
+	// Namespace is Argo CD's namespace; empty is DefaultNamespace.
+	Namespace string
+	Limits    Limits
 	// Version is the Argo CD release whose controller to follow where
 	// releases differ; the zero Version is Latest.
 	Version Version
@@ -204,6 +209,10 @@ func (x *run) params(ctx context.Context, g *generator, genParams map[string]any
 		sets, err = x.pluginParams(ctx, g)
 	case "git":
 		sets, err = x.gitParams(ctx, g)
+	case "clusters":
+		sets, err = x.clustersParams(ctx, g)
+	case "clusterDecisionResource":
+		sets, err = x.clusterDecisionParams(ctx, g)
 	case "matrix":
 		sets, err = x.matrixParams(ctx, g)
 	case "merge":
