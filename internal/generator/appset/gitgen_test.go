@@ -514,3 +514,51 @@ func sortStrings(s []string) {
 		}
 	}
 }
+
+// TestGitHiddenAndVersions: --include-hidden-directories lists hidden
+// directories; files' exclude is ignored (an include) before 3.1.
+func TestGitHiddenAndVersions(t *testing.T) {
+	for mode, dir := range testRepos(t, dirRepo) {
+		repos := &LocalRepos{IncludeHiddenDirectories: true}
+		if err := repos.Map(testRepoURL, dir); err != nil {
+			t.Fatal(err)
+		}
+		got, err := repos.Directories(context.Background(), testRepoURL, "HEAD")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{".hidden", ".hidden/app5", "app1", "app2", "app_3", "p1", "p1/app4"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: hidden directories (-want +got):\n%s", mode, diff)
+		}
+	}
+	files := map[string]string{"a/config.json": `{"n": "a"}`, "b/config.json": `{"n": "b"}`}
+	gen := gitGen("files: [{path: \"*/config.json\"}, {path: b/config.json, exclude: true}]")
+	for _, c := range []struct {
+		version string
+		want    []string
+		warn    bool
+	}{{"3.1", []string{"a"}, false}, {"3.0", []string{"a", "b"}, true}} {
+		dirs := testRepos(t, files)
+		repos := &LocalRepos{}
+		if err := repos.Map(testRepoURL, dirs["git"]); err != nil {
+			t.Fatal(err)
+		}
+		v, _, _ := ParseVersion(c.version)
+		sets, warnings, err := firstParams(t, testAppSet(false, gen), &Renderer{Repos: repos, Version: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range sets {
+			got = append(got, s["n"].(string))
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("%s: files (-want +got):\n%s", c.version, diff)
+		}
+		warned := strings.Contains(strings.Join(warnings, "\n"), "files[1].exclude is ignored: Argo CD 3.0 has no exclude for files")
+		if warned != c.warn {
+			t.Errorf("%s: warnings %q", c.version, warnings)
+		}
+	}
+}
