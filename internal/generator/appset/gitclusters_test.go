@@ -31,7 +31,6 @@ func gitClustersSet(kind string, goTemplate bool, git, clusters string) string {
 		name, server, path = "'{{.path.basename}}-{{.nameNormalized}}'", "'{{.server}}'", "'{{.path.path}}'"
 	}
 	if kind == "merge" {
-		name = strings.Replace(name, "path.basename", "values.replicas", 1)
 		if goTemplate {
 			name = "'r{{.replicas}}-{{.nameNormalized}}'"
 		} else {

@@ -1,6 +1,7 @@
 package appset
 
 import (
+	"context"
 	"testing"
 )
 
@@ -65,6 +66,29 @@ func FuzzPathspec(f *testing.F) {
 		}
 		if simple && got != naiveMatch(pattern, name) {
 			t.Fatalf("wildmatch(%q, %q) = %v, want %v", pattern, name, got, !got)
+		}
+	})
+}
+
+// FuzzObjects loads arbitrary manifests as cluster objects and lists and
+// decodes cluster Secrets as the clusters generator does: no panic.
+func FuzzObjects(f *testing.F) {
+	f.Add([]byte(clusterSecretsYAML))
+	f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Secret, metadata: {name: a, labels: {argocd.argoproj.io/secret-type: cluster}}, data: {name: '!!'}}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 4<<10 {
+			return // the YAML parser's own cost is fuzzed in document
+		}
+		objs := &Objects{}
+		if err := objs.Load(data, "f.yaml"); err != nil {
+			return
+		}
+		list, err := objs.List(context.Background(), Query{APIVersion: "v1", Resource: "secrets", Namespace: "namespace", LabelSelector: secretTypeLabel + "=" + clusterSecretType})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range list {
+			_, _ = decodeClusterSecret(o)
 		}
 	})
 }

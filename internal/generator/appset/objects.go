@@ -35,7 +35,8 @@ type ObjectLister interface {
 // Objects is an ObjectLister over manifests read from files, standing in
 // for the objects of the Argo CD namespace.
 type Objects struct {
-	objs []localObject
+	objs  []localObject
+	index map[[4]string]string // apiVersion, kind, namespace, name -> file:line
 }
 
 var _ ObjectLister = (*Objects)(nil)
@@ -96,11 +97,14 @@ func (o *Objects) add(tree any, pos *document.Pos, source string, depth int) err
 		}
 	}
 	where := fmt.Sprintf("%s:%d", source, lineOf(pos))
-	for _, prev := range o.objs {
-		if prev.apiVersion == apiVersion && prev.kind == kind && prev.namespace == ns && prev.name == name {
-			return invalidf(source, pos, "%s %q is given twice (first at %s)", kind, name, prev.where)
-		}
+	key := [4]string{apiVersion, kind, ns, name}
+	if prev, dup := o.index[key]; dup {
+		return invalidf(source, pos, "%s %q is given twice (first at %s)", kind, name, prev)
 	}
+	if o.index == nil {
+		o.index = map[[4]string]string{}
+	}
+	o.index[key] = where
 	o.objs = append(o.objs, localObject{apiVersion: apiVersion, kind: kind, namespace: ns, name: name, labels: lbls, tree: m, where: where})
 	return nil
 }
