@@ -81,7 +81,7 @@ func toLabelSelector(d *labelSelectorDoc) *metav1.LabelSelector {
 // clusterSecrets lists the cluster Secrets the label selector selects.
 func (x *run) clusterSecrets(ctx context.Context, sel *labelSelectorDoc, path string) ([]clusterSecret, error) {
 	if x.r.Objects == nil {
-		return nil, fmt.Errorf("%s: %w: the generator reads Argo CD's cluster Secrets; pass them with --secret FILE, or read them from the cluster with --kubeconfig", path, ErrNoObjects)
+		return nil, fmt.Errorf("%s: %w: the generator reads Argo CD's cluster Secrets (a clusterDecisionResource generator also its ConfigMap and duck-typed resources); pass them as manifests with --secret FILE (and --objects FILE), or read them from the cluster with --kubeconfig", path, ErrNoObjects)
 	}
 	ls := metav1.AddLabelToSelector(toLabelSelector(sel), secretTypeLabel, clusterSecretType)
 	s, err := metav1.LabelSelectorAsSelector(ls)

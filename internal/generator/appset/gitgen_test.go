@@ -485,8 +485,9 @@ func TestGitFileGlobbing(t *testing.T) {
 		{"p1/[!a]*", false, []string{"p1/config.json", "p1/p2/config.json"}},
 		{"p1/app[[:digit:]]/config.json", false, []string{"p1/app2/config.json", "p1/app3/config.json"}},
 	}
+	repos := testRepos(t, globRepo)
 	for _, c := range cases {
-		for mode, dir := range testRepos(t, globRepo) {
+		for mode, dir := range repos {
 			repos := &LocalRepos{NewGlobbing: c.newGlob}
 			if err := repos.Map(testRepoURL, dir); err != nil {
 				t.Fatal(err)
