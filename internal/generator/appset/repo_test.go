@@ -171,3 +171,33 @@ func TestLocalReposSymlinks(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalReposWorktreeHidesDotGit: a checkout read as a directory, hidden
+// directories included, never lists its .git.
+func TestLocalReposWorktreeHidesDotGit(t *testing.T) {
+	dir := testRepos(t, map[string]string{".github/workflows/ci.yaml": "", "app/k": ""})["git"]
+	repos := &LocalRepos{Worktree: true, IncludeHiddenDirectories: true}
+	if err := repos.Map(testRepoURL, dir); err != nil {
+		t.Fatal(err)
+	}
+	got, err := repos.Directories(context.Background(), testRepoURL, "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{".github", ".github/workflows", "app", "uncommitted"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Directories (-want +got):\n%s", diff)
+	}
+	files, err := repos.Files(context.Background(), testRepoURL, "HEAD", "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for f := range files {
+		if strings.HasPrefix(f, ".git/") {
+			t.Errorf("Files lists %s", f)
+		}
+	}
+	if _, ok := files["zz-uncommitted.json"]; !ok {
+		t.Errorf("the work tree's uncommitted file is missing: %v", files)
+	}
+}
