@@ -45,6 +45,7 @@ type appsetRenderFlags struct {
 	newGlobbing   bool
 	hiddenDirs    bool
 	repoLimits    appset.RepoLimits
+	maxApps       int
 	objects       []string
 	kubeconfig    string
 	context       string
@@ -109,6 +110,7 @@ with an error instead of hanging or exhausting memory.`,
 	fs.BoolVar(&f.repoWorktree, "repo-worktree", false, "read git repositories given with --repo as their files are on disk, uncommitted changes included, ignoring revisions")
 	fs.BoolVar(&f.newGlobbing, "enable-new-git-file-globbing", false, "select git files generator files with doublestar globs (* within a directory, ** across), as the controller does with this flag")
 	fs.BoolVar(&f.hiddenDirs, "include-hidden-directories", false, "list directories whose names start with . to git directories generators, as the repo-server does with this flag")
+	fs.IntVar(&f.maxApps, "max-applications", appset.DefaultLimits().MaxParamSets, "parameter sets one generator may produce, and Applications in all (0 or negative: the default)")
 	fs.IntVar(&f.repoLimits.MaxFiles, "repo-max-files", appset.DefaultRepoLimits().MaxFiles, "files one git files pattern may select")
 	fs.Int64Var(&f.repoLimits.MaxFileBytes, "repo-max-file-bytes", appset.DefaultRepoLimits().MaxFileBytes, "bytes of one file a git files generator reads")
 	fs.IntVar(&f.repoLimits.MaxEntries, "repo-max-entries", appset.DefaultRepoLimits().MaxEntries, "files and directories of one repository tree")
@@ -201,7 +203,7 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 			Objects:   objects,
 			Namespace: f.namespace,
 			Version:   version,
-			Limits:    appset.Limits{TemplateTime: f.templateTime, MaxTemplateOps: f.templateSteps, MaxValueBytes: f.valueBytes, MaxTemplateBytes: f.templateBytes},
+			Limits:    appset.Limits{MaxParamSets: f.maxApps, TemplateTime: f.templateTime, MaxTemplateOps: f.templateSteps, MaxValueBytes: f.valueBytes, MaxTemplateBytes: f.templateBytes},
 		},
 		Timeout: f.timeout,
 		Logger:  log,

@@ -123,7 +123,7 @@ func (x *run) gitDirectoryParams(ctx context.Context, g *generator) ([]map[strin
 		}
 		sets = append(sets, p)
 		if len(sets) > x.lim.MaxParamSets {
-			return nil, fmt.Errorf("%w: %s selects more than %d directories", ErrTooLarge, g.path, x.lim.MaxParamSets)
+			return nil, fmt.Errorf("%w: %s selects more than %d directories (--max-applications)", ErrTooLarge, g.path, x.lim.MaxParamSets)
 		}
 	}
 	return sets, nil
@@ -229,7 +229,7 @@ func (x *run) gitFileParams(ctx context.Context, g *generator) ([]map[string]any
 			}
 			sets = append(sets, p)
 			if len(sets) > x.lim.MaxParamSets {
-				return nil, fmt.Errorf("%w: %s produces more than %d parameter sets", ErrTooLarge, g.path, x.lim.MaxParamSets)
+				return nil, fmt.Errorf("%w: %s produces more than %d parameter sets (--max-applications)", ErrTooLarge, g.path, x.lim.MaxParamSets)
 			}
 		}
 	}

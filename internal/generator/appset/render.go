@@ -156,7 +156,7 @@ func (r *Renderer) render(ctx context.Context, a *ApplicationSet, b *budget) (*R
 				names[name] = where
 				res.Applications = append(res.Applications, app)
 				if len(res.Applications) > lim.MaxParamSets {
-					return nil, fmt.Errorf("%w: more than %d Applications", ErrTooLarge, lim.MaxParamSets)
+					return nil, fmt.Errorf("%w: more than %d Applications (--max-applications)", ErrTooLarge, lim.MaxParamSets)
 				}
 			}
 		}
@@ -237,7 +237,7 @@ func (x *run) params(ctx context.Context, g *generator, genParams map[string]any
 		}
 	}
 	if len(sets) > x.lim.MaxParamSets {
-		return nil, fmt.Errorf("%w: %s produced %d parameter sets, more than the limit of %d", ErrTooLarge, g.path, len(sets), x.lim.MaxParamSets)
+		return nil, fmt.Errorf("%w: %s produced %d parameter sets, more than the limit of %d (--max-applications)", ErrTooLarge, g.path, len(sets), x.lim.MaxParamSets)
 	}
 	return sets, nil
 }
@@ -523,7 +523,7 @@ func (x *run) pluginParams(ctx context.Context, g *generator) ([]map[string]any,
 		return nil, fmt.Errorf("%s: calling plugin %q: %w", g.path, name, err)
 	}
 	if len(objects) > x.lim.MaxParamSets {
-		return nil, fmt.Errorf("%w: %s: plugin %q returned %d parameter sets, more than the limit of %d", ErrTooLarge, g.path, name, len(objects), x.lim.MaxParamSets)
+		return nil, fmt.Errorf("%w: %s: plugin %q returned %d parameter sets, more than the limit of %d (--max-applications)", ErrTooLarge, g.path, name, len(objects), x.lim.MaxParamSets)
 	}
 	valueKeys := make([]string, 0, len(g.plugin.Values))
 	for k := range g.plugin.Values {
@@ -590,7 +590,7 @@ func (x *run) matrixParams(ctx context.Context, g *generator) ([]map[string]any,
 			}
 			out = append(out, c)
 			if len(out) > x.lim.MaxParamSets {
-				return nil, fmt.Errorf("%w: %s produces more than %d parameter sets", ErrTooLarge, g.path, x.lim.MaxParamSets)
+				return nil, fmt.Errorf("%w: %s produces more than %d parameter sets (--max-applications)", ErrTooLarge, g.path, x.lim.MaxParamSets)
 			}
 		}
 	}
