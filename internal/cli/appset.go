@@ -10,10 +10,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/generator"
 	"github.com/strata-dev/strata/internal/generator/appset"
+	"github.com/strata-dev/strata/internal/kube"
 )
 
 func newAppsetCmd(g *globals) *cobra.Command {
@@ -37,14 +40,25 @@ type appsetRenderFlags struct {
 	templateSteps int64
 	valueBytes    int64
 	templateBytes int64
+	repos         []string
+	repoWorktree  bool
+	newGlobbing   bool
+	hiddenDirs    bool
+	repoLimits    appset.RepoLimits
+	maxApps       int
+	objects       []string
+	kubeconfig    string
+	context       string
+	namespace     string
 }
 
 func newAppsetRenderCmd(g *globals) *cobra.Command {
 	var f appsetRenderFlags
 	cmd := &cobra.Command{
-		Use:   "render APPSET.yaml [--plugin-config FILE]... [--secret FILE]... [-o yaml|json]",
+		Use:   "render APPSET.yaml [--repo URL=DIR]... [--secret FILE]... [--objects FILE]... [--kubeconfig FILE] [--plugin-config FILE]... [-o yaml|json]",
 		Short: "Print the Applications an ApplicationSet generates, as the ApplicationSet controller would",
-		Long: `Evaluate an ApplicationSet's generators (list, plugin, matrix, merge) and render
+		Long: `Evaluate an ApplicationSet's generators (list, git, clusters,
+clusterDecisionResource, plugin, matrix, merge) and render
 its template once per parameter set, with the ApplicationSet controller's
 semantics, and print the Applications it would create: a YAML stream, or with
 -o json a List.
@@ -57,8 +71,22 @@ with --secret (or --plugin-config). --token NAME=VALUE, or the environment
 variable STRATA_APPSET_TOKEN_<NAME> (NAME in upper case, other characters
 as _), gives the token of ConfigMap NAME directly and wins over the Secret.
 
-Generators that need the cluster (clusters, git, scmProvider, pullRequest,
-clusterDecisionResource) are errors.
+Git generators read the repository their repoURL names from a local
+directory: --repo URL=DIR maps it. A DIR that is a git repository (a
+checkout, a worktree, a bare repository) is read at the generator's revision
+(a branch, a tag, a commit, HEAD) without a git process and without the
+network; --repo-worktree reads its files as they are instead, uncommitted
+changes included. Any other DIR is read as it is. Files are selected as the
+repo-server selects them (git ls-files pathspecs, or doublestar globs with
+--enable-new-git-file-globbing).
+
+Clusters generators read Argo CD's cluster Secrets (label
+argocd.argoproj.io/secret-type: cluster) from the Secret manifests passed
+with --secret, or from a cluster with --kubeconfig/--context, in the Argo CD
+namespace (--argocd-namespace); clusterDecisionResource generators read
+their ConfigMap and duck-typed resources the same way, from --objects files
+or the cluster. scmProvider and pullRequest generators, which ask an SCM
+provider's API, are errors that say what to stand in for them.
 
 The controller followed is that of the newest Argo CD (3.5); --argocd-version
 selects an older release where they differ (nested selectors before 3.0, a
@@ -67,6 +95,7 @@ matrix's plugin values before 3.4.4, selectors over plugin values before
 of running time, and bounded steps and sizes, so a hostile template fails
 with an error instead of hanging or exhausting memory.`,
 		Example: `  strata appset render examples/appset/list/appset.yaml
+  strata appset render appset.yaml --repo https://github.com/org/gitops.git=.
   strata appset render appset.yaml --plugin-config plugin-cm.yaml --secret argocd-secret.yaml
   STRATA_APPSET_TOKEN_MY_PLUGIN=s3cr3t strata appset render appset.yaml --plugin-config cm.yaml -o json`,
 		Args: cobra.ExactArgs(1),
@@ -77,6 +106,18 @@ with an error instead of hanging or exhausting memory.`,
 	fs := cmd.Flags()
 	fs.StringArrayVar(&f.pluginConfigs, "plugin-config", nil, "a file of plugin ConfigMap manifests (Secrets in it are read too)")
 	fs.StringArrayVar(&f.secrets, "secret", nil, "a file of Secret manifests that plugin ConfigMaps' tokens refer to")
+	fs.StringArrayVar(&f.repos, "repo", nil, "URL=DIR: read the repository URL (as git generators name it) from DIR, a git repository read at the generator's revision or a plain directory")
+	fs.BoolVar(&f.repoWorktree, "repo-worktree", false, "read git repositories given with --repo as their files are on disk, uncommitted changes included, ignoring revisions")
+	fs.BoolVar(&f.newGlobbing, "enable-new-git-file-globbing", false, "select git files generator files with doublestar globs (* within a directory, ** across), as the controller does with this flag")
+	fs.BoolVar(&f.hiddenDirs, "include-hidden-directories", false, "list directories whose names start with . to git directories generators, as the repo-server does with this flag")
+	fs.IntVar(&f.maxApps, "max-applications", appset.DefaultLimits().MaxParamSets, "parameter sets one generator may produce, and Applications in all (0 or negative: the default)")
+	fs.IntVar(&f.repoLimits.MaxFiles, "repo-max-files", appset.DefaultRepoLimits().MaxFiles, "files one git files pattern may select")
+	fs.Int64Var(&f.repoLimits.MaxFileBytes, "repo-max-file-bytes", appset.DefaultRepoLimits().MaxFileBytes, "bytes of one file a git files generator reads")
+	fs.IntVar(&f.repoLimits.MaxEntries, "repo-max-entries", appset.DefaultRepoLimits().MaxEntries, "files and directories of one repository tree")
+	fs.StringArrayVar(&f.objects, "objects", nil, "a file of manifests in the Argo CD namespace that clusterDecisionResource generators read (ConfigMaps, duck-typed resources; cluster Secrets too)")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "read cluster Secrets, ConfigMaps and duck-typed resources from the cluster of this kubeconfig instead of files")
+	fs.StringVar(&f.context, "context", "", "read them from the cluster of this kubeconfig context instead of files")
+	fs.StringVar(&f.namespace, "argocd-namespace", appset.DefaultNamespace, "the namespace Argo CD (its ApplicationSet controller) runs in, where its cluster Secrets are")
 	fs.StringArrayVar(&f.tokens, "token", nil, "NAME=VALUE: the token of the plugin configured by ConfigMap NAME (visible to other local users; prefer $STRATA_APPSET_TOKEN_<NAME>)")
 	fs.StringVarP(&f.output, "output", "o", "yaml", "output format: yaml (a stream of documents) or json (a List)")
 	fs.DurationVar(&f.timeout, "timeout", appset.DefaultTimeout, "give up rendering after this long, plugin calls included (0: the default; negative, e.g. -1s: no limit)")
@@ -119,6 +160,21 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 			}
 		}
 	}
+	repos := &appset.LocalRepos{Worktree: f.repoWorktree, NewGlobbing: f.newGlobbing, IncludeHiddenDirectories: f.hiddenDirs,
+		Limits: f.repoLimits, Warn: func(m string) { log.Warn(m) }}
+	for _, r := range f.repos {
+		url, dir, ok := strings.Cut(r, "=")
+		if !ok || url == "" || dir == "" {
+			return fmt.Errorf("--repo %q: use URL=DIR, URL as the generators' repoURL names it, DIR a checkout or a git repository", r)
+		}
+		if err := repos.Map(url, dir); err != nil {
+			return fmt.Errorf("--repo %s: %w", r, err)
+		}
+	}
+	objects, err := f.objectLister(g)
+	if err != nil {
+		return err
+	}
 	var version appset.Version
 	if f.argocd != "" {
 		var newer bool
@@ -143,8 +199,11 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 				log.Debug("plugin configured", "configMap", c.Name, "baseUrl", c.BaseURL, "timeout", c.Timeout, "token", c.Token != "")
 				return &generator.Client{BaseURL: c.BaseURL, Token: c.Token, Timeout: c.Timeout, Warn: func(m string) { log.Warn(m) }}
 			}),
-			Version: version,
-			Limits:  appset.Limits{TemplateTime: f.templateTime, MaxTemplateOps: f.templateSteps, MaxValueBytes: f.valueBytes, MaxTemplateBytes: f.templateBytes},
+			Repos:     repos,
+			Objects:   objects,
+			Namespace: f.namespace,
+			Version:   version,
+			Limits:    appset.Limits{MaxParamSets: f.maxApps, TemplateTime: f.templateTime, MaxTemplateOps: f.templateSteps, MaxValueBytes: f.valueBytes, MaxTemplateBytes: f.templateBytes},
 		},
 		Timeout: f.timeout,
 		Logger:  log,
@@ -194,4 +253,54 @@ func tokenArgHint(s string) string {
 		return s[:4] + "..."
 	}
 	return "..."
+}
+
+// objectLister is where clusters and clusterDecisionResource generators
+// read objects: the cluster with --kubeconfig or --context, else the
+// --secret and --objects files, else nowhere (those generators are errors
+// naming the flags).
+func (f *appsetRenderFlags) objectLister(g *globals) (appset.ObjectLister, error) {
+	if f.kubeconfig != "" || f.context != "" {
+		if len(f.objects) > 0 {
+			return nil, errors.New("--objects reads files, --kubeconfig and --context a cluster: use one or the other")
+		}
+		cfg, err := kube.RESTConfig(kube.Options{Kubeconfig: f.kubeconfig, Context: f.context})
+		if err != nil {
+			return nil, err
+		}
+		c, err := kube.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return clusterObjects{c}, nil
+	}
+	if len(f.secrets) == 0 && len(f.objects) == 0 {
+		return nil, nil
+	}
+	objs := &appset.Objects{}
+	for _, p := range append(append([]string(nil), f.secrets...), f.objects...) {
+		data, err := readAppsetFile(g, p, appset.MaxFileBytes)
+		if err != nil {
+			return nil, err
+		}
+		if err := objs.Load(data, p); err != nil {
+			return nil, err
+		}
+	}
+	return objs, nil
+}
+
+// clusterObjects lists objects from an API server.
+type clusterObjects struct{ c *kube.Client }
+
+func (k clusterObjects) List(ctx context.Context, q appset.Query) ([]map[string]any, error) {
+	gv, err := schema.ParseGroupVersion(q.APIVersion)
+	if err != nil {
+		return nil, fmt.Errorf("apiVersion %q: %w", q.APIVersion, err)
+	}
+	field := ""
+	if q.Name != "" {
+		field = fields.OneTermEqualSelector("metadata.name", q.Name).String()
+	}
+	return k.c.List(ctx, gv.WithResource(q.Resource), q.Namespace, q.LabelSelector, field)
 }

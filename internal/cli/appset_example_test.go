@@ -67,6 +67,7 @@ func TestAppsetExamples(t *testing.T) {
 		{"list", []string{"appset", "render", "examples/appset/list/appset.yaml"}},
 		{"matrix", []string{"appset", "render", "examples/appset/matrix/appset.yaml"}},
 		{"merge", []string{"appset", "render", "examples/appset/merge/appset.yaml"}},
+		{"git-clusters", []string{"appset", "render", "examples/appset/git-clusters/appset.yaml", "--repo", "https://github.com/example/gitops.git=examples/appset/git-clusters/repo", "--secret", "examples/appset/git-clusters/clusters.yaml"}},
 		{"plugin", []string{"appset", "render", "examples/appset/plugin/appset.yaml", "--plugin-config", cmFile, "--secret", "examples/appset/plugin/secret.yaml"}},
 	}
 	for _, tc := range tests {

@@ -132,3 +132,25 @@ func (c *Client) wrap(kind, resource, namespace, name string, err error) error {
 	}
 	return fmt.Errorf("reading %s %s/%s from %s: %w", kind, namespace, name, c.host, err)
 }
+
+// List lists the objects of a resource in namespace that match
+// labelSelector and fieldSelector (Kubernetes selector syntax; empty
+// selects all), as the API server returns them in JSON.
+func (c *Client) List(ctx context.Context, res schema.GroupVersionResource, namespace, labelSelector, fieldSelector string) ([]map[string]any, error) {
+	l, err := c.dyn.Resource(res).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: labelSelector, FieldSelector: fieldSelector})
+	if err != nil {
+		var se apierrors.APIStatus
+		switch {
+		case apierrors.IsNotFound(err) && errors.As(err, &se):
+			return nil, fmt.Errorf("listing %s in namespace %s: the API server at %s does not serve %s (is its CustomResourceDefinition installed?): %w", res.GroupResource(), namespace, c.host, res.Resource, err)
+		case apierrors.IsForbidden(err):
+			return nil, fmt.Errorf("listing %s in namespace %s: %w (the credentials need list on %s in namespace %s)", res.GroupResource(), namespace, err, res.Resource, namespace)
+		}
+		return nil, fmt.Errorf("listing %s in namespace %s from %s: %w", res.GroupResource(), namespace, c.host, err)
+	}
+	out := make([]map[string]any, len(l.Items))
+	for i := range l.Items {
+		out[i] = l.Items[i].Object
+	}
+	return out, nil
+}

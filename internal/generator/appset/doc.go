@@ -1,5 +1,5 @@
 // Package appset renders Argo CD ApplicationSets locally: it evaluates the
-// generators (list, plugin, matrix, merge) and templates the Applications
+// generators (list, git, plugin, matrix, merge) and templates the Applications
 // the ApplicationSet controller would create, with the controller's
 // semantics, without a cluster.
 //
@@ -7,8 +7,12 @@
 // evaluates is an error with its file and line, while fields rendering does
 // not evaluate (syncPolicy, strategy, ...) are accepted as they are.
 // Generators that need a cluster or a network service other than a plugin
-// (clusters, git, scmProvider, pullRequest, clusterDecisionResource) are
+// (clusters, scmProvider, pullRequest, clusterDecisionResource) are
 // reported as errors naming their position.
+//
+// Git generators read repositories through Renderer.Repos; LocalRepos
+// serves them from local directories, a git repository read at the
+// generator's revision through go-git, as the repo-server reads a clone.
 //
 // A Renderer evaluates a parsed ApplicationSet. Plugin generators call
 // Renderer.Plugins, which resolves a ConfigMap name to something that can

@@ -93,7 +93,15 @@ type Renderer struct {
 	// Plugins resolves plugin generators; nil makes any plugin generator
 	// an error.
 	Plugins PluginFunc
-	Limits  Limits
+	// Repos reads the repositories of git generators; nil makes any git
+	// generator an error.
+	Repos RepoReader
+	// Objects lists the objects of the Argo CD namespace that clusters
+	// and clusterDecisionResource generators read; nil makes them errors.
+	Objects ObjectLister
+	// Namespace is Argo CD's namespace; empty is DefaultNamespace.
+	Namespace string
+	Limits    Limits
 	// Version is the Argo CD release whose controller to follow where
 	// releases differ; the zero Version is Latest.
 	Version Version
@@ -148,7 +156,7 @@ func (r *Renderer) render(ctx context.Context, a *ApplicationSet, b *budget) (*R
 				names[name] = where
 				res.Applications = append(res.Applications, app)
 				if len(res.Applications) > lim.MaxParamSets {
-					return nil, fmt.Errorf("%w: more than %d Applications", ErrTooLarge, lim.MaxParamSets)
+					return nil, fmt.Errorf("%w: more than %d Applications (--max-applications)", ErrTooLarge, lim.MaxParamSets)
 				}
 			}
 		}
@@ -199,6 +207,12 @@ func (x *run) params(ctx context.Context, g *generator, genParams map[string]any
 		sets, err = x.listParams(g)
 	case "plugin":
 		sets, err = x.pluginParams(ctx, g)
+	case "git":
+		sets, err = x.gitParams(ctx, g)
+	case "clusters":
+		sets, err = x.clustersParams(ctx, g)
+	case "clusterDecisionResource":
+		sets, err = x.clusterDecisionParams(ctx, g)
 	case "matrix":
 		sets, err = x.matrixParams(ctx, g)
 	case "merge":
@@ -223,7 +237,7 @@ func (x *run) params(ctx context.Context, g *generator, genParams map[string]any
 		}
 	}
 	if len(sets) > x.lim.MaxParamSets {
-		return nil, fmt.Errorf("%w: %s produced %d parameter sets, more than the limit of %d", ErrTooLarge, g.path, len(sets), x.lim.MaxParamSets)
+		return nil, fmt.Errorf("%w: %s produced %d parameter sets, more than the limit of %d (--max-applications)", ErrTooLarge, g.path, len(sets), x.lim.MaxParamSets)
 	}
 	return sets, nil
 }
@@ -509,7 +523,7 @@ func (x *run) pluginParams(ctx context.Context, g *generator) ([]map[string]any,
 		return nil, fmt.Errorf("%s: calling plugin %q: %w", g.path, name, err)
 	}
 	if len(objects) > x.lim.MaxParamSets {
-		return nil, fmt.Errorf("%w: %s: plugin %q returned %d parameter sets, more than the limit of %d", ErrTooLarge, g.path, name, len(objects), x.lim.MaxParamSets)
+		return nil, fmt.Errorf("%w: %s: plugin %q returned %d parameter sets, more than the limit of %d (--max-applications)", ErrTooLarge, g.path, name, len(objects), x.lim.MaxParamSets)
 	}
 	valueKeys := make([]string, 0, len(g.plugin.Values))
 	for k := range g.plugin.Values {
@@ -576,7 +590,7 @@ func (x *run) matrixParams(ctx context.Context, g *generator) ([]map[string]any,
 			}
 			out = append(out, c)
 			if len(out) > x.lim.MaxParamSets {
-				return nil, fmt.Errorf("%w: %s produces more than %d parameter sets", ErrTooLarge, g.path, x.lim.MaxParamSets)
+				return nil, fmt.Errorf("%w: %s produces more than %d parameter sets (--max-applications)", ErrTooLarge, g.path, x.lim.MaxParamSets)
 			}
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/strata-dev/strata/internal/document"
 )
 
@@ -22,8 +24,8 @@ var (
 	// ErrInvalid marks an ApplicationSet the controller would reject or
 	// that cannot be rendered as written.
 	ErrInvalid = errors.New("invalid ApplicationSet")
-	// ErrUnsupported marks a generator that needs a cluster or a network
-	// service other than a plugin.
+	// ErrUnsupported marks a generator that needs an SCM provider's API
+	// (scmProvider, pullRequest).
 	ErrUnsupported = errors.New("generator not supported locally")
 )
 
@@ -98,16 +100,16 @@ type templateMetaDoc struct {
 // generatorDoc is one entry of spec.generators, or of a matrix or merge
 // generator's generators.
 type generatorDoc struct {
-	List                    *listDoc          `json:"list"`
-	Clusters                any               `json:"clusters"`
-	Git                     any               `json:"git"`
-	SCMProvider             any               `json:"scmProvider"`
-	ClusterDecisionResource any               `json:"clusterDecisionResource"`
-	PullRequest             any               `json:"pullRequest"`
-	Plugin                  *pluginDoc        `json:"plugin"`
-	Matrix                  *matrixDoc        `json:"matrix"`
-	Merge                   *mergeDoc         `json:"merge"`
-	Selector                *labelSelectorDoc `json:"selector"`
+	List                    *listDoc            `json:"list"`
+	Clusters                *clustersDoc        `json:"clusters"`
+	Git                     *gitDoc             `json:"git"`
+	SCMProvider             any                 `json:"scmProvider"`
+	ClusterDecisionResource *clusterDecisionDoc `json:"clusterDecisionResource"`
+	PullRequest             any                 `json:"pullRequest"`
+	Plugin                  *pluginDoc          `json:"plugin"`
+	Matrix                  *matrixDoc          `json:"matrix"`
+	Merge                   *mergeDoc           `json:"merge"`
+	Selector                *labelSelectorDoc   `json:"selector"`
 }
 
 type listDoc struct {
@@ -163,6 +165,9 @@ type generator struct {
 
 	list      *listDoc
 	plugin    *pluginDoc
+	git       *gitDoc
+	clusters  *clustersDoc
+	decision  *clusterDecisionDoc
 	children  []*generator
 	mergeKeys []string
 	selector  *selector
@@ -302,13 +307,10 @@ func validOption(opt string) bool {
 	return false
 }
 
-// unsupportedKinds are generators that need a cluster or a network service.
+// unsupportedKinds are generators that need an SCM provider's API.
 var unsupportedKinds = map[string]string{
-	"clusters":                "reads cluster Secrets from the cluster",
-	"git":                     "reads a Git repository through the repo-server",
-	"scmProvider":             "queries an SCM provider's API",
-	"clusterDecisionResource": "reads a duck-typed resource from the cluster",
-	"pullRequest":             "queries an SCM provider's pull requests",
+	"scmProvider": "asks an SCM provider's API (GitHub, GitLab, Bitbucket, Gitea, Azure DevOps, AWS CodeCommit) for repositories with the controller's credentials; its answer changes with the provider's state, so a local render could not reproduce it. Stand in a list generator, or a plugin generator, that gives the same parameters (organization, repository, repository_id, url, branch, branchNormalized, sha, short_sha, short_sha_7, labels) for the repositories you expect",
+	"pullRequest": "asks an SCM provider's API for open pull requests with the controller's credentials; its answer changes with every pull request, so a local render could not reproduce it. Stand in a list generator, or a plugin generator, that gives the same parameters (number, title, branch, branch_slug, target_branch, target_branch_slug, head_sha, head_short_sha, head_short_sha_7, author, labels) for the pull requests you expect",
 }
 
 // decodeEntry decodes one entry of a generators list at path; depth is 0
@@ -340,12 +342,12 @@ func (a *ApplicationSet) decodeEntry(tree any, pos *document.Pos, path string, d
 	for _, k := range kinds {
 		if why, bad := unsupportedKinds[k]; bad {
 			return nil, errorAt(a.Source, pos.Key(k), ErrUnsupported,
-				"%s.%s: the %s generator %s, which needs a cluster or network access that local rendering does not have; render this ApplicationSet in the cluster, or stand in a list generator with sample elements for local runs", path, k, k, why)
+				"%s.%s: not rendered locally: the %s generator %s", path, k, k, why)
 		}
 	}
 	switch {
 	case len(kinds) == 0:
-		return nil, invalidf(a.Source, pos, "%s: no generator given; use one of list, plugin, matrix or merge", path)
+		return nil, invalidf(a.Source, pos, "%s: no generator given; use one of list, clusters, git, clusterDecisionResource, plugin, matrix or merge", path)
 	case len(kinds) > 1 && depth > 0:
 		return nil, invalidf(a.Source, pos, "%s sets %s: a nested generator holds exactly one generator", path, strings.Join(kinds, " and "))
 	}
@@ -375,6 +377,21 @@ func (a *ApplicationSet) decodeEntry(tree any, pos *document.Pos, path string, d
 		switch k {
 		case "list":
 			g.list = doc.List
+		case "git":
+			g.git = doc.Git
+			if err := a.checkGit(g, body); err != nil {
+				return nil, err
+			}
+		case "clusters":
+			g.clusters = doc.Clusters
+			if _, err := metav1.LabelSelectorAsSelector(toLabelSelector(g.clusters.Selector)); err != nil {
+				return nil, invalidf(a.Source, kpos.Key("selector"), "%s.selector: %v", g.path, err)
+			}
+		case "clusterDecisionResource":
+			g.decision = doc.ClusterDecisionResource
+			if g.decision.ConfigMapRef == "" {
+				return nil, invalidf(a.Source, kpos, "%s.configMapRef is empty: name the ConfigMap that describes the duck-typed resource", g.path)
+			}
 		case "plugin":
 			g.plugin = doc.Plugin
 			if g.plugin.ConfigMapRef.Name == "" {
