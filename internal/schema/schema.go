@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"path"
+
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/strata-dev/strata/internal/values"
@@ -31,9 +33,15 @@ type Options struct {
 	// and not.
 	AdditionalPropertiesFalse bool
 
-	// Resolve loads the files x-extend names. Without it a schema using
-	// x-extend fails to parse. See DirResolver.
+	// Resolve loads the files x-extend and $refs to other files name.
+	// Without it such a schema fails to parse. See DirResolver.
 	Resolve Resolver
+
+	// Path is the slash-separated path of the parsed file below Resolve's
+	// root. x-extend and $ref names are relative to the directory of the
+	// file holding them, as JSON references are; empty is a file at the
+	// root.
+	Path string
 
 	// UncheckedDefaults skips the check that every default matches its own
 	// schema. addon-operator loads such schemas (a default that breaks its
@@ -66,11 +74,15 @@ type Schema struct {
 // its own schema (unless Options.UncheckedDefaults).
 func Parse(data []byte, source string, opts Options) (*Schema, error) {
 	chain := &loadChain{resolve: opts.Resolve}
-	doc, err := chain.load(data, source)
+	name := path.Clean(opts.Path)
+	if opts.Path == "" {
+		name = ""
+	}
+	doc, err := chain.load(data, source, name)
 	if err != nil {
 		return nil, err
 	}
-	if err := expandRefs(doc); err != nil {
+	if err := expandRefs(doc, name, opts.Resolve); err != nil {
 		return nil, err
 	}
 	if opts.AdditionalPropertiesFalse {

@@ -383,7 +383,7 @@ func (m *Module) load(common map[string]any, commonPos *document.Pos, commons []
 	if m.StaticEnabled, err = flag(own, ownPos, EnabledKey(m.Key), m.ValuesFile()); err != nil {
 		return err
 	}
-	if m.ConfigSchema, m.ValuesSchema, err = loadSchemas(filepath.Join(m.Path, OpenAPIDir), opts, &m.Ignored); err != nil {
+	if m.ConfigSchema, m.ValuesSchema, err = loadSchemas(m.Path, opts, &m.Ignored); err != nil {
 		return fmt.Errorf("module %s: %w", m.Name, err)
 	}
 	if fi, err := os.Stat(filepath.Join(m.Path, HooksDir)); err == nil && fi.IsDir() {
