@@ -798,13 +798,5 @@ func (e *Engine) warnModules(set *module.Set) {
 		if m.NonExecutableEnabledScript != "" {
 			e.log.Warn("not running a module's enabled file that is not executable: the module's enabled flag decides alone; chmod +x it to run it", "module", m.Name, "file", m.NonExecutableEnabledScript)
 		}
-		for _, w := range m.Ignored {
-			e.log.Warn("not supported, ignored: values these rules refuse are accepted", "module", m.Name, "what", w)
-		}
-	}
-	if set.Global != nil {
-		for _, w := range set.Global.Ignored {
-			e.log.Warn("not supported, ignored: values these rules refuse are accepted", "module", "global", "what", w)
-		}
 	}
 }

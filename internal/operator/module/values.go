@@ -1,7 +1,6 @@
 package module
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -27,9 +26,6 @@ type Global struct {
 	ValuesSchema *schema.Schema
 	// Dir is GLOBAL_HOOKS_DIR; "" when none was given.
 	Dir string
-	// Ignored lists what the global schemas hold that strata does not
-	// honour, for a warning.
-	Ignored []string
 }
 
 // StaticValues is a section of a values.yaml file.
@@ -54,7 +50,7 @@ func loadGlobal(dir string, static []globalStatic, opts Options) (*Global, error
 		return g, nil
 	}
 	var err error
-	if g.ConfigSchema, g.ValuesSchema, err = loadSchemas(dir, opts, &g.Ignored); err != nil {
+	if g.ConfigSchema, g.ValuesSchema, err = loadSchemas(dir, opts); err != nil {
 		return nil, fmt.Errorf("global: %w", err)
 	}
 	return g, nil
@@ -122,20 +118,16 @@ func flag(tree map[string]any, pos *document.Pos, key, file string) (*bool, erro
 // other files resolved inside dir (relative to the file naming them),
 // defaults not checked against their schemas (addon-operator loads such a
 // schema; the default fails the values it is applied to).
-func loadSchemas(dir string, opts Options, ignored *[]string) (config, values *schema.Schema, err error) {
+func loadSchemas(dir string, opts Options) (config, values *schema.Schema, err error) {
 	so := schema.Options{AdditionalPropertiesFalse: true, UncheckedDefaults: true, AddonDefaults: true, Resolve: extendResolver(dir)}
-	if config, err = loadSchema(dir, path.Join(OpenAPIDir, ConfigSchemaFile), so, opts, ignored); err != nil {
+	if config, err = loadSchema(dir, path.Join(OpenAPIDir, ConfigSchemaFile), so, opts); err != nil {
 		return nil, nil, err
 	}
-	if values, err = loadSchema(dir, path.Join(OpenAPIDir, ValuesSchemaFile), so, opts, ignored); err != nil {
+	if values, err = loadSchema(dir, path.Join(OpenAPIDir, ValuesSchemaFile), so, opts); err != nil {
 		return nil, nil, err
 	}
 	return config, values, nil
 }
-
-// celRules is the key of Deckhouse's CEL validation rules, which
-// addon-operator evaluates and strata does not.
-const celRules = "x-deckhouse-validations"
 
 // extendResolver resolves x-extend and $refs inside dir; an absent
 // openapi/config-values.yaml extends nothing, as addon-operator ignores
@@ -152,7 +144,7 @@ func extendResolver(dir string) schema.Resolver {
 }
 
 // loadSchema reads the schema at name (slash-separated) below dir.
-func loadSchema(dir, name string, so schema.Options, opts Options, ignored *[]string) (*schema.Schema, error) {
+func loadSchema(dir, name string, so schema.Options, opts Options) (*schema.Schema, error) {
 	file := filepath.Join(dir, filepath.FromSlash(name))
 	so.Path = name
 	max := opts.maxFile()
@@ -165,9 +157,6 @@ func loadSchema(dir, name string, so schema.Options, opts Options, ignored *[]st
 			return nil, nil
 		}
 		return nil, err
-	}
-	if ignored != nil && bytes.Contains(data, []byte(celRules)) {
-		*ignored = append(*ignored, file+": "+celRules+" (CEL rules) are not evaluated")
 	}
 	return schema.Parse(data, file, so)
 }
