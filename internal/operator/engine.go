@@ -260,18 +260,27 @@ func (e *Engine) serve(ctx context.Context, wg *sync.WaitGroup, errc chan<- erro
 	return nil
 }
 
-// serveDebug serves the debug socket until ctx is done.
+// serveDebug serves the debug socket, and the debug API over HTTP when
+// DebugHTTPAddr is set, until ctx is done.
 func (e *Engine) serveDebug(ctx context.Context, wg *sync.WaitGroup) {
-	if e.s.DebugUnixSocket == "" {
-		return
+	if e.s.DebugUnixSocket != "" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := debug.Serve(ctx, e.s.DebugUnixSocket, debug.Handler(e), e.log); err != nil {
+				e.log.Error("debug socket", "error", err)
+			}
+		}()
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := debug.Serve(ctx, e.s.DebugUnixSocket, debug.Handler(e), e.log); err != nil {
-			e.log.Error("debug socket", "error", err)
-		}
-	}()
+	if e.s.DebugHTTPAddr != "" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := debug.ServeTCP(ctx, e.s.DebugHTTPAddr, debug.Handler(e), e.log); err != nil {
+				e.log.Error("debug HTTP server", "error", err)
+			}
+		}()
+	}
 }
 
 // work opens the backends, queues the start-up tasks and runs the queues
