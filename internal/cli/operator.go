@@ -188,6 +188,7 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 	fs.StringVar(&s.ListenPort, "prometheus-listen-port", s.ListenPort, "the same as --listen-port (addon-operator's name)")
 	fs.StringVar(&s.MetricsPrefix, "prometheus-metrics-prefix", s.MetricsPrefix, "prefix of the operator's metrics ($ADDON_OPERATOR_PROMETHEUS_METRICS_PREFIX)")
 	fs.StringVar(&s.DebugUnixSocket, "debug-unix-socket", s.DebugUnixSocket, "debug API socket; empty disables it ($DEBUG_UNIX_SOCKET)")
+	fs.BoolVar(&s.ReloadOnChange, "reload-on-change", s.ReloadOnChange, "reload a module when its files change; global hooks still need a restart ($STRATA_RELOAD_ON_CHANGE)")
 	fs.StringVar(&s.DebugHTTPAddr, "debug-http-addr", s.DebugHTTPAddr, "also serve the debug API over HTTP at host:port, unauthenticated: bind to loopback ($DEBUG_HTTP_SERVER_ADDR)")
 	fs.StringVar(&s.LogType, "log-type", s.LogType, "log format: text, json or color ($LOG_TYPE)")
 	fs.BoolVar(&s.LogNoTime, "log-no-time", s.LogNoTime, "no timestamps in logs ($LOG_NO_TIME)")

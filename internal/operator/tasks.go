@@ -351,6 +351,13 @@ func (e *Engine) runHookTask(ctx context.Context, d *hookRun, queueName string) 
 		// The module was disabled while the run waited.
 		return nil
 	}
+	e.mu.Lock()
+	stale := he.stale
+	e.mu.Unlock()
+	if stale {
+		e.log.Info("dropping a queued run of a hook whose module was reloaded", "hook", he.label())
+		return nil
+	}
 	if d.reacts {
 		if err := he.limiter.wait(ctx); err != nil {
 			return err
