@@ -24,6 +24,7 @@ import (
 	"github.com/strata-dev/strata/internal/exepages"
 	"github.com/strata-dev/strata/internal/operator"
 	"github.com/strata-dev/strata/internal/operator/debug"
+	"github.com/strata-dev/strata/internal/operator/queue"
 )
 
 func newOperatorCmd(g *globals) *cobra.Command {
@@ -42,7 +43,7 @@ ADDON_OPERATOR_MODULES_DIR, GLOBAL_HOOKS_DIR, ADDON_OPERATOR_NAMESPACE, ...);
 a flag wins over its variable. See docs/operator.md.`,
 	}
 	cmd.AddCommand(newOperatorRunCmd(g), newOperatorRenderCmd(g))
-	cmd.AddCommand(newOperatorQueueCmd(g), newOperatorGlobalCmd(g), newOperatorModuleCmd(g))
+	cmd.AddCommand(newOperatorQueueCmd(g), newOperatorHookCmd(g), newOperatorGlobalCmd(g), newOperatorModuleCmd(g))
 	return cmd
 }
 
@@ -187,6 +188,8 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 	fs.StringVar(&s.ListenPort, "prometheus-listen-port", s.ListenPort, "the same as --listen-port (addon-operator's name)")
 	fs.StringVar(&s.MetricsPrefix, "prometheus-metrics-prefix", s.MetricsPrefix, "prefix of the operator's metrics ($ADDON_OPERATOR_PROMETHEUS_METRICS_PREFIX)")
 	fs.StringVar(&s.DebugUnixSocket, "debug-unix-socket", s.DebugUnixSocket, "debug API socket; empty disables it ($DEBUG_UNIX_SOCKET)")
+	fs.BoolVar(&s.ReloadOnChange, "reload-on-change", s.ReloadOnChange, "reload a module when its files change; global hooks still need a restart ($STRATA_RELOAD_ON_CHANGE)")
+	fs.StringVar(&s.DebugHTTPAddr, "debug-http-addr", s.DebugHTTPAddr, "also serve the debug API over HTTP at host:port, unauthenticated: bind to loopback ($DEBUG_HTTP_SERVER_ADDR)")
 	fs.StringVar(&s.LogType, "log-type", s.LogType, "log format: text, json or color ($LOG_TYPE)")
 	fs.BoolVar(&s.LogNoTime, "log-no-time", s.LogNoTime, "no timestamps in logs ($LOG_NO_TIME)")
 	fs.BoolVar(&s.NoQueueActionMetrics, "no-queue-action-metrics", s.NoQueueActionMetrics, "do not export tasks_queue_action_duration_seconds ($QUEUE_ACTIONS_METRICS=no)")
@@ -271,23 +274,33 @@ type debugFlags struct {
 	socket  string
 	output  string
 	explain bool
+	global  bool
 }
 
-func (f *debugFlags) bind(fs *pflag.FlagSet, explain bool) {
+// The optional flags of a debug command.
+const (
+	withExplain = 1 << iota // --explain
+	withGlobal              // --global
+)
+
+func (f *debugFlags) bind(fs *pflag.FlagSet, with int) {
 	socket := operator.DefaultDebugUnixSocket
 	if v, ok := os.LookupEnv("DEBUG_UNIX_SOCKET"); ok {
 		socket = v
 	}
 	fs.StringVar(&f.socket, "debug-unix-socket", socket, "the running operator's debug socket ($DEBUG_UNIX_SOCKET)")
 	fs.StringVarP(&f.output, "output", "o", "text", "output format: text, yaml or json")
-	if explain {
+	if with&withExplain != 0 {
 		fs.BoolVar(&f.explain, "explain", false, "for every key, the layer that set it and what it overrode")
+	}
+	if with&withGlobal != 0 {
+		fs.BoolVarP(&f.global, "global", "g", false, "print the global section beside the module's, as addon-operator's -g")
 	}
 }
 
 // debugCmd builds a debug command asking the socket for the path that
 // path(args) returns.
-func debugCmd(g *globals, use, short string, args cobra.PositionalArgs, explain bool, path func(args []string) string) *cobra.Command {
+func debugCmd(g *globals, use, short string, args cobra.PositionalArgs, with int, path func(args []string) string) *cobra.Command {
 	var f debugFlags
 	cmd := &cobra.Command{
 		Use:   use,
@@ -300,8 +313,11 @@ func debugCmd(g *globals, use, short string, args cobra.PositionalArgs, explain 
 				return fmt.Errorf("-o %q: use text, yaml or json", f.output)
 			}
 			p := path(args) + ".json"
-			if f.explain {
+			switch {
+			case f.explain:
 				p += "?explain=true"
+			case f.global:
+				p += "?global=true"
 			}
 			data, err := debug.Get(cmd.Context(), f.socket, p)
 			if err != nil {
@@ -310,23 +326,33 @@ func debugCmd(g *globals, use, short string, args cobra.PositionalArgs, explain 
 			return printDebug(g.stdout, data, f.output, p)
 		},
 	}
-	f.bind(cmd.Flags(), explain)
+	f.bind(cmd.Flags(), with)
 	return cmd
 }
 
 func newOperatorQueueCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "queue", Short: "Inspect the running operator's task queues"}
-	cmd.AddCommand(debugCmd(g, "list", "List the tasks of every queue", cobra.NoArgs, false, func([]string) string { return "/queue/list" }))
+	cmd.AddCommand(
+		debugCmd(g, "list", "List the tasks of every queue", cobra.NoArgs, 0, func([]string) string { return "/queue/list" }),
+		debugCmd(g, "history", "List the last task runs (500), oldest first, with their outcome and duration", cobra.NoArgs, 0, func([]string) string { return "/queue/history" }),
+	)
+	return cmd
+}
+
+func newOperatorHookCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "hook", Short: "Inspect the running operator's hooks"}
+	cmd.AddCommand(debugCmd(g, "list", "List the hooks (global, then those of modules enabled once) with their parsed configuration (-o yaml|json)", cobra.NoArgs, 0, func([]string) string { return "/hook/list" }))
 	return cmd
 }
 
 func newOperatorGlobalCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "global", Short: "Inspect the running operator's global values"}
 	cmd.AddCommand(
-		debugCmd(g, "values", "Print the global values (--explain: where each key came from)", cobra.NoArgs, true, func([]string) string { return "/global/values" }),
-		debugCmd(g, "patches", "Print the JSON patches global hooks made, in order", cobra.NoArgs, false, func([]string) string { return "/global/patches" }),
-		debugCmd(g, "config", "Print the global section of the config store", cobra.NoArgs, false, func([]string) string { return "/global/config" }),
-		debugCmd(g, "snapshots", "Print the snapshots of global hooks' kubernetes bindings", cobra.NoArgs, false, func([]string) string { return "/global/snapshots" }),
+		debugCmd(g, "list", "List the global hooks", cobra.NoArgs, 0, func([]string) string { return "/global/list" }),
+		debugCmd(g, "values", "Print the global values (--explain: where each key came from)", cobra.NoArgs, withExplain, func([]string) string { return "/global/values" }),
+		debugCmd(g, "patches", "Print the JSON patches global hooks made, in order", cobra.NoArgs, 0, func([]string) string { return "/global/patches" }),
+		debugCmd(g, "config", "Print the global section of the config store", cobra.NoArgs, 0, func([]string) string { return "/global/config" }),
+		debugCmd(g, "snapshots", "Print the snapshots of global hooks' kubernetes bindings", cobra.NoArgs, 0, func([]string) string { return "/global/snapshots" }),
 	)
 	return cmd
 }
@@ -337,12 +363,12 @@ func newOperatorModuleCmd(g *globals) *cobra.Command {
 		return func(args []string) string { return "/module/" + args[0] + "/" + what }
 	}
 	cmd.AddCommand(
-		debugCmd(g, "list", "List the modules, enabled or not, and why", cobra.NoArgs, false, func([]string) string { return "/module/list" }),
-		debugCmd(g, "values NAME", "Print a module's values (--explain: where each key came from)", cobra.ExactArgs(1), true, one("values")),
-		debugCmd(g, "patches NAME", "Print the JSON patches a module's hooks made, in order", cobra.ExactArgs(1), false, one("patches")),
-		debugCmd(g, "config NAME", "Print a module's section of the config store", cobra.ExactArgs(1), false, one("config")),
-		debugCmd(g, "render NAME", "Render a module's chart with its current values", cobra.ExactArgs(1), false, one("render")),
-		debugCmd(g, "snapshots NAME", "Print the snapshots of a module's hooks' kubernetes bindings", cobra.ExactArgs(1), false, one("snapshots")),
+		debugCmd(g, "list", "List the modules, enabled or not, and why", cobra.NoArgs, 0, func([]string) string { return "/module/list" }),
+		debugCmd(g, "values NAME", "Print a module's values (--explain: where each key came from; --global: with the global values)", cobra.ExactArgs(1), withExplain|withGlobal, one("values")),
+		debugCmd(g, "patches NAME", "Print the JSON patches a module's hooks made, in order", cobra.ExactArgs(1), 0, one("patches")),
+		debugCmd(g, "config NAME", "Print a module's section of the config store (--global: with the global section)", cobra.ExactArgs(1), withGlobal, one("config")),
+		debugCmd(g, "render NAME", "Render a module's chart with its current values", cobra.ExactArgs(1), 0, one("render")),
+		debugCmd(g, "snapshots NAME", "Print the snapshots of a module's hooks' kubernetes bindings", cobra.ExactArgs(1), 0, one("snapshots")),
 	)
 	return cmd
 }
@@ -379,6 +405,18 @@ func printDebugText(w io.Writer, data []byte, path string) error {
 			return err
 		}
 		return operator.WriteQueuesText(w, qs)
+	case strings.HasPrefix(path, "/queue/history"):
+		var runs []queue.RunInfo
+		if err := json.Unmarshal(data, &runs); err != nil {
+			return err
+		}
+		return operator.WriteHistoryText(w, runs)
+	case strings.HasPrefix(path, "/hook/list"):
+		var hs []operator.HookView
+		if err := json.Unmarshal(data, &hs); err != nil {
+			return err
+		}
+		return operator.WriteHooksText(w, hs)
 	case strings.HasPrefix(path, "/module/list"):
 		var ms []operator.ModuleView
 		if err := json.Unmarshal(data, &ms); err != nil {

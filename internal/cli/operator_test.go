@@ -19,6 +19,7 @@ import (
 	"github.com/strata-dev/strata/internal/eventually"
 	"github.com/strata-dev/strata/internal/golden"
 	"github.com/strata-dev/strata/internal/operator"
+	"github.com/strata-dev/strata/internal/operator/queue"
 )
 
 // timestamp matches the times of hook patches, which vary per run.
@@ -96,6 +97,35 @@ func TestOperatorDebugCommands(t *testing.T) {
 			golden.Check(t, c.Path, f.Name, out)
 		})
 	}
+
+	// The task history: its times vary, so it is checked here, not in the
+	// golden file.
+	t.Run("queue history", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		if code := cli.Main(context.Background(), []string{"operator", "queue", "history", "-o", "json", "--debug-unix-socket", sock}, nil, &stdout, &stderr); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		var runs []queue.RunInfo
+		if err := json.Unmarshal(stdout.Bytes(), &runs); err != nil {
+			t.Fatalf("queue history -o json: %v\n%s", err, stdout.String())
+		}
+		seen := map[string]bool{}
+		for _, r := range runs {
+			if r.Outcome != "succeeded" || r.Queue != "main" || r.Started.IsZero() || r.Attempt != 1 {
+				t.Errorf("history entry %+v: want a first, succeeded run on main", r)
+			}
+			seen[r.Kind] = true
+		}
+		for _, kind := range []string{operator.KindGlobalHookRun, operator.KindModuleRun, operator.KindDiscover} {
+			if !seen[kind] {
+				t.Errorf("no %s run in the history: %s", kind, stdout.String())
+			}
+		}
+		stdout.Reset()
+		if code := cli.Main(context.Background(), []string{"operator", "queue", "history", "--debug-unix-socket", sock}, nil, &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "STARTED") || !strings.Contains(stdout.String(), "succeeded") {
+			t.Errorf("queue history (text): exit %d\n%s%s", code, stdout.String(), stderr.String())
+		}
+	})
 }
 
 // TestOperatorFlagsWin: a flag wins over its environment variable, and

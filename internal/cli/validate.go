@@ -42,6 +42,7 @@ broken and the layer that set the value. Exits 1 when the values are invalid.`,
 			s, err := schema.Parse(data, schemaFile, schema.Options{
 				AdditionalPropertiesFalse: closed,
 				Resolve:                   schema.DirResolver(filepath.Dir(schemaFile)),
+				Path:                      filepath.Base(schemaFile),
 			})
 			if err != nil {
 				return err

@@ -39,12 +39,18 @@ type kubePatcher interface {
 	Apply(ctx context.Context, hookLabel string, ops []hook.KubeOperation) error
 }
 
-// localPatcher is the kubePatcher of the local backends: there is no
-// cluster to apply the operations to, so they are logged.
+var (
+	_ kubePatcher = localPatcher{}
+	_ kubePatcher = (*kubebind.LocalSource)(nil)
+)
+
+// localPatcher is the kubePatcher of the local backends without
+// --objects: there are no objects to apply the operations to, so they are
+// logged.
 type localPatcher struct{ log *slog.Logger }
 
 func (p localPatcher) Apply(_ context.Context, hookLabel string, ops []hook.KubeOperation) error {
-	p.log.Info("hook wrote kubernetes patch operations; the local backends do not apply them", "hook", hookLabel, "operations", len(ops))
+	p.log.Info("hook wrote kubernetes patch operations; without --objects the local backends have no objects to apply them to", "hook", hookLabel, "operations", len(ops))
 	return nil
 }
 
@@ -97,7 +103,9 @@ func openBackends(ctx context.Context, s Settings, log *slog.Logger, oneShot boo
 		if err := src.Start(ctx); err != nil {
 			return nil, fmt.Errorf("objects directory (--objects): %w", err)
 		}
-		b.objects = src
+		// Hooks' kubernetes patches change the objects, in memory: a hook
+		// that creates an object feeds the bindings that watch it.
+		b.objects, b.patcher = src, src
 	}
 
 	stateDir := s.StateDir

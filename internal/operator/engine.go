@@ -83,6 +83,9 @@ type hookEntry struct {
 	started bool
 	sched   []int
 	limiter *limiter
+	// stale is set when the hook's module was reloaded (its files
+	// changed): a queued run of it is dropped.
+	stale bool
 }
 
 func (he *hookEntry) label() string {
@@ -165,6 +168,13 @@ func hookEnv() []string { return os.Environ() }
 
 // WaitIdle blocks until every queue is empty, or ctx is done.
 func (e *Engine) WaitIdle(ctx context.Context) error { return e.queues.WaitIdle(ctx) }
+
+// WaitFailing blocks until some queued task has failed at least min times
+// in a row (it waits for its retry), or ctx is done.
+func (e *Engine) WaitFailing(ctx context.Context, min int) error {
+	_, err := e.queues.WaitFailing(ctx, min)
+	return err
+}
 
 // Registry is the engine's Prometheus registry (engine and hook metrics).
 func (e *Engine) Registry() *prometheus.Registry { return e.reg }
@@ -260,18 +270,27 @@ func (e *Engine) serve(ctx context.Context, wg *sync.WaitGroup, errc chan<- erro
 	return nil
 }
 
-// serveDebug serves the debug socket until ctx is done.
+// serveDebug serves the debug socket, and the debug API over HTTP when
+// DebugHTTPAddr is set, until ctx is done.
 func (e *Engine) serveDebug(ctx context.Context, wg *sync.WaitGroup) {
-	if e.s.DebugUnixSocket == "" {
-		return
+	if e.s.DebugUnixSocket != "" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := debug.Serve(ctx, e.s.DebugUnixSocket, debug.Handler(e), e.log); err != nil {
+				e.log.Error("debug socket", "error", err)
+			}
+		}()
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := debug.Serve(ctx, e.s.DebugUnixSocket, debug.Handler(e), e.log); err != nil {
-			e.log.Error("debug socket", "error", err)
-		}
-	}()
+	if e.s.DebugHTTPAddr != "" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := debug.ServeTCP(ctx, e.s.DebugHTTPAddr, debug.Handler(e), e.log); err != nil {
+				e.log.Error("debug HTTP server", "error", err)
+			}
+		}()
+	}
 }
 
 // work opens the backends, queues the start-up tasks and runs the queues
@@ -282,6 +301,11 @@ func (e *Engine) work(ctx context.Context, errc <-chan error) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	err := e.start(ctx)
+	if err == nil && e.s.ReloadOnChange && !e.oneShot {
+		if werr := e.watchFiles(ctx); werr != nil {
+			e.log.Warn("reload on change: cannot watch the module directories; restart the operator to load changes", "error", werr)
+		}
+	}
 	if err == nil {
 		wg.Add(2)
 		go func() { defer wg.Done(); e.ticker.Run(ctx) }()

@@ -32,6 +32,8 @@ import (
 //	ignore TEXT            leave history lines containing TEXT out of the comparison
 //	from TEXT              compare the history from the first line containing TEXT
 //	helm-ignore-release R  start with HELM_IGNORE_RELEASE=R
+//	reload-on-change       start with --reload-on-change
+//	failing N              wait until a queued task has failed N times in a row
 //	contains FILE TEXT     check that FILE (relative to the tree) holds TEXT
 //	lacks FILE TEXT        check that it does not
 //
@@ -124,6 +126,19 @@ func runLifecycle(t *testing.T, c golden.Case) {
 			}
 		case "helm-ignore-release":
 			h.extra = func(s *operator.Settings) { s.HelmIgnoreRelease = arg }
+		case "reload-on-change":
+			h.extra = func(s *operator.Settings) { s.ReloadOnChange = true }
+		case "failing":
+			n, err := strconv.Atoi(arg)
+			if err != nil {
+				t.Fatalf("bad step %q: failing N", line)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			err = h.eng.WaitFailing(ctx, n)
+			cancel()
+			if err != nil {
+				t.Fatalf("step %q: %v", line, err)
+			}
 		default:
 			t.Fatalf("unknown step %q", line)
 		}

@@ -46,7 +46,7 @@ func Render(ctx context.Context, s Settings, log *slog.Logger) (*RenderResult, e
 	s.HA = false // one converge in private: no Lease to campaign for
 	s.TempDir = tmp
 	s.StateDir = filepath.Join(tmp, "releases")
-	s.DebugUnixSocket = ""
+	s.DebugUnixSocket, s.DebugHTTPAddr = "", ""
 	s.ListenPort = ""
 	e, err := New(s, log)
 	if err != nil {

@@ -52,6 +52,13 @@ type Settings struct {
 	HelmIgnoreRelease string
 	// DebugUnixSocket is the path of the debug API's socket; "" disables it.
 	DebugUnixSocket string
+	// ReloadOnChange watches the module and global hooks directories and
+	// reloads a module whose files change (see reload.go).
+	ReloadOnChange bool
+	// DebugHTTPAddr, when set, also serves the debug API over plain HTTP
+	// at this host:port (shell-operator's --debug-http-addr), without
+	// authentication: bind it to a loopback address.
+	DebugHTTPAddr string
 	// LogType (text, json, color), LogLevel (debug, info, warn, error),
 	// LogNoTime drop timestamps.
 	LogType   string
@@ -249,6 +256,8 @@ var envVars = []envVar{
 		return nil
 	}},
 	{[]string{"DEBUG_UNIX_SOCKET"}, str(func(s *Settings) *string { return &s.DebugUnixSocket })},
+	{[]string{"DEBUG_HTTP_SERVER_ADDR"}, str(func(s *Settings) *string { return &s.DebugHTTPAddr })},
+	{[]string{"STRATA_RELOAD_ON_CHANGE"}, boolean(func(s *Settings) *bool { return &s.ReloadOnChange })},
 	{[]string{"LOG_TYPE"}, str(func(s *Settings) *string { return &s.LogType })},
 	{[]string{"LOG_LEVEL"}, str(func(s *Settings) *string { return &s.LogLevel })},
 	{[]string{"LOG_NO_TIME"}, boolean(func(s *Settings) *bool { return &s.LogNoTime })},

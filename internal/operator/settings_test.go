@@ -78,6 +78,8 @@ func TestSettingsFromEnv(t *testing.T) {
 		{"bad HA", map[string]string{"ADDON_OPERATOR_HA": "yes please"}, nil, "environment variable ADDON_OPERATOR_HA: \"yes please\" is not true or false"},
 		{"bad QPS", map[string]string{"KUBE_CLIENT_QPS": "fast"}, nil, "environment variable KUBE_CLIENT_QPS: \"fast\" is not a number"},
 		{"queue action metrics off", map[string]string{"QUEUE_ACTIONS_METRICS": "no"}, func(s *operator.Settings) { s.NoQueueActionMetrics = true }, ""},
+		{"debug HTTP and reload on change", map[string]string{"DEBUG_HTTP_SERVER_ADDR": "127.0.0.1:9650", "STRATA_RELOAD_ON_CHANGE": "true"},
+			func(s *operator.Settings) { s.DebugHTTPAddr, s.ReloadOnChange = "127.0.0.1:9650", true }, ""},
 		{"queue action metrics on", map[string]string{"QUEUE_ACTIONS_METRICS": "yes"}, func(*operator.Settings) {}, ""},
 		{"bad number", map[string]string{"UNNUMBERED_MODULE_ORDER": "ten"}, nil, "environment variable UNNUMBERED_MODULE_ORDER: \"ten\" is not an integer"},
 		{"bad bool", map[string]string{"LOG_NO_TIME": "maybe"}, nil, "environment variable LOG_NO_TIME: \"maybe\" is not true or false"},

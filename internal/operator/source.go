@@ -10,6 +10,7 @@ import (
 	"github.com/strata-dev/strata/internal/operator/debug"
 	"github.com/strata-dev/strata/internal/operator/hook"
 	"github.com/strata-dev/strata/internal/operator/module"
+	"github.com/strata-dev/strata/internal/operator/queue"
 	"github.com/strata-dev/strata/internal/operator/store"
 	"github.com/strata-dev/strata/internal/values"
 )
@@ -33,6 +34,15 @@ func (e *Engine) Global(what string, explain bool) (any, error) {
 		return nil, fmt.Errorf("the operator is starting: %w", debug.ErrNotFound)
 	}
 	switch what {
+	case "list":
+		// addon-operator's answer: the global hooks' names.
+		e.mu.Lock()
+		names := []string{}
+		for _, he := range e.global {
+			names = append(names, he.h.Name)
+		}
+		e.mu.Unlock()
+		return map[string][]string{"globalHooks": names}, nil
 	case "values":
 		if explain {
 			return e.explain(store.GlobalKey)
@@ -63,7 +73,7 @@ func (e *Engine) Modules() any {
 		ms := e.mods[m.Name]
 		v := ModuleView{Name: m.Name, Key: m.Key, Order: m.Order, Path: m.Path, State: "disabled", Reason: ms.reason}
 		if ms.enabled {
-			v.State, v.Reason = "enabled", ""
+			v.State = "enabled"
 		}
 		if ms.lastErr != "" {
 			v.State, v.Reason = "failed", firstLine(ms.lastErr)
@@ -74,6 +84,36 @@ func (e *Engine) Modules() any {
 		out = append(out, v)
 	}
 	return out
+}
+
+// Hooks implements debug.Source: the global hooks, then the hooks of
+// the modules whose hooks are configured (enabled once), in module order.
+func (e *Engine) Hooks() any {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := []HookView{}
+	view := func(he *hookEntry) {
+		out = append(out, HookView{Name: he.h.Name, Module: he.module, Path: he.h.Path, Config: hookConfigView(he.cfg), Monitors: len(he.cfg.Kubernetes) > 0 && he.started})
+	}
+	for _, he := range e.global {
+		view(he)
+	}
+	if e.modules != nil {
+		for _, m := range e.modules.Modules {
+			for _, he := range e.mods[m.Name].hooks {
+				view(he)
+			}
+		}
+	}
+	return out
+}
+
+// Runs implements debug.Source: the last finished task runs.
+func (e *Engine) Runs() any {
+	if e.queues == nil {
+		return []queue.RunInfo{}
+	}
+	return e.queues.History()
 }
 
 // Module implements debug.Source.

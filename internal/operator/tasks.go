@@ -351,6 +351,13 @@ func (e *Engine) runHookTask(ctx context.Context, d *hookRun, queueName string) 
 		// The module was disabled while the run waited.
 		return nil
 	}
+	e.mu.Lock()
+	stale := he.stale
+	e.mu.Unlock()
+	if stale {
+		e.log.Info("dropping a queued run of a hook whose module was reloaded", "hook", he.label())
+		return nil
+	}
 	if d.reacts {
 		if err := he.limiter.wait(ctx); err != nil {
 			return err
@@ -797,14 +804,6 @@ func (e *Engine) warnModules(set *module.Set) {
 	for _, m := range set.Modules {
 		if m.NonExecutableEnabledScript != "" {
 			e.log.Warn("not running a module's enabled file that is not executable: the module's enabled flag decides alone; chmod +x it to run it", "module", m.Name, "file", m.NonExecutableEnabledScript)
-		}
-		for _, w := range m.Ignored {
-			e.log.Warn("not supported, ignored: values these rules refuse are accepted", "module", m.Name, "what", w)
-		}
-	}
-	if set.Global != nil {
-		for _, w := range set.Global.Ignored {
-			e.log.Warn("not supported, ignored: values these rules refuse are accepted", "module", "global", "what", w)
 		}
 	}
 }

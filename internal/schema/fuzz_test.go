@@ -58,6 +58,8 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s[0]), true)
 	}
 	f.Add([]byte("x-extend: {schema: self.yaml}\n"), false)
+	f.Add([]byte("properties: {a: {$ref: 'self.yaml#/properties/b'}, b: {type: string}}\n"), false)
+	f.Add([]byte("x: [{type: object, properties: {a: {$ref: '#/x/0'}}}]\nproperties: {b: {$ref: 'self.yaml#/x/0'}}\n"), true)
 	f.Add([]byte("x-extend: {schema: config-values.yaml}\nproperties: {b: {default: 1}}\n"), true)
 	f.Fuzz(func(t *testing.T, data []byte, closed bool) {
 		s, err := schema.Parse(data, "fuzz.yaml", schema.Options{AdditionalPropertiesFalse: closed, Resolve: fuzzResolver(data)})

@@ -38,7 +38,7 @@ const (
 	kindSchemaOrBool             // a schema or a boolean
 	kindItems                    // a schema; tuple form rejected
 	kindDefinitions              // name → schema, root only
-	kindRef                      // '#/definitions/<name>'
+	kindRef                      // a JSON reference: '#/definitions/<name>', 'file.yaml#/pointer'
 	kindExtend                   // {schema: <name>}, root only
 )
 
@@ -343,7 +343,7 @@ func checkKind(k kind, v any) error {
 			return errors.New("must be a string")
 		}
 		if k == kindRef {
-			_, err := refName(v.(string))
+			_, _, err := parseRef(v.(string))
 			return err
 		}
 	case kindBool:

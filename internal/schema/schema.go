@@ -1,6 +1,10 @@
 package schema
 
 import (
+	"cmp"
+	"path"
+	"time"
+
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/strata-dev/strata/internal/values"
@@ -31,9 +35,15 @@ type Options struct {
 	// and not.
 	AdditionalPropertiesFalse bool
 
-	// Resolve loads the files x-extend names. Without it a schema using
-	// x-extend fails to parse. See DirResolver.
+	// Resolve loads the files x-extend and $refs to other files name.
+	// Without it such a schema fails to parse. See DirResolver.
 	Resolve Resolver
+
+	// Path is the slash-separated path of the parsed file below Resolve's
+	// root. x-extend and $ref names are relative to the directory of the
+	// file holding them, as JSON references are; empty is a file at the
+	// root.
+	Path string
 
 	// UncheckedDefaults skips the check that every default matches its own
 	// schema. addon-operator loads such schemas (a default that breaks its
@@ -47,6 +57,13 @@ type Options struct {
 	// additionalProperties schema (the values of a map get no defaults).
 	// Without it defaulting is Kubernetes' for CRDs.
 	AddonDefaults bool
+
+	// RulesCost and RulesTimeout bound the evaluation of the
+	// x-deckhouse-validations rules of one validation: their total cost
+	// in cel-go's units, and wall-clock time. Zero is MaxRulesCost and
+	// MaxRulesTime.
+	RulesCost    uint64
+	RulesTimeout time.Duration
 }
 
 // A Schema validates and defaults value trees. It is immutable and safe
@@ -56,6 +73,8 @@ type Schema struct {
 	plain     *spec.Schema // for Validate
 	helm      *spec.Schema // for ValidateForHelm: x-required-for-helm merged into required
 	defaulter *defaulter   // nil when the schema has no defaults
+	rules     *ruleNode    // x-deckhouse-validations; nil when there are none
+	ruleLim   ruleLimits
 }
 
 // Parse reads a schema from YAML or JSON. source names the data in error
@@ -66,11 +85,15 @@ type Schema struct {
 // its own schema (unless Options.UncheckedDefaults).
 func Parse(data []byte, source string, opts Options) (*Schema, error) {
 	chain := &loadChain{resolve: opts.Resolve}
-	doc, err := chain.load(data, source)
+	name := path.Clean(opts.Path)
+	if opts.Path == "" {
+		name = ""
+	}
+	doc, err := chain.load(data, source, name)
 	if err != nil {
 		return nil, err
 	}
-	if err := expandRefs(doc); err != nil {
+	if err := expandRefs(doc, name, opts.Resolve); err != nil {
 		return nil, err
 	}
 	if opts.AdditionalPropertiesFalse {
@@ -82,6 +105,10 @@ func Parse(data []byte, source string, opts Options) (*Schema, error) {
 		}
 	}
 	s := &Schema{source: source, defaulter: buildDefaulter(doc.root, opts.AddonDefaults)}
+	if s.rules, err = buildRules(doc, doc.root, nil); err != nil {
+		return nil, err
+	}
+	s.ruleLim = ruleLimits{cost: cmp.Or(opts.RulesCost, MaxRulesCost), timeout: cmp.Or(opts.RulesTimeout, MaxRulesTime)}
 	if s.plain, err = buildSpec(doc.root, false); err != nil {
 		return nil, &ParseError{Source: source, Err: err}
 	}
@@ -100,8 +127,21 @@ func (s *Schema) Source() string { return s.source }
 // Validate checks a value tree against the schema, ignoring
 // x-required-for-helm. It returns nil or a *ValidationError listing every
 // problem. A nil tree is an empty one.
+//
+// The x-deckhouse-validations rules are evaluated too, each failing rule
+// reported with its message at the path of the schema holding it (rule
+// "x-deckhouse-validations"); rules that use oldSelf are skipped (see
+// ValidateUpdate).
 func (s *Schema) Validate(tree map[string]any) error {
-	return s.validate(s.plain, tree)
+	return s.validate(s.plain, tree, nil)
+}
+
+// ValidateUpdate is Validate for a tree replacing old: the
+// x-deckhouse-validations rules that use oldSelf (transition rules) are
+// evaluated where old has a value at the rule's level, as addon-operator
+// evaluates them. A nil old is Validate.
+func (s *Schema) ValidateUpdate(tree, old map[string]any) error {
+	return s.validate(s.plain, tree, old)
 }
 
 // ValidateForHelm is Validate with the x-required-for-helm lists of the
@@ -109,15 +149,19 @@ func (s *Schema) Validate(tree map[string]any) error {
 // level (addon-operator's reach): the check for values about to be
 // rendered.
 func (s *Schema) ValidateForHelm(tree map[string]any) error {
-	return s.validate(s.helm, tree)
+	return s.validate(s.helm, tree, nil)
 }
 
-func (s *Schema) validate(sp *spec.Schema, tree map[string]any) error {
+func (s *Schema) validate(sp *spec.Schema, tree, old map[string]any) error {
 	var v any = tree
 	if tree == nil {
 		v = map[string]any{}
 	}
-	if errs := validateValue(sp, v); len(errs) > 0 {
+	var ruleErrs []fieldError
+	if s.rules != nil {
+		ruleErrs = checkRules(s.rules, s.ruleLim, v, old, old != nil)
+	}
+	if errs := validateValue(sp, v, ruleErrs...); len(errs) > 0 {
 		return &ValidationError{Source: s.source, Errors: errs}
 	}
 	return nil

@@ -519,7 +519,7 @@ func TestParseRejects(t *testing.T) {
 		"type: object\n<<: 1\n":                                      "a merge key (<<) must refer to a map or a list of maps",
 		"type: object\n? [a]\n: 1\n":                                 "a map key must be a plain value",
 		"type: object\ndefault: {a: 1, a: 2}\n":                      `values.yaml:2: duplicate key "a"`,
-		"type: object\nproperties:\n  a: {$ref: '#/definitions/'}\n": "only local references",
+		"type: object\nproperties:\n  a: {$ref: '#/definitions/'}\n": `no definition ""`,
 	}
 	for src, want := range tests {
 		t.Run(want, func(t *testing.T) {

@@ -26,16 +26,16 @@ type fieldError struct {
 	redundant bool // a format range error: dropped next to a type error
 }
 
-// shape turns kube-openapi's errors into field errors, sorted. tree is the
-// value as given (before normalize), for exact paths and values.
-func shape(errs []error, tree any) []FieldError {
+// shape turns kube-openapi's errors into field errors. tree is the value
+// as given (before normalize), for exact paths and values.
+func shape(errs []error, tree any) []fieldError {
 	var out []fieldError
 	for _, err := range errs {
 		if fe, ok := shapeOne(err, tree); ok {
 			out = append(out, fe)
 		}
 	}
-	return finish(out)
+	return out
 }
 
 func shapeOne(err error, tree any) (fieldError, bool) {

@@ -18,8 +18,8 @@ import (
 const rootToken = "$"
 
 // validateValue validates v with kube-openapi and returns its errors,
-// shaped and sorted.
-func validateValue(s *spec.Schema, v any) []FieldError {
+// shaped and sorted together with extra (the CEL rules' errors).
+func validateValue(s *spec.Schema, v any, extra ...fieldError) []FieldError {
 	var bad []fieldError
 	norm, _ := normalize(v, nil, &bad)
 	if len(bad) > 0 {
@@ -27,9 +27,12 @@ func validateValue(s *spec.Schema, v any) []FieldError {
 	}
 	res := validate.NewSchemaValidator(s, nil, rootToken, strfmt.Default).Validate(norm)
 	if res == nil || len(res.Errors) == 0 {
-		return nil
+		if len(extra) == 0 {
+			return nil
+		}
+		return finish(extra)
 	}
-	return shape(res.Errors, v)
+	return finish(append(shape(res.Errors, v), extra...))
 }
 
 // maxExactFloat is the largest magnitude up to which every integer is a

@@ -6,12 +6,15 @@
 // .yaml):
 //
 //	/queue/list.json                     tasks of every queue
-//	/global/{values|config|patches|snapshots}.json
+//	/queue/history.json                  the last finished task runs, oldest first
+//	/hook/list.json                      every hook with its parsed configuration
+//	/global/{list|values|config|patches|snapshots}.json
 //	/module/list.json                    modules, enabled or not, and why
 //	/module/NAME/{values|config|patches|render|snapshots}.json
 //
-// values takes ?explain=true for the provenance of every key. Errors are
-// JSON {"error": "..."} with status 404 (unknown module) or 500.
+// values takes ?explain=true for the provenance of every key; a module's
+// values and config take ?global=true for the global section beside it.
+// Errors are JSON {"error": "..."} with status 404 (unknown module) or 500.
 package debug
 
 import (
@@ -47,21 +50,37 @@ type Source interface {
 	// Module returns a module's "values", "config", "patches", "render"
 	// or "snapshots"; an unknown module is an error matching ErrNotFound.
 	Module(ctx context.Context, name, what string, explain bool) (any, error)
+	// Hooks returns every hook with its parsed configuration.
+	Hooks() any
+	// Runs returns the last finished task runs, oldest first.
+	Runs() any
 }
 
 // Handler returns the debug API over src.
 func Handler(src Source) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /queue/{file}", func(w http.ResponseWriter, r *http.Request) {
-		serve(w, r, "list", func(string) (any, error) { return src.Queues(), nil })
+		serve(w, r, "", func(what string) (any, error) {
+			switch what {
+			case "list":
+				return src.Queues(), nil
+			case "history":
+				return src.Runs(), nil
+			}
+			return nil, fmt.Errorf("/queue/%s: %w; use list or history", what, ErrNotFound)
+		})
+	})
+	mux.HandleFunc("GET /hook/{file}", func(w http.ResponseWriter, r *http.Request) {
+		serve(w, r, "list", func(string) (any, error) { return src.Hooks(), nil })
 	})
 	mux.HandleFunc("GET /global/{file}", func(w http.ResponseWriter, r *http.Request) {
 		serve(w, r, "", func(what string) (any, error) {
 			switch what {
-			case "values", "config", "patches", "snapshots":
+
+			case "list", "values", "config", "patches", "snapshots":
 				return src.Global(what, r.URL.Query().Get("explain") == "true")
 			}
-			return nil, fmt.Errorf("/global/%s: %w; use values, config, patches or snapshots", what, ErrNotFound)
+			return nil, fmt.Errorf("/global/%s: %w; use list, values, config, patches or snapshots", what, ErrNotFound)
 		})
 	})
 	mux.HandleFunc("GET /module/{file}", func(w http.ResponseWriter, r *http.Request) {
@@ -70,13 +89,43 @@ func Handler(src Source) http.Handler {
 	mux.HandleFunc("GET /module/{name}/{file}", func(w http.ResponseWriter, r *http.Request) {
 		serve(w, r, "", func(what string) (any, error) {
 			switch what {
-			case "values", "config", "patches", "render", "snapshots":
+			case "values", "config":
+				v, err := src.Module(r.Context(), r.PathValue("name"), what, r.URL.Query().Get("explain") == "true")
+				if err != nil || r.URL.Query().Get("global") != "true" || r.URL.Query().Get("explain") == "true" {
+					return v, err
+				}
+				// ?global=true: the global section beside the module's, as
+				// addon-operator answers it.
+				g, err := src.Global(what, false)
+				if err != nil {
+					return nil, err
+				}
+				return mergeSections(g, v), nil
+			case "patches", "render", "snapshots":
 				return src.Module(r.Context(), r.PathValue("name"), what, r.URL.Query().Get("explain") == "true")
 			}
 			return nil, fmt.Errorf("/module/NAME/%s: %w; use values, config, patches, render or snapshots", what, ErrNotFound)
 		})
 	})
 	return mux
+}
+
+// mergeSections puts the top-level keys of two section maps ({global:
+// ...} and {<moduleKey>: ...}) into one.
+func mergeSections(a, b any) any {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if !aok || !bok {
+		return b
+	}
+	out := make(map[string]any, len(am)+len(bm))
+	for k, v := range am {
+		out[k] = v
+	}
+	for k, v := range bm {
+		out[k] = v
+	}
+	return out
 }
 
 // serve answers one request: file is WHAT.json or WHAT.yaml; only (when
@@ -137,6 +186,31 @@ func Serve(ctx context.Context, path string, h http.Handler, log *slog.Logger) e
 		return fmt.Errorf("debug socket %s: %w; set DEBUG_UNIX_SOCKET (--debug-unix-socket) to a writable path", path, err)
 	}
 	_ = os.Chmod(path, 0o600)
+	log.Debug("debug API listening", "socket", path)
+	err = serveOn(ctx, l, h)
+	_ = os.Remove(path)
+	return err
+}
+
+// ServeTCP serves h over plain HTTP at addr (host:port) until ctx is done:
+// shell-operator's --debug-http-addr. It has no authentication.
+func ServeTCP(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
+	var lc net.ListenConfig
+	l, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("debug HTTP address %s: %w; set DEBUG_HTTP_SERVER_ADDR (--debug-http-addr) to a free host:port", addr, err)
+	}
+	log.Info("debug API listening over HTTP, unauthenticated", "address", l.Addr().String())
+	return serveOn(ctx, l, h)
+}
+
+// ServeListener serves h on l until ctx is done (ServeTCP on a listener
+// the caller opened).
+func ServeListener(ctx context.Context, l net.Listener, h http.Handler) error {
+	return serveOn(ctx, l, h)
+}
+
+func serveOn(ctx context.Context, l net.Listener, h http.Handler) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
@@ -144,9 +218,7 @@ func Serve(ctx context.Context, path string, h http.Handler, log *slog.Logger) e
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
-	log.Debug("debug API listening", "socket", path)
-	err = srv.Serve(l)
-	_ = os.Remove(path)
+	err := srv.Serve(l)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}

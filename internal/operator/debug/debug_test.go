@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,8 @@ type table struct{}
 
 func (table) Queues() any  { return []string{"main"} }
 func (table) Modules() any { return []string{"a"} }
+func (table) Hooks() any   { return []map[string]string{{"name": "h"}} }
+func (table) Runs() any    { return []string{"run1"} }
 func (table) Global(what string, explain bool) (any, error) {
 	return map[string]any{"what": what, "explain": explain}, nil
 }
@@ -29,7 +32,7 @@ func (table) Module(_ context.Context, name, what string, _ bool) (any, error) {
 	if name != "a" {
 		return nil, fmt.Errorf("no module %q: %w", name, debug.ErrNotFound)
 	}
-	return map[string]string{"module": name, "what": what}, nil
+	return map[string]any{"module": name, "what": what}, nil
 }
 
 func serve(t *testing.T, sock string) {
@@ -63,10 +66,15 @@ func TestRoutes(t *testing.T) {
 		{"/global/values.json?explain=true", `{"explain":true,"what":"values"}`, ""},
 		{"/global/snapshots.json", `{"explain":false,"what":"snapshots"}`, ""},
 		{"/module/a/render.json", `{"module":"a","what":"render"}`, ""},
+		{"/queue/history.json", `["run1"]`, ""},
+		{"/hook/list.json", `[{"name":"h"}]`, ""},
+		{"/global/list.json", `{"explain":false,"what":"list"}`, ""},
+		{"/module/a/config.json?global=true", `{"explain":false,"module":"a","what":"config"}`, ""},
+		{"/module/a/patches.json?global=true", `{"module":"a","what":"patches"}`, ""},
+		{"/queue/other.json", "", "use list or history"},
 		{"/module/b/values.json", "", `no module "b": not found`},
 		{"/module/a/secrets.json", "", "use values, config, patches, render or snapshots"},
 		{"/global/values.txt", "", "ask for NAME.json or NAME.yaml"},
-		{"/queue/other.json", "", "ask for NAME.json or NAME.yaml"},
 	}
 	for _, tc := range tests {
 		got, err := debug.Get(context.Background(), sock, tc.path)
@@ -120,5 +128,37 @@ func TestGetNoServer(t *testing.T) {
 	var ne *net.OpError
 	if !errors.As(err, &ne) {
 		t.Errorf("Get without a server: %v does not wrap the dial error", err)
+	}
+}
+
+// TestServeTCP: the debug API over plain HTTP answers as over the socket;
+// an address that cannot be listened on says which setting to change.
+func TestServeTCP(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- debug.ServeListener(ctx, l, debug.Handler(table{})) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("ServeListener: %v", err)
+		}
+	}()
+	resp, err := http.Get("http://" + l.Addr().String() + "/hook/list.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(body) != `[{"name":"h"}]` {
+		t.Errorf("GET /hook/list.json = %s %q", resp.Status, body)
+	}
+
+	err = debug.ServeTCP(context.Background(), l.Addr().String(), debug.Handler(table{}), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil || !strings.Contains(err.Error(), "DEBUG_HTTP_SERVER_ADDR") {
+		t.Errorf("ServeTCP on a taken address: %v, want an error naming DEBUG_HTTP_SERVER_ADDR", err)
 	}
 }

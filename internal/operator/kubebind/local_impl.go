@@ -480,6 +480,13 @@ func (s *LocalSource) applyBatch(st *localState, files []string) {
 		keys := []string{}
 		for _, o := range r.objs {
 			k := objectKey(o)
+			if prev, ok := st.objects[k]; ok && prev.file == hookFile {
+				// A file now holds an object a hook created: the file's
+				// version replaces it.
+				before[k] = prev
+				delete(st.objects, k)
+				st.files[hookFile] = slices.DeleteFunc(st.files[hookFile], func(x string) bool { return x == k })
+			}
 			if prev, ok := st.objects[k]; ok {
 				if prev.file == f {
 					s.report(fmt.Errorf("%s: %s %s is in the file twice; the later one is ignored", f, o.Kind, o.ID()))

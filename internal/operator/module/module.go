@@ -143,9 +143,6 @@ type Module struct {
 	// no executable bit: as addon-operator does, it is not run and the
 	// module's enabled flag decides alone (the caller should warn).
 	NonExecutableEnabledScript string
-	// Ignored lists what the module's schemas hold that strata does not
-	// honour (addon-operator's x-deckhouse-validations), for a warning.
-	Ignored []string
 	// CRDs are the files of crds/ ending in .yaml or .yml whose names do
 	// not start with a filter prefix, sorted by path.
 	CRDs []string
@@ -383,7 +380,7 @@ func (m *Module) load(common map[string]any, commonPos *document.Pos, commons []
 	if m.StaticEnabled, err = flag(own, ownPos, EnabledKey(m.Key), m.ValuesFile()); err != nil {
 		return err
 	}
-	if m.ConfigSchema, m.ValuesSchema, err = loadSchemas(filepath.Join(m.Path, OpenAPIDir), opts, &m.Ignored); err != nil {
+	if m.ConfigSchema, m.ValuesSchema, err = loadSchemas(m.Path, opts); err != nil {
 		return fmt.Errorf("module %s: %w", m.Name, err)
 	}
 	if fi, err := os.Stat(filepath.Join(m.Path, HooksDir)); err == nil && fi.IsDir() {

@@ -276,7 +276,7 @@ func TestDiscoverErrors(t *testing.T) {
 		},
 		{
 			name:  "x-extend outside openapi",
-			files: map[string]string{"a/001-foo/openapi/values.yaml": "x-extend: {schema: ../values.yaml}\ntype: object\n"},
+			files: map[string]string{"a/001-foo/openapi/values.yaml": "x-extend: {schema: ../../values.yaml}\ntype: object\n"},
 			want:  []string{"openapi/values.yaml", "not a path inside"},
 		},
 		{
@@ -352,5 +352,41 @@ func TestDiscoverGlobalSchemas(t *testing.T) {
 	}
 	if err := g.ValuesSchema.Validate(map[string]any{}); err == nil {
 		t.Error("Validate({}) succeeded; project is required through x-extend")
+	}
+}
+
+// TestDiscoverSchemaRefs: a module's openapi files and the global ones
+// share definitions through $refs relative to the file holding them; a
+// $ref out of the module is refused, naming the module and the file.
+func TestDiscoverSchemaRefs(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"modules/001-foo/openapi/config-values.yaml": "type: object\nproperties:\n  replicas: {$ref: 'definitions.yaml#/replicas'}\n",
+		"modules/001-foo/openapi/values.yaml":        "x-extend: {schema: config-values.yaml}\ntype: object\nproperties:\n  internal: {$ref: 'definitions.yaml#/internal'}\n",
+		"modules/001-foo/openapi/definitions.yaml":   "replicas: {type: integer, minimum: 1}\ninternal: {type: object, properties: {replicas: {$ref: '#/replicas'}}}\n",
+		"global/openapi/values.yaml":                 "type: object\nproperties:\n  project: {$ref: 'common.yaml'}\n",
+		"global/openapi/common.yaml":                 "type: string\nminLength: 2\n",
+	})
+	set, err := module.Discover([]string{filepath.Join(root, "modules")}, filepath.Join(root, "global"), module.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	foo := set.Modules[0]
+	err = foo.ValuesSchema.Validate(map[string]any{"replicas": int64(0), "internal": map[string]any{"replicas": int64(0)}})
+	if err == nil || !strings.Contains(err.Error(), "replicas") || !strings.Contains(err.Error(), "internal.replicas") {
+		t.Errorf("Validate = %v, want replicas and internal.replicas refused", err)
+	}
+	if err := set.Global.ValuesSchema.Validate(map[string]any{"project": "p"}); err == nil {
+		t.Error("global Validate(project: p) succeeded; common.yaml's minLength should refuse it")
+	}
+
+	writeTree(t, root, map[string]string{
+		"modules/002-bar/openapi/values.yaml": "type: object\nproperties:\n  a: {$ref: '../../001-foo/openapi/definitions.yaml#/replicas'}\n",
+	})
+	_, err = module.Discover([]string{filepath.Join(root, "modules")}, "", module.Options{})
+	for _, want := range []string{"module bar", "002-bar/openapi/values.yaml:3", "is not a path inside " + filepath.Join(root, "modules", "002-bar")} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Discover error = %v, want one containing %q", err, want)
+		}
 	}
 }

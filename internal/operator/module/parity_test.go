@@ -251,22 +251,22 @@ func TestYAML11BooleansParityAddonOperator(t *testing.T) {
 	}
 }
 
-// TestCELRulesNoted: a schema with x-deckhouse-validations loads (its
-// rules are not evaluated) and the module says so, for a warning.
-func TestCELRulesNoted(t *testing.T) {
+// TestCELRules: a module's x-deckhouse-validations are evaluated with its
+// schemas, the rule's message reaching the user.
+func TestCELRules(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{
-		"m/001-a/openapi/config-values.yaml": "type: object\nproperties:\n  r: {type: integer}\nx-deckhouse-validations:\n- {expression: 'self.r > 1', message: r}\n",
+		"m/001-a/openapi/config-values.yaml": "type: object\nproperties:\n  r: {type: integer}\nx-deckhouse-validations:\n- {expression: 'self.r > 1', message: r must be above 1}\n",
 	})
 	set, err := module.Discover([]string{filepath.Join(root, "m")}, "", module.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := set.Get("a")
-	if len(a.Ignored) != 1 || !strings.Contains(a.Ignored[0], "x-deckhouse-validations") {
-		t.Errorf("Ignored = %q", a.Ignored)
+	if err := a.ConfigSchema.Validate(map[string]any{"r": int64(1)}); err == nil || !strings.Contains(err.Error(), "r must be above 1") {
+		t.Errorf("Validate(r: 1) = %v, want the rule's message", err)
 	}
-	if err := a.ConfigSchema.Validate(map[string]any{"r": int64(1)}); err != nil {
-		t.Errorf("the rule was evaluated: %v", err)
+	if err := a.ConfigSchema.Validate(map[string]any{"r": int64(2)}); err != nil {
+		t.Errorf("Validate(r: 2) = %v", err)
 	}
 }

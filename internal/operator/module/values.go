@@ -1,10 +1,10 @@
 package module
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"path/filepath"
 
 	"github.com/strata-dev/strata/internal/document"
@@ -26,9 +26,6 @@ type Global struct {
 	ValuesSchema *schema.Schema
 	// Dir is GLOBAL_HOOKS_DIR; "" when none was given.
 	Dir string
-	// Ignored lists what the global schemas hold that strata does not
-	// honour, for a warning.
-	Ignored []string
 }
 
 // StaticValues is a section of a values.yaml file.
@@ -53,7 +50,7 @@ func loadGlobal(dir string, static []globalStatic, opts Options) (*Global, error
 		return g, nil
 	}
 	var err error
-	if g.ConfigSchema, g.ValuesSchema, err = loadSchemas(filepath.Join(dir, OpenAPIDir), opts, &g.Ignored); err != nil {
+	if g.ConfigSchema, g.ValuesSchema, err = loadSchemas(dir, opts); err != nil {
 		return nil, fmt.Errorf("global: %w", err)
 	}
 	return g, nil
@@ -116,53 +113,50 @@ func flag(tree map[string]any, pos *document.Pos, key, file string) (*bool, erro
 }
 
 // loadSchemas reads openapi/config-values.yaml and openapi/values.yaml of
-// dir, with addon-operator's options: additionalProperties false where
-// unset, x-extend resolved inside dir, defaults not checked against their
-// schemas (addon-operator loads such a schema; the default fails the values
-// it is applied to).
-func loadSchemas(dir string, opts Options, ignored *[]string) (config, values *schema.Schema, err error) {
+// the module (or global hooks) directory dir, with addon-operator's
+// options: additionalProperties false where unset, x-extend and $refs to
+// other files resolved inside dir (relative to the file naming them),
+// defaults not checked against their schemas (addon-operator loads such a
+// schema; the default fails the values it is applied to).
+func loadSchemas(dir string, opts Options) (config, values *schema.Schema, err error) {
 	so := schema.Options{AdditionalPropertiesFalse: true, UncheckedDefaults: true, AddonDefaults: true, Resolve: extendResolver(dir)}
-	if config, err = loadSchema(filepath.Join(dir, ConfigSchemaFile), so, opts, ignored); err != nil {
+	if config, err = loadSchema(dir, path.Join(OpenAPIDir, ConfigSchemaFile), so, opts); err != nil {
 		return nil, nil, err
 	}
-	if values, err = loadSchema(filepath.Join(dir, ValuesSchemaFile), so, opts, ignored); err != nil {
+	if values, err = loadSchema(dir, path.Join(OpenAPIDir, ValuesSchemaFile), so, opts); err != nil {
 		return nil, nil, err
 	}
 	return config, values, nil
 }
 
-// celRules is the key of Deckhouse's CEL validation rules, which
-// addon-operator evaluates and strata does not.
-const celRules = "x-deckhouse-validations"
-
-// extendResolver resolves x-extend inside dir; a file that does not exist
-// extends nothing, as addon-operator ignores x-extend when the module has no
-// openapi/config-values.yaml.
+// extendResolver resolves x-extend and $refs inside dir; an absent
+// openapi/config-values.yaml extends nothing, as addon-operator ignores
+// x-extend when the module has none.
 func extendResolver(dir string) schema.Resolver {
 	resolve := schema.DirResolver(dir)
 	return func(name string) ([]byte, string, error) {
 		data, source, err := resolve(name)
-		if errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) && name == path.Join(OpenAPIDir, ConfigSchemaFile) {
 			return []byte("{}"), filepath.Join(dir, filepath.FromSlash(name)) + " (absent)", nil
 		}
 		return data, source, err
 	}
 }
 
-func loadSchema(path string, so schema.Options, opts Options, ignored *[]string) (*schema.Schema, error) {
+// loadSchema reads the schema at name (slash-separated) below dir.
+func loadSchema(dir, name string, so schema.Options, opts Options) (*schema.Schema, error) {
+	file := filepath.Join(dir, filepath.FromSlash(name))
+	so.Path = name
 	max := opts.maxFile()
 	if max < 0 || max > schema.MaxSchemaSize {
 		max = schema.MaxSchemaSize
 	}
-	data, err := document.ReadFile(path, max)
+	data, err := document.ReadFile(file, max)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
 		return nil, err
 	}
-	if ignored != nil && bytes.Contains(data, []byte(celRules)) {
-		*ignored = append(*ignored, path+": "+celRules+" (CEL rules) are not evaluated")
-	}
-	return schema.Parse(data, path, so)
+	return schema.Parse(data, file, so)
 }

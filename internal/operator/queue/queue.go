@@ -109,7 +109,13 @@ type Options struct {
 	// MaxQueues bounds the number of queues; 0 means DefaultMaxQueues,
 	// negative no bound.
 	MaxQueues int
+	// History is how many finished runs History keeps, the latest; 0
+	// means DefaultHistory, negative none.
+	History int
 }
+
+// DefaultHistory is how many finished task runs a Set remembers.
+const DefaultHistory = 500
 
 // DefaultBackoff is 5 s doubling to 30 s, each delay with ±10 % jitter.
 func DefaultBackoff(attempt int) time.Duration {
@@ -149,6 +155,8 @@ type Set struct {
 	ctx     context.Context // set by Run
 	wg      sync.WaitGroup
 	changed chan struct{} // closed and replaced on every state change
+	history []RunInfo     // ring of the last finished runs
+	histAt  int           // next slot of history to write once it is full
 }
 
 type queue struct {
@@ -164,6 +172,9 @@ func New(handler Handler, opts Options) *Set {
 	}
 	if opts.MaxQueues == 0 {
 		opts.MaxQueues = DefaultMaxQueues
+	}
+	if opts.History == 0 {
+		opts.History = DefaultHistory
 	}
 	s := &Set{opts: opts, handler: handler, queues: map[string]*queue{}, changed: make(chan struct{})}
 	s.queueLocked(Main)
@@ -313,6 +324,7 @@ func (s *Set) work(ctx context.Context, q *queue) {
 		}
 		removed := time.Now()
 		s.mu.Lock()
+		s.recordLocked(t, start, took, err, allowed)
 		t.running = false
 		if err == nil || allowed {
 			q.tasks = q.tasks[1:]
@@ -495,6 +507,57 @@ func info(t *Task) TaskInfo {
 		status = "backoff"
 	}
 	return TaskInfo{ID: t.id, Kind: t.Kind, Description: t.Description, Status: status, Attempts: t.attempts, LastError: t.lastErr, Enqueued: t.enqueued}
+}
+
+// RunInfo is one finished run of a task, as the task history shows it.
+type RunInfo struct {
+	ID          uint64    `json:"id"`
+	Queue       string    `json:"queue"`
+	Kind        string    `json:"kind"`
+	Description string    `json:"description"`
+	Started     time.Time `json:"started"`
+	// Duration is in seconds.
+	Duration float64 `json:"duration"`
+	// Outcome is succeeded, failed (the task stays at its queue's head
+	// and is retried) or allowedFailure (failed, forgiven by
+	// allowFailure, and removed).
+	Outcome string `json:"outcome"`
+	// Attempt counts the task's runs, 1 for the first.
+	Attempt int    `json:"attempt"`
+	Error   string `json:"error,omitempty"`
+}
+
+func (s *Set) recordLocked(t *Task, start time.Time, took time.Duration, err error, allowed bool) {
+	if s.opts.History < 0 {
+		return
+	}
+	r := RunInfo{ID: t.id, Queue: t.Queue, Kind: t.Kind, Description: t.Description, Started: start,
+		Duration: took.Seconds(), Outcome: "succeeded", Attempt: t.attempts + 1}
+	if r.Queue == "" {
+		r.Queue = Main
+	}
+	if err != nil {
+		r.Outcome, r.Error = "failed", err.Error()
+		if allowed {
+			r.Outcome = "allowedFailure"
+		}
+	}
+	if len(s.history) < s.opts.History {
+		s.history = append(s.history, r)
+		return
+	}
+	s.history[s.histAt] = r
+	s.histAt = (s.histAt + 1) % len(s.history)
+}
+
+// History returns the last finished runs of tasks (Options.History of
+// them), oldest first.
+func (s *Set) History() []RunInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]RunInfo, 0, len(s.history))
+	out = append(out, s.history[s.histAt:]...)
+	return append(out, s.history[:s.histAt]...)
 }
 
 // Snapshot lists every queue (Main first, then in creation order) with

@@ -394,3 +394,50 @@ func TestCompactionNeighbour(t *testing.T) {
 		})
 	}
 }
+
+// TestHistory: every finished run is remembered, oldest first, with its
+// outcome and attempt; only the last Options.History runs are kept.
+func TestHistory(t *testing.T) {
+	r := &recorder{failures: map[string]int{"b": 1, "c": 1}}
+	s := run(t, r, queue.Options{}, task("a"), task("b"), &queue.Task{Description: "c", Kind: "Test", AllowFailure: true, Queue: "q"})
+	var got []string
+	for _, h := range s.History() {
+		got = append(got, fmt.Sprintf("%s/%s:%s#%d:%s", h.Queue, h.Description, h.Outcome, h.Attempt, h.Error))
+		if h.Kind != "Test" || h.Started.IsZero() || h.Duration < 0 || h.ID == 0 {
+			t.Errorf("history entry %+v lacks its kind, start, duration or id", h)
+		}
+	}
+	// Queues run concurrently: compare as a set, and the order within main.
+	want := map[string]bool{"main/a:succeeded#1:": true, "main/b:failed#1:b failed": true, "main/b:succeeded#2:": true, "q/c:allowedFailure#1:c failed": true}
+	if len(got) != len(want) {
+		t.Fatalf("History = %q, want the runs %v", got, want)
+	}
+	var mainOrder []string
+	for _, g := range got {
+		if !want[g] {
+			t.Errorf("unexpected history entry %q", g)
+		}
+		if strings.HasPrefix(g, "main/") {
+			mainOrder = append(mainOrder, g)
+		}
+	}
+	if strings.Join(mainOrder, " ") != "main/a:succeeded#1: main/b:failed#1:b failed main/b:succeeded#2:" {
+		t.Errorf("main's runs in the history: %q", mainOrder)
+	}
+
+	var tasks []*queue.Task
+	for i := range 7 {
+		tasks = append(tasks, task(fmt.Sprint(i)))
+	}
+	s = run(t, &recorder{}, queue.Options{History: 3}, tasks...)
+	var last []string
+	for _, h := range s.History() {
+		last = append(last, h.Description)
+	}
+	if strings.Join(last, " ") != "4 5 6" {
+		t.Errorf("History with room for 3 = %q, want the last three runs, oldest first", last)
+	}
+	if h := run(t, &recorder{}, queue.Options{History: -1}, task("a")).History(); len(h) != 0 {
+		t.Errorf("History with History: -1 = %v, want none", h)
+	}
+}

@@ -223,7 +223,16 @@ func (s *Store) validateConfig(cfg *config.Config) error {
 		if sec.key != GlobalKey && (len(v) == 0 || !s.enabledWith(cfg, sec)) {
 			return
 		}
-		if err := sec.configSchema.Validate(sec.configSchema.ApplyDefaults(v)); err != nil {
+		// The section it replaces is the old value of the schema's
+		// x-deckhouse-validations transition rules (oldSelf), as in
+		// addon-operator.
+		var old map[string]any
+		if s.cfg != nil {
+			if o := s.cfg.Section(sec.key); o != nil {
+				old = sec.configSchema.ApplyDefaults(o)
+			}
+		}
+		if err := sec.configSchema.ValidateUpdate(sec.configSchema.ApplyDefaults(v), old); err != nil {
 			cs := configSection(cfg, sec.key)
 			errs = append(errs, &SectionError{Section: sec.name, Err: fmt.Errorf("config store %s: %w", sectionSource(cfg, sec.key), locate(err, cs))})
 		}
@@ -577,7 +586,8 @@ func (s *Store) ApplyPatch(p Patch) (Result, error) {
 		return fail(err)
 	}
 	if sec.valuesSchema != nil {
-		if err := sec.valuesSchema.Validate(newValues); err != nil {
+		// The values before the patch are oldSelf for transition rules.
+		if err := sec.valuesSchema.ValidateUpdate(newValues, sec.values); err != nil {
 			return fail(err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -373,4 +374,45 @@ func TestUnknownModuleKeys(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCELTransitionRules: x-deckhouse-validations rules see the values a
+// patch replaces, and the config section a new config replaces, as
+// oldSelf (addon-operator's immutability rules); plain rules see self.
+func TestCELTransitionRules(t *testing.T) {
+	immutable := "x-deckhouse-validations:\n- {expression: 'self.mode == oldSelf.mode', message: mode is immutable}\n- {expression: 'self.mode != \"bad\"', message: mode must not be bad}\n"
+	st, _ := newStore(t, map[string]string{
+		"modules/001-foo/values.yaml":                "foo:\n  mode: a\n",
+		"modules/001-foo/openapi/values.yaml":        "type: object\nproperties:\n  mode: {type: string}\n" + immutable,
+		"modules/002-bar/openapi/config-values.yaml": "type: object\nproperties:\n  mode: {type: string}\n" + immutable,
+	})
+	_, err := st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "replace", "path": "/foo/mode", "value": "b"}))
+	if err == nil || !containsAll(err.Error(), "mode is immutable") {
+		t.Errorf("patch changing mode: ApplyPatch = %v, want the transition rule's message", err)
+	}
+	if _, err := st.ApplyPatch(patch(t, "foo", "h", map[string]any{"op": "replace", "path": "/foo/mode", "value": "a"})); err != nil {
+		t.Errorf("patch keeping mode: ApplyPatch = %v", err)
+	}
+
+	// The first config has no old section: only the plain rule applies.
+	if _, err := st.SetConfig(parseConfig(t, "barEnabled: \"true\"\nbar: {mode: x}\n")); err != nil {
+		t.Fatalf("first config: %v", err)
+	}
+	err = st.ValidateConfig(parseConfig(t, "barEnabled: \"true\"\nbar: {mode: y}\n"))
+	if err == nil || !containsAll(err.Error(), "bar", "mode is immutable") {
+		t.Errorf("config changing bar.mode: ValidateConfig = %v, want the transition rule's message", err)
+	}
+	err = st.ValidateConfig(parseConfig(t, "barEnabled: \"true\"\nbar: {mode: bad}\n"))
+	if err == nil || !containsAll(err.Error(), "mode must not be bad", "mode is immutable") {
+		t.Errorf("config: ValidateConfig = %v, want both rules' messages", err)
+	}
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
 }
