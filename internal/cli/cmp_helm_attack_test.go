@@ -109,7 +109,10 @@ func TestCmpServeHelmAttacks(t *testing.T) {
 		{"loop", `rendering chart "loop" in apps/loop did not finish in`},
 		{"nested", `repeat: 1000000 copies of a string of 1000000 bytes would be larger than the rendered manifests may be`},
 		{"double", `rendering chart "double" in apps/double: the render needed more than its memory budget of 256 MiB and was stopped`},
-		{"tpl", `rendering chart "tpl" in apps/tpl: the render needed more than its memory budget of 256 MiB and was stopped`},
+		// tpl recursing into itself grows by parse trees and stack: on an
+		// idle machine it meets the memory budget first, on a loaded one
+		// (or under -race) the time budget; either stops it, named.
+		{"tpl", `rendering chart "tpl" in apps/tpl: the render needed more than its memory budget of 256 MiB and was stopped|rendering chart "tpl" in apps/tpl did not finish in`},
 	} {
 		t.Run(tc.app, func(t *testing.T) {
 			var wg sync.WaitGroup
@@ -123,7 +126,7 @@ func TestCmpServeHelmAttacks(t *testing.T) {
 				web("during the attack")
 			}
 			wg.Wait()
-			if attackErr == nil || !strings.Contains(attackErr.Error(), tc.want) {
+			if attackErr == nil || !slices.ContainsFunc(strings.Split(tc.want, "|"), func(w string) bool { return strings.Contains(attackErr.Error(), w) }) {
 				t.Errorf("GenerateManifest(apps/%s) error = %v, want one holding %q", tc.app, attackErr, tc.want)
 			}
 			web("after the attack")
