@@ -229,15 +229,17 @@ func (e *env) refreshAppSet(t *testing.T, set string) {
 }
 
 // compareRender runs `strata appset render` on file, with the plugin's
-// ConfigMap and Secret as deployed and the generator server running, and
-// compares its Applications with those the controller made for sets.
-func (e *env) compareRender(t *testing.T, file string, sets []string) {
+// ConfigMap and Secret as deployed, the generator server running and the
+// extra flags, and compares its Applications with those the controller
+// made for sets.
+func (e *env) compareRender(t *testing.T, file string, sets []string, extra ...string) {
 	t.Helper()
 	minor := strings.Join(strings.Split(strings.TrimPrefix(e.version, "v"), ".")[:2], ".")
-	cmd := exec.CommandContext(t.Context(), e.strata, "appset", "render", file,
+	args := append([]string{"appset", "render", file,
 		"--plugin-config", filepath.Join(e.genDir, "plugin-cm.yaml"),
 		"--secret", filepath.Join(e.genDir, "secret.yaml"),
-		"--argocd-version", minor, "-o", "json")
+		"--argocd-version", minor, "-o", "json"}, extra...)
+	cmd := exec.CommandContext(t.Context(), e.strata, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
