@@ -62,6 +62,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{},
 		{"-strata", "x", "-normal", "0"},
 		{"-strata", "x", "-limit", "0"},
+		{"-strata", "x", "-huge", "0"},
 		{"-strata", "x", "extra"},
 	} {
 		var stdout, stderr bytes.Buffer

@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,6 +63,7 @@ plugins:
         argv: ["yes"]
   - name: huge
     token: {file: token}
+    concurrency: %d
     backend:
       command:
         argv: [cat, huge.json]
@@ -92,6 +94,7 @@ type options struct {
 	duration time.Duration
 	normal   int
 	idle     int
+	huge     int
 	quick    bool
 }
 
@@ -104,6 +107,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.duration, "duration", 2*time.Minute, "how long to run")
 	fs.IntVar(&o.normal, "normal", 8, "normal clients")
 	fs.IntVar(&o.idle, "idle", 1000, "idle connections held open")
+	fs.IntVar(&o.huge, "huge", 2*runtime.NumCPU(), "clients calling the huge-list plugin, and its concurrency (a command plugin's default: 2 × CPUs)")
 	fs.BoolVar(&o.quick, "quick", false, "a smoke run: 15 s (past the server's 10 s header timeout), 50 idle connections (overrides -duration and -idle)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -115,6 +119,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errors.New("-strata is required")
 	case o.normal < 1:
 		return errors.New("-normal must be at least 1")
+	case o.huge < 1 || o.huge > 10000:
+		return errors.New("-huge must be 1 to 10000")
 	case o.limit < 1:
 		return errors.New("-limit must be positive")
 	}
@@ -175,7 +181,7 @@ func load(ctx context.Context, o options, stdout io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	if err := writeFiles(dir); err != nil {
+	if err := writeFiles(dir, o.huge); err != nil {
 		return err
 	}
 	sock := filepath.Join(dir, "gen.sock")
@@ -286,7 +292,7 @@ func load(ctx context.Context, o options, stdout io.Writer) error {
 	for range 2 {
 		repeat("endless output", "endless", token, func() io.Reader { return strings.NewReader(valid) })
 	}
-	for range 4 {
+	for range o.huge {
 		repeat("huge list", "huge", token, func() io.Reader { return strings.NewReader(valid) })
 	}
 	for range 8 {
@@ -346,6 +352,7 @@ func load(ctx context.Context, o options, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "  %s\n", e)
 	}
 	fmt.Fprintf(stdout, "hostile clients, outcomes (status or transport error) × count:\n%s", hostile.String())
+	fmt.Fprintf(stdout, "huge list: %d clients, the plugin's concurrency %d\n", o.huge, o.huge)
 	fmt.Fprintf(stdout, "slowloris: the longest a connection was held: %s; idle connections: %d held open\n",
 		time.Duration(heldMax.Load()).Round(100*time.Millisecond), o.idle)
 	fmt.Fprintf(stdout, "peak RssAnon: %d MiB of %d MiB\n", peak.Load()>>20, o.limit>>20)
@@ -361,7 +368,7 @@ func load(ctx context.Context, o options, stdout io.Writer) error {
 }
 
 // writeFiles writes the configuration and the plugins' files into dir.
-func writeFiles(dir string) error {
+func writeFiles(dir string, huge int) error {
 	var normal []map[string]any
 	for i := range normalSets {
 		normal = append(normal, map[string]any{"name": fmt.Sprintf("app-%d", i), "server": "https://kubernetes.default.svc", "replicas": i % 4})
@@ -371,7 +378,7 @@ func writeFiles(dir string) error {
 		return err
 	}
 	files := map[string][]byte{
-		"gen.yaml":    []byte(config),
+		"gen.yaml":    fmt.Appendf(nil, config, huge),
 		"token":       []byte(token + "\n"),
 		"normal.json": normalJSON,
 		"static.yaml": []byte("- region: eu-west-1\n  replicas: 3\n- region: eu-central-1\n  replicas: 2\n- region: us-east-1\n  replicas: 3\n"),
