@@ -17,7 +17,7 @@ PROTOC_GEN_GO      ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 GENBIN             := $(CURDIR)/.cache/genbin
 
-.PHONY: all build image dist releasecache generate test promcheck unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity load-cmp generate-layers fuzz demo clean testbin cluster argocd-local bench-argocd
+.PHONY: all build image dist releasecache generate test promcheck unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity load-cmp load-generator generate-layers fuzz demo clean testbin cluster argocd-local bench-argocd
 
 all: build
 
@@ -57,11 +57,12 @@ promcheck:
 ## etcd, kube-apiserver). They are the directories named clustertest or
 ## paritytest, the test-support packages whose own tests start a
 ## control plane or build helm (kubetest, testbin), hack/cmpbench (its
-## smoke test starts Argo CD's sidecar) and hack/image (it builds strata as
+## smoke test starts Argo CD's sidecar), hack/genload (its smoke test loads
+## the generator server for 15 s) and hack/image (it builds strata as
 ## a release does and runs it from the image's file system). A package matched by
 ## none is a unit package: with STRATA_UNIT_TESTS=1 a test asking testbin
 ## for a binary fails, so a misplaced test cannot slip into `make unit`.
-INTEGRATION := /(clustertest|paritytest)$$|/internal/kube/kubetest$$|/internal/testbin$$|/hack/cmpbench$$|/hack/image$$
+INTEGRATION := /(clustertest|paritytest)$$|/internal/kube/kubetest$$|/internal/testbin$$|/hack/cmpbench$$|/hack/genload$$|/hack/image$$
 
 ## unit: the unit tests, fast, needing nothing built; go test's cache keeps
 ## unchanged packages from running again. The contributor's edit-test loop.
@@ -218,6 +219,13 @@ bench-argocd: testbin
 LOADDURATION ?= 3m
 load-cmp: build
 	$(GO) run ./hack/cmpload -strata $(abspath $(BIN)) -duration $(LOADDURATION)
+
+## load-generator: the ApplicationSet plugin generator server under
+## deploy/generator's memory limit (256Mi, a watchdog on its RssAnon),
+## normal and hostile clients together for LOADDURATION (hack/genload;
+## docs/benchmarks.md).
+load-generator: build
+	$(GO) run ./hack/genload -strata $(abspath $(BIN)) -duration $(LOADDURATION)
 
 ## fuzz: run every fuzz target for FUZZTIME each.
 fuzz:
