@@ -149,10 +149,15 @@ func reserveMemory(ctx context.Context, n int64, what string) error {
 
 // streamMemory returns the hookexec.Command.Reserve of a command of the
 // request of ctx, whose output is described by what: the buffer holding
-// its stdout takes from the budget as it grows, without waiting (a
-// request that waited holding part of the budget could wait for another
-// doing the same); past what is free, the command is killed with an error
-// matching ErrMemoryBudget. Nil without a budget.
+// its stdout takes from the budget as it grows. When the budget has no
+// room, the request waits (its command blocked on its full pipe) holding
+// nothing: it gives back what its output took so far and waits, in order
+// of arrival, for that and the new piece together, so that no two
+// requests each hold part of the budget while waiting for the other's
+// (the output read so far stays in memory meanwhile, uncounted: at most
+// the command's stdout bound). An output that alone would pass the whole
+// budget kills the command with an error matching ErrMemoryBudget, and so
+// does the request's deadline while it waits. Nil without a budget.
 func streamMemory(ctx context.Context, what string) func(int64) error {
 	r, _ := ctx.Value(reservationKey{}).(*reservation)
 	if r == nil {
@@ -167,13 +172,26 @@ func streamMemory(ctx context.Context, what string) func(int64) error {
 				"print less, split the application into smaller ones, or raise the sidecar's memory limit",
 				ErrMemoryBudget, what, mib(r.streamed), mib(b.size), b.knob)
 		}
-		if !b.sem.TryAcquire(n) {
-			return fmt.Errorf("%w: %s printed %s and went on, and the sidecar's memory budget (%s; %s) has no room for %s more now: %s held by other requests; retry later, or raise the sidecar's memory limit",
-				ErrMemoryBudget, what, mib(r.streamed), mib(b.size), b.knob, mib(n), mib(b.held.Load()))
+		if b.sem.TryAcquire(n) {
+			r.n += n
+			r.streamed += n
+			b.held.Add(n)
+			return nil
 		}
-		r.n += n
-		r.streamed += n
-		b.held.Add(n)
+		all := r.streamed + n
+		if r.streamed > 0 {
+			b.sem.Release(r.streamed)
+			b.held.Add(-r.streamed)
+			r.n -= r.streamed
+			r.streamed = 0
+		}
+		if err := b.sem.Acquire(ctx, all); err != nil {
+			return fmt.Errorf("%w: %s printed %s and went on, and the request's time ran out while waiting for room in the sidecar's memory budget (%s; %s; %s held by other requests); retry later, or raise the sidecar's memory limit: %w",
+				ErrMemoryBudget, what, mib(all-n), mib(b.size), b.knob, mib(b.held.Load()), context.Cause(ctx))
+		}
+		r.n += all
+		r.streamed += all
+		b.held.Add(all)
 		return nil
 	}
 }

@@ -106,17 +106,53 @@ func TestMemoryBudget(t *testing.T) {
 			t.Errorf("growing 64+64 of 100 = %v, want ErrMemoryBudget naming the command", err)
 		}
 	})
-	t.Run("stream refused when others hold the budget, without waiting", func(t *testing.T) {
+	t.Run("stream waits holding nothing when others hold the budget", func(t *testing.T) {
 		ctx1, end1 := b.begin(bg)
-		defer end1()
-		if err := reserveMemory(ctx1, 80, "first"); err != nil {
+		if err := reserveMemory(ctx1, 60, "first"); err != nil {
 			t.Fatal(err)
 		}
 		ctx, end := b.begin(bg)
 		defer end()
+		grow := streamMemory(ctx, "`cat`")
+		if err := grow(20); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan error, 1)
+		go func() { got <- grow(30) }()
+		// It gave back its 20 while it waits for 50.
+		deadline := time.Now().Add(10 * time.Second)
+		for b.held.Load() != 60 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if h := b.held.Load(); h != 60 {
+			t.Errorf("held while the stream waits = %d, want 60: it must wait holding nothing", h)
+		}
+		select {
+		case err := <-got:
+			t.Fatalf("growing 30 with 60+20 of 100 held returned %v before the first request ended", err)
+		default:
+		}
+		end1()
+		if err := <-got; err != nil {
+			t.Fatalf("growing after the first request ended = %v", err)
+		}
+		if h := b.held.Load(); h != 50 {
+			t.Errorf("held = %d, want 50", h)
+		}
+	})
+	t.Run("stream waiting past its deadline", func(t *testing.T) {
+		ctx1, end1 := b.begin(bg)
+		defer end1()
+		if err := reserveMemory(ctx1, 90, "first"); err != nil {
+			t.Fatal(err)
+		}
+		short, cancel := context.WithTimeout(bg, 50*time.Millisecond)
+		defer cancel()
+		ctx, end := b.begin(short)
+		defer end()
 		err := streamMemory(ctx, "`yes`")(30)
-		if !errors.Is(err, ErrMemoryBudget) || !strings.Contains(err.Error(), "held by other requests") {
-			t.Errorf("growing 30 with 80 of 100 held = %v, want ErrMemoryBudget saying others hold it", err)
+		if !errors.Is(err, ErrMemoryBudget) || !strings.Contains(err.Error(), "held by other requests") || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("growing 30 with 90 of 100 held until the deadline = %v, want ErrMemoryBudget saying others hold it", err)
 		}
 	})
 	t.Run("the parse waits holding nothing", func(t *testing.T) {
