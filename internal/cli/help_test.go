@@ -1,0 +1,60 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strata-dev/strata/internal/cli"
+)
+
+// walk calls fn on cmd and every command below it, hidden ones included.
+func walk(cmd *cobra.Command, fn func(*cobra.Command)) {
+	fn(cmd)
+	for _, c := range cmd.Commands() {
+		walk(c, fn)
+	}
+}
+
+// commandArgs is the argument list that names cmd, without the root.
+func commandArgs(cmd *cobra.Command) []string {
+	path := strings.Fields(cmd.CommandPath())
+	return path[1:]
+}
+
+// quotedPadding is a flag default shown with the padding that replaced a
+// NUL byte inside it: pflag aligns the usage column on the first NUL of a
+// line, so a NUL in a NoOptDefVal garbles the line.
+var quotedPadding = regexp.MustCompile(`\[="\s`)
+
+// TestHelpClean runs --help on every command and checks that the text has
+// no control characters and no flag default garbled by alignment padding.
+func TestHelpClean(t *testing.T) {
+	walk(cli.NewRoot(nil, nil, nil), func(cmd *cobra.Command) {
+		args := append(commandArgs(cmd), "--help")
+		var stdout, stderr bytes.Buffer
+		if code := cli.Main(context.Background(), args, nil, &stdout, &stderr); code != 0 {
+			t.Errorf("strata %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
+			return
+		}
+		help := stdout.String()
+		if help == "" {
+			t.Errorf("strata %s printed no help", strings.Join(args, " "))
+		}
+		for i, line := range strings.Split(help, "\n") {
+			for _, r := range line {
+				if r < 0x20 && r != '\t' || r == 0x7f {
+					t.Errorf("strata %s: line %d has control character %q: %q", strings.Join(args, " "), i+1, r, line)
+					break
+				}
+			}
+			if quotedPadding.MatchString(line) {
+				t.Errorf("strata %s: line %d has a garbled flag default: %q", strings.Join(args, " "), i+1, line)
+			}
+		}
+	})
+}
