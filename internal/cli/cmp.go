@@ -769,12 +769,19 @@ func writeManifests(g *globals, manifests []string, output string) error {
 }
 
 func newCmpParametersCmd(g *globals) *cobra.Command {
-	var flags localFlags
+	var (
+		flags  localFlags
+		output string
+	)
 	cmd := &cobra.Command{
-		Use:   "parameters APPDIR --config PLUGIN.yaml|--builtin helm",
-		Short: "Print the plugin's parameters announcement for an application, as JSON",
+		Use:   "parameters APPDIR --config PLUGIN.yaml|--builtin helm [-o json|yaml]",
+		Short: "Print the plugin's parameters announcement for an application (JSON, or YAML with -o yaml)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := document.ParseFormat(output)
+			if err != nil {
+				return err
+			}
 			return flags.run(cmd, g, args[0], func(p cmpserver.Plugin, req *params.Request) error {
 				anns, err := p.Announce(cmd.Context(), req)
 				if err != nil {
@@ -783,11 +790,15 @@ func newCmpParametersCmd(g *globals) *cobra.Command {
 				if anns == nil {
 					anns = []params.Announcement{}
 				}
+				if format == document.YAML {
+					return encodeYAMLValue(g.stdout, anns)
+				}
 				return document.EncodeJSONValue(g.stdout, anns)
 			})
 		},
 	}
 	flags.bind(cmd.Flags())
+	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json (what Argo CD receives) or yaml")
 	return cmd
 }
 
@@ -817,4 +828,18 @@ func newCmpMatchCmd(g *globals) *cobra.Command {
 	}
 	flags.bind(cmd.Flags())
 	return cmd
+}
+
+// encodeYAMLValue writes any Go value as YAML: its JSON, read back as a
+// tree, so the keys are the JSON names and integers stay exact.
+func encodeYAMLValue(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding JSON: %w", err)
+	}
+	tree, _, err := document.Loader{JSON: true, Limits: document.Limits{MaxBytes: int64(len(b)) + 1}}.ParseAny(b, "output")
+	if err != nil {
+		return err
+	}
+	return document.Encode(w, tree, document.YAML)
 }

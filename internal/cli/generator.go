@@ -89,7 +89,7 @@ then in-flight requests get shutdownGrace to finish.`,
 }
 
 func newGeneratorCheckCmd(g *globals) *cobra.Command {
-	var config string
+	var config, output string
 	cmd := &cobra.Command{
 		Use:   "check --config FILE",
 		Short: "Check a GeneratorConfig as serve would, without serving",
@@ -97,7 +97,14 @@ func newGeneratorCheckCmd(g *globals) *cobra.Command {
 read the tokens and the TLS certificate, as serve does before it listens, and
 print the plugins with the base URL path to put in each plugin's ConfigMap.`,
 		Args: cobra.NoArgs,
+		Example: `  strata generator check --config generators.yaml
+  strata generator check --config generators.yaml -o json`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "text" {
+				if _, err := document.ParseFormat(output); err != nil {
+					return fmt.Errorf("%w, or text", err)
+				}
+			}
 			cfg, err := loadGeneratorConfig(config, "", "")
 			if err != nil {
 				return err
@@ -111,6 +118,7 @@ print the plugins with the base URL path to put in each plugin's ConfigMap.`,
 			}
 			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "PLUGIN\tPATH\tBACKEND\tAUTH\tCACHE TTL\tCONCURRENCY")
+			list := make([]any, 0, len(cfg.Plugins))
 			for _, p := range cfg.Plugins {
 				backend := "custom"
 				switch b := p.Backend.(type) {
@@ -135,11 +143,18 @@ print the plugins with the base URL path to put in each plugin's ConfigMap.`,
 					path = "/"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, path, backend, auth, p.Cache.TTL, conc)
+				list = append(list, map[string]any{"name": p.Name, "path": path, "backend": backend, "auth": auth,
+					"cacheTTL": p.Cache.TTL.String(), "concurrency": int64(p.Concurrency)})
+			}
+			if output != "text" {
+				f, _ := document.ParseFormat(output)
+				return document.Encode(g.stdout, list, f)
 			}
 			return tw.Flush()
 		},
 	}
 	cmd.Flags().StringVar(&config, "config", "", "the GeneratorConfig file")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text (a table), yaml or json (concurrency 0: unbounded)")
 	return cmd
 }
 

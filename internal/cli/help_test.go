@@ -58,3 +58,50 @@ func TestHelpClean(t *testing.T) {
 		}
 	})
 }
+
+// noDataOutput lists the runnable commands that print no data a script
+// would parse, and so take no -o.
+var noDataOutput = map[string]string{
+	"strata cmp serve":             "a server",
+	"strata cmp helm-worker":       "a worker process of cmp serve",
+	"strata cmp match":             "its answer is the exit code",
+	"strata generator serve":       "a server",
+	"strata layers controller":     "a controller",
+	"strata operator run":          "the operator",
+	"strata operator render":       "a YAML stream of manifests with comment lines, as helm template prints",
+	"strata copy-self":             "copies the binary",
+	"strata completion":            "a shell script",
+	"strata completion bash":       "a shell script",
+	"strata completion zsh":        "a shell script",
+	"strata completion fish":       "a shell script",
+	"strata completion powershell": "a shell script",
+	"strata help":                  "help text",
+}
+
+// TestOutputFlag checks that every command that prints data takes
+// -o/--output, with yaml and json among its formats.
+func TestOutputFlag(t *testing.T) {
+	root := cli.NewRoot(nil, nil, nil)
+	root.InitDefaultCompletionCmd()
+	root.InitDefaultHelpCmd()
+	walk(root, func(cmd *cobra.Command) {
+		if !cmd.Runnable() {
+			return
+		}
+		path := cmd.CommandPath()
+		o := cmd.Flags().Lookup("output")
+		if _, exempt := noDataOutput[path]; exempt {
+			if o != nil {
+				t.Errorf("%s takes -o but is listed as printing no data", path)
+			}
+			return
+		}
+		if o == nil || o.Shorthand != "o" {
+			t.Errorf("%s prints data but takes no -o/--output", path)
+			return
+		}
+		if !strings.Contains(o.Usage, "yaml") || !strings.Contains(o.Usage, "json") {
+			t.Errorf("%s: -o %q does not offer yaml and json", path, o.Usage)
+		}
+	})
+}
