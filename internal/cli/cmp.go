@@ -806,8 +806,19 @@ func newCmpMatchCmd(g *globals) *cobra.Command {
 	var flags localFlags
 	cmd := &cobra.Command{
 		Use:   "match APPDIR --config PLUGIN.yaml|--builtin helm",
-		Short: "Say whether the plugin's discovery rules match an application (exit 1 if not)",
-		Args:  cobra.ExactArgs(1),
+		Short: "Say whether the plugin's discovery rules match an application (exit 0 match, 1 no match, 2 error)",
+		Long: `Run the plugin's discovery rules on APPDIR as the sidecar runs them for the
+repo-server, and say whether Argo CD would pick the plugin for it.
+
+Exit status, as grep's: 0 when the plugin matches, 1 when it does not (a
+plugin without discover rules never matches: Argo CD uses it only when an
+Application names it), 2 on an error (a bad flag or argument, a plugin.yaml
+that does not load, an APPDIR that is not a directory). A discovery command
+that fails is "no match", as in Argo CD.`,
+		Example: `  strata cmp match apps/web --config plugin.yaml
+  if strata cmp match . --config plugin.yaml 2>/dev/null; then echo picked; fi`,
+		Annotations: map[string]string{errorExitAnnotation: "2"},
+		Args:        cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return flags.run(cmd, g, args[0], func(p cmpserver.Plugin, req *params.Request) error {
 				info := p.Info()
