@@ -98,7 +98,7 @@ with an error instead of hanging or exhausting memory.`,
   strata appset render appset.yaml --repo https://github.com/org/gitops.git=.
   strata appset render appset.yaml --plugin-config plugin-cm.yaml --secret argocd-secret.yaml
   STRATA_APPSET_TOKEN_MY_PLUGIN=s3cr3t strata appset render appset.yaml --plugin-config cm.yaml -o json`,
-		Args: cobra.ExactArgs(1),
+		Args: positional("APPSET.yaml"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.run(cmd.Context(), g, args[0])
 		},

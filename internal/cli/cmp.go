@@ -103,7 +103,7 @@ func newCmpHelmWorkerCmd() *cobra.Command {
 		Use:    helmWorkerCommand,
 		Short:  "A render worker of the built-in Helm plugin (started by cmp serve)",
 		Hidden: true,
-		Args:   cobra.NoArgs,
+		Args:   positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return helmplugin.WorkerMain(cmd.Context())
 		},
@@ -267,7 +267,7 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 process group gets SIGTERM, then SIGKILL 5 s later (a command that ignores
 SIGTERM and its children included). It waits for them to stop (up to 15 s
 more), removes the workspaces and the repository cache, and removes its socket.`,
-		Args: cobra.NoArgs,
+		Args: positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := g.logger()
 			if err != nil {
@@ -677,7 +677,7 @@ Argo CD reads as the manifests -o json prints. With --argocd-env it runs in
 place, inside another plugin's command, reading the application from the
 environment Argo CD gives that command: a plugin.yaml can wrap it, say with
 a kustomize pass after Helm.`,
-		Args: cobra.ExactArgs(1),
+		Args: positional("APPDIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return flags.run(cmd, g, args[0], func(p cmpserver.Plugin, req *params.Request) error {
 				if yg, ok := p.(cmpserver.YAMLGenerator); ok {
@@ -776,7 +776,7 @@ func newCmpParametersCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "parameters APPDIR --config PLUGIN.yaml|--builtin helm [-o json|yaml]",
 		Short: "Print the plugin's parameters announcement for an application (JSON, or YAML with -o yaml)",
-		Args:  cobra.ExactArgs(1),
+		Args:  positional("APPDIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := document.ParseFormat(output)
 			if err != nil {
@@ -818,7 +818,7 @@ that fails is "no match", as in Argo CD.`,
 		Example: `  strata cmp match apps/web --config plugin.yaml
   if strata cmp match . --config plugin.yaml 2>/dev/null; then echo picked; fi`,
 		Annotations: map[string]string{errorExitAnnotation: "2"},
-		Args:        cobra.ExactArgs(1),
+		Args:        positional("APPDIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return flags.run(cmd, g, args[0], func(p cmpserver.Plugin, req *params.Request) error {
 				info := p.Info()

@@ -60,7 +60,7 @@ a metrics address is set.
 
 On SIGTERM /readyz fails for shutdownDelay while requests are still served,
 then in-flight requests get shutdownGrace to finish.`,
-		Args: cobra.NoArgs,
+		Args: positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadGeneratorConfig(config, listen, metricsListen)
 			if err != nil {
@@ -96,7 +96,7 @@ func newGeneratorCheckCmd(g *globals) *cobra.Command {
 		Long: `Check the configuration, look up the commands, load the parameter files,
 read the tokens and the TLS certificate, as serve does before it listens, and
 print the plugins with the base URL path to put in each plugin's ConfigMap.`,
-		Args: cobra.NoArgs,
+		Args: positional(),
 		Example: `  strata generator check --config generators.yaml
   strata generator check --config generators.yaml -o json`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -175,7 +175,7 @@ func newGeneratorCallCmd(g *globals) *cobra.Command {
 ApplicationSet controller uses, and print the parameter sets the plugin
 returned (YAML, or JSON with -o json). --input is a YAML or JSON file holding
 the generator's input.parameters ("-" for stdin).`,
-		Args: cobra.ExactArgs(1),
+		Args: positional("BASEURL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := document.ParseFormat(output)
 			if err != nil {

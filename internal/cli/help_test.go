@@ -105,3 +105,37 @@ func TestOutputFlag(t *testing.T) {
 		}
 	})
 }
+
+// TestArgErrors gives every command that checks its positional arguments
+// one too many, and those that take one none: the error names the
+// argument and shows the command's usage line.
+func TestArgErrors(t *testing.T) {
+	walk(cli.NewRoot(nil, nil, nil), func(cmd *cobra.Command) {
+		if !cmd.Runnable() || cmd.Args == nil {
+			return
+		}
+		usage := "usage: " + cmd.UseLine()
+		var wantName string // the first positional the Use line names
+		if f := strings.Fields(cmd.Use); len(f) > 1 && !strings.HasPrefix(f[1], "-") && !strings.HasPrefix(f[1], "[") {
+			wantName = f[1]
+		}
+		run := func(args []string, want string) {
+			t.Helper()
+			var stdout, stderr bytes.Buffer
+			code := cli.Main(context.Background(), args, nil, &stdout, &stderr)
+			if code == 0 || !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), usage) {
+				t.Errorf("strata %s: exit %d, stderr %q; want an error with %q and %q", strings.Join(args, " "), code, stderr.String(), want, usage)
+			}
+		}
+		args := commandArgs(cmd)
+		if wantName != "" {
+			run(args, "missing "+wantName+": ")
+		}
+		extra := append(append([]string{}, args...), "a1", "a2", "a3", "a4")
+		want := `unexpected argument "a1"`
+		if wantName != "" {
+			want = `unexpected argument "a2" after ` + wantName
+		}
+		run(extra, want)
+	})
+}

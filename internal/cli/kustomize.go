@@ -25,7 +25,7 @@ func newKustomizeCmd(g *globals) *cobra.Command {
 		Long: `Build the kustomization in DIR with the kustomize API and kustomize's defaults:
 files load only from inside each kustomization's directory, no exec or
 container plugins run, no Helm charts are inflated, nothing is fetched.`,
-		Args: cobra.ExactArgs(1),
+		Args: positional("DIR"),
 		Example: `  strata kustomize build overlays/prod
   strata kustomize build overlays/prod -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -82,7 +82,7 @@ value it overrode. --explain=PATH restricts it to one key or subtree.`,
   strata layers render app.yaml --from gitops/ --explain
   strata layers render app.yaml --explain=ingress.replicas -o json
   strata layers render app.yaml --context prod --values-only --show-secrets | helm template chart -f -`,
-		Args: cobra.ExactArgs(1),
+		Args: positional("APP.yaml"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.run(cmd, g, args[0])
 		},
@@ -316,7 +316,7 @@ strata_layers_*) and /healthz, /readyz are served on their own addresses
 		Example: `  strata layers controller --kubeconfig ~/.kube/config --namespace m2m01
   strata layers controller --allowed-namespaces giantswarm,platform-config
   strata layers controller --leader-elect --leader-election-namespace strata-system --log-format json`,
-		Args: cobra.NoArgs,
+		Args: positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := g.logger()
 			if err != nil {

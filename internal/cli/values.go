@@ -180,7 +180,7 @@ func newValuesFlattenCmd(g *globals) *cobra.Command {
 		Long: `Flatten a values file to one entry per leaf, keyed by its path in Helm --set
 notation, in path order. Empty maps and lists are leaves. The keys parse back
 with --set exactly.`,
-		Args: cobra.ExactArgs(1),
+		Args: positional("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			layers, err := (&inputFlags{}).layers(g, args)
 			if err != nil {
