@@ -267,6 +267,8 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 process group gets SIGTERM, then SIGKILL 5 s later (a command that ignores
 SIGTERM and its children included). It waits for them to stop (up to 15 s
 more), removes the workspaces and the repository cache, and removes its socket.`,
+		Example: `  strata cmp serve --config /home/argocd/cmp-server/config/plugin.yaml
+  strata cmp serve --builtin helm --metrics-listen :9090`,
 		Args: positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := g.logger()
@@ -677,6 +679,9 @@ Argo CD reads as the manifests -o json prints. With --argocd-env it runs in
 place, inside another plugin's command, reading the application from the
 environment Argo CD gives that command: a plugin.yaml can wrap it, say with
 a kustomize pass after Helm.`,
+		Example: `  strata cmp generate examples/cmp/trivial/app --config examples/cmp/trivial/plugin.yaml \
+    --app-name demo --param cm-name-suffix=blue
+  strata cmp generate examples/helm/chart --builtin helm --param-array values-files=values-prod.yaml -o json`,
 		Args: positional("APPDIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return flags.run(cmd, g, args[0], func(p cmpserver.Plugin, req *params.Request) error {
@@ -776,6 +781,8 @@ func newCmpParametersCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "parameters APPDIR --config PLUGIN.yaml|--builtin helm [-o json|yaml]",
 		Short: "Print the plugin's parameters announcement for an application (JSON, or YAML with -o yaml)",
+		Example: `  strata cmp parameters examples/cmp/trivial/app --config examples/cmp/trivial/plugin.yaml
+  strata cmp parameters examples/helm/chart --builtin helm -o yaml`,
 		Args:  positional("APPDIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := document.ParseFormat(output)
@@ -815,7 +822,7 @@ plugin without discover rules never matches: Argo CD uses it only when an
 Application names it), 2 on an error (a bad flag or argument, a plugin.yaml
 that does not load, an APPDIR that is not a directory). A discovery command
 that fails is "no match", as in Argo CD.`,
-		Example: `  strata cmp match apps/web --config plugin.yaml
+		Example: `  strata cmp match examples/cmp/kustomize/overlays/prod --config examples/cmp/kustomize/plugin.yaml
   if strata cmp match . --config plugin.yaml 2>/dev/null; then echo picked; fi`,
 		Annotations: map[string]string{errorExitAnnotation: "2"},
 		Args:        positional("APPDIR"),

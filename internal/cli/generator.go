@@ -60,6 +60,8 @@ a metrics address is set.
 
 On SIGTERM /readyz fails for shutdownDelay while requests are still served,
 then in-flight requests get shutdownGrace to finish.`,
+		Example: `  strata generator serve --config examples/generator/gen.yaml
+  strata generator serve --config gen.yaml --listen :4355 --metrics-listen :9090`,
 		Args: positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadGeneratorConfig(config, listen, metricsListen)
@@ -175,6 +177,9 @@ func newGeneratorCallCmd(g *globals) *cobra.Command {
 ApplicationSet controller uses, and print the parameter sets the plugin
 returned (YAML, or JSON with -o json). --input is a YAML or JSON file holding
 the generator's input.parameters ("-" for stdin).`,
+		Example: `  strata generator call http://localhost:4355/branches \
+    --token-file examples/generator/token --input examples/generator/input.yaml
+  strata generator call https://gen.example.com/clusters --token-env GEN_TOKEN -o json`,
 		Args: positional("BASEURL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := document.ParseFormat(output)

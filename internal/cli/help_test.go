@@ -3,6 +3,8 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -137,5 +139,32 @@ func TestArgErrors(t *testing.T) {
 			want = `unexpected argument "a2" after ` + wantName
 		}
 		run(extra, want)
+	})
+}
+
+// examplePath is a path into the repository's examples/ in a help example.
+var examplePath = regexp.MustCompile(`(?:^|[\s=])(examples/[^\s'"]+)`)
+
+// TestHelpExamples checks that every command a user runs has examples in its
+// help, that they run that command, and that the files of examples/ they
+// name exist (relative to the repository root, where the examples run).
+func TestHelpExamples(t *testing.T) {
+	walk(cli.NewRoot(nil, nil, nil), func(cmd *cobra.Command) {
+		if !cmd.Runnable() || cmd.Hidden {
+			return
+		}
+		path := cmd.CommandPath()
+		if cmd.Example == "" {
+			t.Errorf("%s has no examples in its help", path)
+			return
+		}
+		if !strings.Contains(cmd.Example, path+" ") && !strings.HasSuffix(strings.TrimSpace(cmd.Example), path) && !strings.Contains(cmd.Example, path+"\n") {
+			t.Errorf("%s: no example runs it:\n%s", path, cmd.Example)
+		}
+		for _, m := range examplePath.FindAllStringSubmatch(cmd.Example, -1) {
+			if _, err := os.Stat(filepath.Join("..", "..", m[1])); err != nil {
+				t.Errorf("%s: its example names %s, which the repository does not hold", path, m[1])
+			}
+		}
 	})
 }

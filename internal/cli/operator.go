@@ -336,12 +336,14 @@ func newOperatorQueueCmd(g *globals) *cobra.Command {
 		debugCmd(g, "list", "List the tasks of every queue", positional(), 0, func([]string) string { return "/queue/list" }),
 		debugCmd(g, "history", "List the last task runs (500), oldest first, with their outcome and duration", positional(), 0, func([]string) string { return "/queue/history" }),
 	)
+	setDebugExamples(cmd)
 	return cmd
 }
 
 func newOperatorHookCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "hook", Short: "Inspect the running operator's hooks"}
 	cmd.AddCommand(debugCmd(g, "list", "List the hooks (global, then those of modules enabled once) with their parsed configuration (-o yaml|json)", positional(), 0, func([]string) string { return "/hook/list" }))
+	setDebugExamples(cmd)
 	return cmd
 }
 
@@ -354,6 +356,7 @@ func newOperatorGlobalCmd(g *globals) *cobra.Command {
 		debugCmd(g, "config", "Print the global section of the config store", positional(), 0, func([]string) string { return "/global/config" }),
 		debugCmd(g, "snapshots", "Print the snapshots of global hooks' kubernetes bindings", positional(), 0, func([]string) string { return "/global/snapshots" }),
 	)
+	setDebugExamples(cmd)
 	return cmd
 }
 
@@ -370,7 +373,21 @@ func newOperatorModuleCmd(g *globals) *cobra.Command {
 		debugCmd(g, "render NAME", "Render a module's chart with its current values", positional("NAME"), 0, one("render")),
 		debugCmd(g, "snapshots NAME", "Print the snapshots of a module's hooks' kubernetes bindings", positional("NAME"), 0, one("snapshots")),
 	)
+	setDebugExamples(cmd)
 	return cmd
+}
+
+// setDebugExamples gives each debug command under group an example: the
+// command on the running operator's default socket, then -o yaml on another.
+// A module is named as in examples/operator/basic.
+func setDebugExamples(group *cobra.Command) {
+	for _, c := range group.Commands() {
+		line := "strata operator " + group.Name() + " " + c.Name()
+		if strings.Contains(c.Use, " NAME") {
+			line += " echo-server"
+		}
+		c.Example = "  " + line + "\n  " + line + " -o yaml --debug-unix-socket /tmp/op.sock"
+	}
 }
 
 // printDebug prints a debug API answer (JSON) as format.

@@ -180,6 +180,8 @@ func newValuesFlattenCmd(g *globals) *cobra.Command {
 		Long: `Flatten a values file to one entry per leaf, keyed by its path in Helm --set
 notation, in path order. Empty maps and lists are leaves. The keys parse back
 with --set exactly.`,
+		Example: `  strata values flatten examples/values/base.yaml
+  strata values flatten examples/values/base.yaml -o properties`,
 		Args: positional("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			layers, err := (&inputFlags{}).layers(g, args)
