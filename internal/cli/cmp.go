@@ -783,7 +783,7 @@ func newCmpParametersCmd(g *globals) *cobra.Command {
 		Short: "Print the plugin's parameters announcement for an application (JSON, or YAML with -o yaml)",
 		Example: `  strata cmp parameters examples/cmp/trivial/app --config examples/cmp/trivial/plugin.yaml
   strata cmp parameters examples/helm/chart --builtin helm -o yaml`,
-		Args:  positional("APPDIR"),
+		Args: positional("APPDIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := document.ParseFormat(output)
 			if err != nil {
