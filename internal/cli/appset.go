@@ -98,7 +98,7 @@ with an error instead of hanging or exhausting memory.`,
   strata appset render appset.yaml --repo https://github.com/org/gitops.git=.
   strata appset render appset.yaml --plugin-config plugin-cm.yaml --secret argocd-secret.yaml
   STRATA_APPSET_TOKEN_MY_PLUGIN=s3cr3t strata appset render appset.yaml --plugin-config cm.yaml -o json`,
-		Args: cobra.ExactArgs(1),
+		Args: positional("APPSET.yaml"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.run(cmd.Context(), g, args[0])
 		},
@@ -119,7 +119,7 @@ with an error instead of hanging or exhausting memory.`,
 	fs.StringVar(&f.context, "context", "", "read them from the cluster of this kubeconfig context instead of files")
 	fs.StringVar(&f.namespace, "argocd-namespace", appset.DefaultNamespace, "the namespace Argo CD (its ApplicationSet controller) runs in, where its cluster Secrets are")
 	fs.StringArrayVar(&f.tokens, "token", nil, "NAME=VALUE: the token of the plugin configured by ConfigMap NAME (visible to other local users; prefer $STRATA_APPSET_TOKEN_<NAME>)")
-	fs.StringVarP(&f.output, "output", "o", "yaml", "output format: yaml (a stream of documents) or json (a List)")
+	fs.StringVarP(&f.output, "output", "o", "yaml", "output format: yaml (a stream of documents), json (a List) or name (application.argoproj.io/NAME lines, as kubectl -o name prints)")
 	fs.DurationVar(&f.timeout, "timeout", appset.DefaultTimeout, "give up rendering after this long, plugin calls included (0: the default; negative, e.g. -1s: no limit)")
 	fs.StringVar(&f.argocd, "argocd-version", "", fmt.Sprintf("render as the ApplicationSet controller of this Argo CD release, MAJOR.MINOR[.PATCH], %d.%d to %d.%d (default: %d.%d, the newest)", appset.Oldest.Major, appset.Oldest.Minor, appset.Latest.Major, appset.Latest.Minor, appset.Latest.Major, appset.Latest.Minor))
 	fs.DurationVar(&f.templateTime, "template-timeout", appset.DefaultTemplateTime, "time the templates of the file may run in all, plugin calls not included (0 or negative: the default)")
@@ -134,9 +134,12 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 	if err != nil {
 		return err
 	}
-	format, err := document.ParseFormat(f.output)
-	if err != nil {
-		return err
+	byName := f.output == "name"
+	format := document.YAML
+	if !byName {
+		if format, err = document.ParseFormat(f.output); err != nil {
+			return fmt.Errorf("%w, or name", err)
+		}
 	}
 	plugins := &appset.PluginSet{Tokens: map[string]string{}, LookupEnv: os.LookupEnv}
 	for _, t := range f.tokens {
@@ -216,7 +219,9 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 		return err
 	}
 	var b bytes.Buffer
-	if format == document.JSON {
+	if byName {
+		writeNames(&b, apps)
+	} else if format == document.JSON {
 		items := make([]any, len(apps))
 		for i, a := range apps {
 			items[i] = a
@@ -237,6 +242,29 @@ func (f *appsetRenderFlags) run(ctx context.Context, g *globals, file string) er
 	}
 	_, err = g.stdout.Write(b.Bytes())
 	return err
+}
+
+// writeNames writes kubectl's -o name line for each Application:
+// kind.group/name, the kind in lower case.
+func writeNames(b *bytes.Buffer, apps []map[string]any) {
+	for _, a := range apps {
+		name, _ := nestedString(a, "metadata", "name")
+		b.WriteString("application.argoproj.io/" + name + "\n")
+	}
+}
+
+// nestedString returns the string at keys inside m.
+func nestedString(m map[string]any, keys ...string) (string, bool) {
+	var v any = m
+	for _, k := range keys {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		v = mm[k]
+	}
+	s, ok := v.(string)
+	return s, ok
 }
 
 // readAppsetFile reads a file ("-": standard input) of at most max bytes.

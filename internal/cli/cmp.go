@@ -103,7 +103,7 @@ func newCmpHelmWorkerCmd() *cobra.Command {
 		Use:    helmWorkerCommand,
 		Short:  "A render worker of the built-in Helm plugin (started by cmp serve)",
 		Hidden: true,
-		Args:   cobra.NoArgs,
+		Args:   positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return helmplugin.WorkerMain(cmd.Context())
 		},
@@ -267,7 +267,9 @@ On SIGTERM the server stops accepting requests, lets in-flight requests finish
 process group gets SIGTERM, then SIGKILL 5 s later (a command that ignores
 SIGTERM and its children included). It waits for them to stop (up to 15 s
 more), removes the workspaces and the repository cache, and removes its socket.`,
-		Args: cobra.NoArgs,
+		Example: `  strata cmp serve --config /home/argocd/cmp-server/config/plugin.yaml
+  strata cmp serve --builtin helm --metrics-listen :9090`,
+		Args: positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := g.logger()
 			if err != nil {
@@ -677,7 +679,10 @@ Argo CD reads as the manifests -o json prints. With --argocd-env it runs in
 place, inside another plugin's command, reading the application from the
 environment Argo CD gives that command: a plugin.yaml can wrap it, say with
 a kustomize pass after Helm.`,
-		Args: cobra.ExactArgs(1),
+		Example: `  strata cmp generate examples/cmp/trivial/app --config examples/cmp/trivial/plugin.yaml \
+    --app-name demo --param cm-name-suffix=blue
+  strata cmp generate examples/helm/chart --builtin helm --param-array values-files=values-prod.yaml -o json`,
+		Args: positional("APPDIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return flags.run(cmd, g, args[0], func(p cmpserver.Plugin, req *params.Request) error {
 				if yg, ok := p.(cmpserver.YAMLGenerator); ok {
@@ -769,12 +774,21 @@ func writeManifests(g *globals, manifests []string, output string) error {
 }
 
 func newCmpParametersCmd(g *globals) *cobra.Command {
-	var flags localFlags
+	var (
+		flags  localFlags
+		output string
+	)
 	cmd := &cobra.Command{
-		Use:   "parameters APPDIR --config PLUGIN.yaml|--builtin helm",
-		Short: "Print the plugin's parameters announcement for an application, as JSON",
-		Args:  cobra.ExactArgs(1),
+		Use:   "parameters APPDIR --config PLUGIN.yaml|--builtin helm [-o json|yaml]",
+		Short: "Print the plugin's parameters announcement for an application (JSON, or YAML with -o yaml)",
+		Example: `  strata cmp parameters examples/cmp/trivial/app --config examples/cmp/trivial/plugin.yaml
+  strata cmp parameters examples/helm/chart --builtin helm -o yaml`,
+		Args: positional("APPDIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := document.ParseFormat(output)
+			if err != nil {
+				return err
+			}
 			return flags.run(cmd, g, args[0], func(p cmpserver.Plugin, req *params.Request) error {
 				anns, err := p.Announce(cmd.Context(), req)
 				if err != nil {
@@ -783,11 +797,15 @@ func newCmpParametersCmd(g *globals) *cobra.Command {
 				if anns == nil {
 					anns = []params.Announcement{}
 				}
+				if format == document.YAML {
+					return encodeYAMLValue(g.stdout, anns)
+				}
 				return document.EncodeJSONValue(g.stdout, anns)
 			})
 		},
 	}
 	flags.bind(cmd.Flags())
+	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json (what Argo CD receives) or yaml")
 	return cmd
 }
 
@@ -795,8 +813,19 @@ func newCmpMatchCmd(g *globals) *cobra.Command {
 	var flags localFlags
 	cmd := &cobra.Command{
 		Use:   "match APPDIR --config PLUGIN.yaml|--builtin helm",
-		Short: "Say whether the plugin's discovery rules match an application (exit 1 if not)",
-		Args:  cobra.ExactArgs(1),
+		Short: "Say whether the plugin's discovery rules match an application (exit 0 match, 1 no match, 2 error)",
+		Long: `Run the plugin's discovery rules on APPDIR as the sidecar runs them for the
+repo-server, and say whether Argo CD would pick the plugin for it.
+
+Exit status, as grep's: 0 when the plugin matches, 1 when it does not (a
+plugin without discover rules never matches: Argo CD uses it only when an
+Application names it), 2 on an error (a bad flag or argument, a plugin.yaml
+that does not load, an APPDIR that is not a directory). A discovery command
+that fails is "no match", as in Argo CD.`,
+		Example: `  strata cmp match examples/cmp/kustomize/overlays/prod --config examples/cmp/kustomize/plugin.yaml
+  if strata cmp match . --config plugin.yaml 2>/dev/null; then echo picked; fi`,
+		Annotations: map[string]string{errorExitAnnotation: "2"},
+		Args:        positional("APPDIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return flags.run(cmd, g, args[0], func(p cmpserver.Plugin, req *params.Request) error {
 				info := p.Info()
@@ -817,4 +846,18 @@ func newCmpMatchCmd(g *globals) *cobra.Command {
 	}
 	flags.bind(cmd.Flags())
 	return cmd
+}
+
+// encodeYAMLValue writes any Go value as YAML: its JSON, read back as a
+// tree, so the keys are the JSON names and integers stay exact.
+func encodeYAMLValue(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding JSON: %w", err)
+	}
+	tree, _, err := document.Loader{JSON: true, Limits: document.Limits{MaxBytes: int64(len(b)) + 1}}.ParseAny(b, "output")
+	if err != nil {
+		return err
+	}
+	return document.Encode(w, tree, document.YAML)
 }

@@ -27,7 +27,7 @@ does for argocd-cmp-server) runs this command:
   command: [/usr/local/bin/strata, copy-self, /var/run/strata/strata]`,
 		Example: `  strata copy-self /var/run/strata/strata
   strata copy-self /var/run/strata`,
-		Args: cobra.ExactArgs(1),
+		Args: positional("DEST"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			self, err := os.Executable()
 			if err != nil {

@@ -77,7 +77,7 @@ func TestCopySelfErrors(t *testing.T) {
 		want string
 	}{
 		{"missing directory", []string{"copy-self", filepath.Join(dir, "nope", "strata")}, "the directory " + filepath.Join(dir, "nope") + " does not exist; mount the shared volume there"},
-		{"no argument", []string{"copy-self"}, "accepts 1 arg(s), received 0"},
+		{"no argument", []string{"copy-self"}, "missing DEST: usage: strata copy-self DEST"},
 	}
 	if os.Geteuid() != 0 { // root writes into a 0555 directory
 		tests = append(tests, struct {

@@ -60,7 +60,9 @@ a metrics address is set.
 
 On SIGTERM /readyz fails for shutdownDelay while requests are still served,
 then in-flight requests get shutdownGrace to finish.`,
-		Args: cobra.NoArgs,
+		Example: `  strata generator serve --config examples/generator/gen.yaml
+  strata generator serve --config gen.yaml --listen :4355 --metrics-listen :9090`,
+		Args: positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadGeneratorConfig(config, listen, metricsListen)
 			if err != nil {
@@ -89,15 +91,22 @@ then in-flight requests get shutdownGrace to finish.`,
 }
 
 func newGeneratorCheckCmd(g *globals) *cobra.Command {
-	var config string
+	var config, output string
 	cmd := &cobra.Command{
 		Use:   "check --config FILE",
 		Short: "Check a GeneratorConfig as serve would, without serving",
 		Long: `Check the configuration, look up the commands, load the parameter files,
 read the tokens and the TLS certificate, as serve does before it listens, and
 print the plugins with the base URL path to put in each plugin's ConfigMap.`,
-		Args: cobra.NoArgs,
+		Args: positional(),
+		Example: `  strata generator check --config generators.yaml
+  strata generator check --config generators.yaml -o json`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "text" {
+				if _, err := document.ParseFormat(output); err != nil {
+					return fmt.Errorf("%w, or text", err)
+				}
+			}
 			cfg, err := loadGeneratorConfig(config, "", "")
 			if err != nil {
 				return err
@@ -111,6 +120,7 @@ print the plugins with the base URL path to put in each plugin's ConfigMap.`,
 			}
 			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "PLUGIN\tPATH\tBACKEND\tAUTH\tCACHE TTL\tCONCURRENCY")
+			list := make([]any, 0, len(cfg.Plugins))
 			for _, p := range cfg.Plugins {
 				backend := "custom"
 				switch b := p.Backend.(type) {
@@ -135,11 +145,18 @@ print the plugins with the base URL path to put in each plugin's ConfigMap.`,
 					path = "/"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, path, backend, auth, p.Cache.TTL, conc)
+				list = append(list, map[string]any{"name": p.Name, "path": path, "backend": backend, "auth": auth,
+					"cacheTTL": p.Cache.TTL.String(), "concurrency": int64(p.Concurrency)})
+			}
+			if output != "text" {
+				f, _ := document.ParseFormat(output)
+				return document.Encode(g.stdout, list, f)
 			}
 			return tw.Flush()
 		},
 	}
 	cmd.Flags().StringVar(&config, "config", "", "the GeneratorConfig file")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text (a table), yaml or json (concurrency 0: unbounded)")
 	return cmd
 }
 
@@ -160,7 +177,10 @@ func newGeneratorCallCmd(g *globals) *cobra.Command {
 ApplicationSet controller uses, and print the parameter sets the plugin
 returned (YAML, or JSON with -o json). --input is a YAML or JSON file holding
 the generator's input.parameters ("-" for stdin).`,
-		Args: cobra.ExactArgs(1),
+		Example: `  strata generator call http://localhost:4355/branches \
+    --token-file examples/generator/token --input examples/generator/input.yaml
+  strata generator call https://gen.example.com/clusters --token-env GEN_TOKEN -o json`,
+		Args: positional("BASEURL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := document.ParseFormat(output)
 			if err != nil {

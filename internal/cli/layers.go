@@ -82,7 +82,7 @@ value it overrode. --explain=PATH restricts it to one key or subtree.`,
   strata layers render app.yaml --from gitops/ --explain
   strata layers render app.yaml --explain=ingress.replicas -o json
   strata layers render app.yaml --context prod --values-only --show-secrets | helm template chart -f -`,
-		Args: cobra.ExactArgs(1),
+		Args: positional("APP.yaml"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.run(cmd, g, args[0])
 		},
@@ -93,8 +93,7 @@ value it overrode. --explain=PATH restricts it to one key or subtree.`,
 	fs.StringVar(&f.context, "context", "", "read them from the cluster of this kubeconfig context instead")
 	fs.StringVar(&f.app, "app", "", "the App to render when APP.yaml holds several: NAME or NAMESPACE/NAME")
 	fs.StringVarP(&f.output, "output", "o", "yaml", "output format: yaml or json (with --explain also text, the default)")
-	fs.StringVar(&f.explain, "explain", "", "explain every value, or with =PATH one key")
-	fs.Lookup("explain").NoOptDefVal = explainAll
+	addExplainFlag(fs, &f.explain)
 	fs.BoolVar(&f.showSecrets, "show-secrets", false, "print values that came from Secrets instead of <redacted>")
 	fs.BoolVar(&f.noCatalog, "no-catalog", false, "leave the Catalog's layers out (when its manifest is not at hand)")
 	fs.BoolVar(&f.valuesOnly, "values-only", false, "print only the merged values")
@@ -240,12 +239,9 @@ func layerList(res *layers.Rendered) []any {
 }
 
 func (f *layersRender) writeExplanation(cmd *cobra.Command, g *globals, res *layers.Rendered) error {
-	var p document.Path
-	if f.explain != explainAll {
-		var err error
-		if p, err = document.ParsePath(f.explain); err != nil {
-			return err
-		}
+	p, err := explainPath(f.explain)
+	if err != nil {
+		return err
 	}
 	exps, err := res.Explain(p, values.ExplainOptions{ShowSensitive: f.showSecrets})
 	if err != nil {
@@ -320,7 +316,7 @@ strata_layers_*) and /healthz, /readyz are served on their own addresses
 		Example: `  strata layers controller --kubeconfig ~/.kube/config --namespace m2m01
   strata layers controller --allowed-namespaces giantswarm,platform-config
   strata layers controller --leader-elect --leader-election-namespace strata-system --log-format json`,
-		Args: cobra.NoArgs,
+		Args: positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := g.logger()
 			if err != nil {

@@ -129,7 +129,7 @@ works. On SIGTERM the leader finishes the task in hand, stops and gives the
 Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 		Example: `  MODULES_DIR=modules GLOBAL_HOOKS_DIR=global-hooks ADDON_OPERATOR_NAMESPACE=addons \
     strata operator run --config config.yaml --objects objects/ --debug-unix-socket /tmp/op.sock`,
-		Args: cobra.NoArgs,
+		Args: positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if envErr != nil {
 				return envErr
@@ -245,7 +245,7 @@ file is read, never written back. Exits non-zero on the first failure, with the
 hook's stderr.`,
 		Example: `  strata operator render --modules-dir modules --global-hooks-dir global-hooks --config config.yaml
   MODULES_DIR=modules strata operator render --values-only`,
-		Args: cobra.NoArgs,
+		Args: positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if envErr != nil {
 				return envErr
@@ -333,27 +333,30 @@ func debugCmd(g *globals, use, short string, args cobra.PositionalArgs, with int
 func newOperatorQueueCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "queue", Short: "Inspect the running operator's task queues"}
 	cmd.AddCommand(
-		debugCmd(g, "list", "List the tasks of every queue", cobra.NoArgs, 0, func([]string) string { return "/queue/list" }),
-		debugCmd(g, "history", "List the last task runs (500), oldest first, with their outcome and duration", cobra.NoArgs, 0, func([]string) string { return "/queue/history" }),
+		debugCmd(g, "list", "List the tasks of every queue", positional(), 0, func([]string) string { return "/queue/list" }),
+		debugCmd(g, "history", "List the last task runs (500), oldest first, with their outcome and duration", positional(), 0, func([]string) string { return "/queue/history" }),
 	)
+	setDebugExamples(cmd)
 	return cmd
 }
 
 func newOperatorHookCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "hook", Short: "Inspect the running operator's hooks"}
-	cmd.AddCommand(debugCmd(g, "list", "List the hooks (global, then those of modules enabled once) with their parsed configuration (-o yaml|json)", cobra.NoArgs, 0, func([]string) string { return "/hook/list" }))
+	cmd.AddCommand(debugCmd(g, "list", "List the hooks (global, then those of modules enabled once) with their parsed configuration (-o yaml|json)", positional(), 0, func([]string) string { return "/hook/list" }))
+	setDebugExamples(cmd)
 	return cmd
 }
 
 func newOperatorGlobalCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "global", Short: "Inspect the running operator's global values"}
 	cmd.AddCommand(
-		debugCmd(g, "list", "List the global hooks", cobra.NoArgs, 0, func([]string) string { return "/global/list" }),
-		debugCmd(g, "values", "Print the global values (--explain: where each key came from)", cobra.NoArgs, withExplain, func([]string) string { return "/global/values" }),
-		debugCmd(g, "patches", "Print the JSON patches global hooks made, in order", cobra.NoArgs, 0, func([]string) string { return "/global/patches" }),
-		debugCmd(g, "config", "Print the global section of the config store", cobra.NoArgs, 0, func([]string) string { return "/global/config" }),
-		debugCmd(g, "snapshots", "Print the snapshots of global hooks' kubernetes bindings", cobra.NoArgs, 0, func([]string) string { return "/global/snapshots" }),
+		debugCmd(g, "list", "List the global hooks", positional(), 0, func([]string) string { return "/global/list" }),
+		debugCmd(g, "values", "Print the global values (--explain: where each key came from)", positional(), withExplain, func([]string) string { return "/global/values" }),
+		debugCmd(g, "patches", "Print the JSON patches global hooks made, in order", positional(), 0, func([]string) string { return "/global/patches" }),
+		debugCmd(g, "config", "Print the global section of the config store", positional(), 0, func([]string) string { return "/global/config" }),
+		debugCmd(g, "snapshots", "Print the snapshots of global hooks' kubernetes bindings", positional(), 0, func([]string) string { return "/global/snapshots" }),
 	)
+	setDebugExamples(cmd)
 	return cmd
 }
 
@@ -363,14 +366,28 @@ func newOperatorModuleCmd(g *globals) *cobra.Command {
 		return func(args []string) string { return "/module/" + args[0] + "/" + what }
 	}
 	cmd.AddCommand(
-		debugCmd(g, "list", "List the modules, enabled or not, and why", cobra.NoArgs, 0, func([]string) string { return "/module/list" }),
-		debugCmd(g, "values NAME", "Print a module's values (--explain: where each key came from; --global: with the global values)", cobra.ExactArgs(1), withExplain|withGlobal, one("values")),
-		debugCmd(g, "patches NAME", "Print the JSON patches a module's hooks made, in order", cobra.ExactArgs(1), 0, one("patches")),
-		debugCmd(g, "config NAME", "Print a module's section of the config store (--global: with the global section)", cobra.ExactArgs(1), withGlobal, one("config")),
-		debugCmd(g, "render NAME", "Render a module's chart with its current values", cobra.ExactArgs(1), 0, one("render")),
-		debugCmd(g, "snapshots NAME", "Print the snapshots of a module's hooks' kubernetes bindings", cobra.ExactArgs(1), 0, one("snapshots")),
+		debugCmd(g, "list", "List the modules, enabled or not, and why", positional(), 0, func([]string) string { return "/module/list" }),
+		debugCmd(g, "values NAME", "Print a module's values (--explain: where each key came from; --global: with the global values)", positional("NAME"), withExplain|withGlobal, one("values")),
+		debugCmd(g, "patches NAME", "Print the JSON patches a module's hooks made, in order", positional("NAME"), 0, one("patches")),
+		debugCmd(g, "config NAME", "Print a module's section of the config store (--global: with the global section)", positional("NAME"), withGlobal, one("config")),
+		debugCmd(g, "render NAME", "Render a module's chart with its current values", positional("NAME"), 0, one("render")),
+		debugCmd(g, "snapshots NAME", "Print the snapshots of a module's hooks' kubernetes bindings", positional("NAME"), 0, one("snapshots")),
 	)
+	setDebugExamples(cmd)
 	return cmd
+}
+
+// setDebugExamples gives each debug command under group an example: the
+// command on the running operator's default socket, then -o yaml on another.
+// A module is named as in examples/operator/basic.
+func setDebugExamples(group *cobra.Command) {
+	for _, c := range group.Commands() {
+		line := "strata operator " + group.Name() + " " + c.Name()
+		if strings.Contains(c.Use, " NAME") {
+			line += " echo-server"
+		}
+		c.Example = "  " + line + "\n  " + line + " -o yaml --debug-unix-socket /tmp/op.sock"
+	}
 }
 
 // printDebug prints a debug API answer (JSON) as format.

@@ -19,7 +19,7 @@ import (
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := NewRoot(stdin, stdout, stderr)
 	root.SetArgs(joinExplainArg(args))
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
 	}
@@ -31,8 +31,16 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return ex.code
 	}
 	fmt.Fprintf(stderr, "Error: %v\n", err)
+	if cmd != nil && cmd.Annotations[errorExitAnnotation] == "2" {
+		return 2
+	}
 	return 1
 }
+
+// errorExitAnnotation, set to "2" on a command, makes its errors (usage
+// errors included) exit 2, for a command whose exit 1 means a "no" answer,
+// as grep's does.
+const errorExitAnnotation = "strata.dev/error-exit-code"
 
 // exitError ends the program with a code, after its message was printed.
 type exitError struct {

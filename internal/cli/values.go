@@ -101,11 +101,9 @@ every value it overrode. --explain=PATH restricts it to one key (or subtree).`,
 				}
 				return document.Encode(g.stdout, res.Values, f)
 			}
-			var path document.Path
-			if explain != explainAll {
-				if path, err = document.ParsePath(explain); err != nil {
-					return err
-				}
+			path, err := explainPath(explain)
+			if err != nil {
+				return err
 			}
 			exps, err := res.Explain(path, values.ExplainOptions{ShowSensitive: showSecrets})
 			if err != nil {
@@ -121,14 +119,33 @@ every value it overrode. --explain=PATH restricts it to one key (or subtree).`,
 	fs := cmd.Flags()
 	flags.bind(fs)
 	fs.StringVarP(&output, "output", "o", "yaml", "output format: yaml or json (with --explain also text, the default)")
-	fs.StringVar(&explain, "explain", "", "explain every value, or with =PATH one key")
-	fs.Lookup("explain").NoOptDefVal = explainAll
+	addExplainFlag(fs, &explain)
 	fs.BoolVar(&showSecrets, "show-secrets", false, "do not redact values of --sensitive files in explanations")
 	return cmd
 }
 
-// explainAll is --explain given without a path.
-const explainAll = "\x00all"
+// explainAll is --explain given without a path: the root, in jq's
+// notation. As a --set path "." would name the empty key inside the empty
+// key, which no values file has a use for.
+const explainAll = "."
+
+// addExplainFlag adds --explain[=PATH] to fs, storing the path in p.
+func addExplainFlag(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "explain", "", "explain every value, or with =`PATH` one key or subtree")
+	fs.Lookup("explain").NoOptDefVal = explainAll
+}
+
+// explainPath parses the value of --explain; the root is nil.
+func explainPath(s string) (document.Path, error) {
+	if s == explainAll {
+		return nil, nil
+	}
+	p, err := document.ParsePath(s)
+	if err != nil {
+		return nil, fmt.Errorf("--explain: %w", err)
+	}
+	return p, nil
+}
 
 // joinExplainArg turns "--explain PATH" into "--explain=PATH" when PATH is
 // not a file, so the flag reads the way people type it. pflag cannot do this
@@ -163,7 +180,9 @@ func newValuesFlattenCmd(g *globals) *cobra.Command {
 		Long: `Flatten a values file to one entry per leaf, keyed by its path in Helm --set
 notation, in path order. Empty maps and lists are leaves. The keys parse back
 with --set exactly.`,
-		Args: cobra.ExactArgs(1),
+		Example: `  strata values flatten examples/values/base.yaml
+  strata values flatten examples/values/base.yaml -o properties`,
+		Args: positional("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			layers, err := (&inputFlags{}).layers(g, args)
 			if err != nil {

@@ -23,7 +23,7 @@ linker; a plain go build or go install takes them from the build
 information the go command records.`,
 		Example: `  strata version
   strata version -o json`,
-		Args: cobra.NoArgs,
+		Args: positional(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := stamp.Get()
 			if output == "" {
