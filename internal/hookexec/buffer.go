@@ -82,7 +82,10 @@ type tailBuffer struct {
 	start   int    // index of the oldest byte once the ring is full
 	dropped int64  // bytes written but no longer kept
 	// limit, when positive, bounds the bytes written in all: the write
-	// that passes it closes full and fails, as do all later writes.
+	// that passes it closes full (the command is then killed), and it
+	// and all later writes are taken and dropped, so that the pipe stays
+	// open until the kill: a write error would close it, and the command
+	// could go on after a failed write before the kill lands.
 	limit   int64
 	written int64
 	full    chan struct{}
@@ -92,23 +95,19 @@ func newTailBuffer(max int64) *tailBuffer {
 	return &tailBuffer{max: clampInt(max), full: make(chan struct{})}
 }
 
-// errStderrFull is what tailBuffer.Write returns once its limit is
-// passed; Run reports ErrOutputTooLarge instead.
-var errStderrFull = errors.New("stderr limit exceeded")
-
 func (b *tailBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.limit > 0 {
 		if b.written > b.limit {
-			return 0, errStderrFull
+			return len(p), nil
 		}
 		b.written += int64(len(p))
 		if b.written > b.limit {
 			close(b.full)
-			// Keep what it wrote, for the error's tail, then stop.
+			// Keep what it wrote, for the error's tail; drop the rest.
 			b.writeLocked(p)
-			return len(p), errStderrFull
+			return len(p), nil
 		}
 	}
 	return b.writeLocked(p), nil
