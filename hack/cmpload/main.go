@@ -16,7 +16,6 @@ package main
 
 import (
 	"archive/tar"
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -28,7 +27,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -40,6 +38,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/cmpserver"
 	"github.com/strata-dev/strata/internal/cmpserver/pluginpb"
+	"github.com/strata-dev/strata/internal/rsswatch"
 )
 
 const plugin = `apiVersion: argoproj.io/v1alpha1
@@ -121,7 +120,7 @@ func run(strata string, limit int64, duration time.Duration, normal int, sandbox
 	}
 	var peak atomic.Int64
 	killed := make(chan struct{})
-	go watch(cmd.Process.Pid, limit, &peak, killed)
+	go rsswatch.Watch(cmd.Process.Pid, limit, &peak, killed)
 	defer func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
@@ -248,41 +247,6 @@ func run(strata string, limit int64, duration time.Duration, normal int, sandbox
 		return fmt.Errorf("%d errors seen by normal clients", len(normalErrs))
 	}
 	return nil
-}
-
-// watch records the peak RssAnon of pid and kills it past limit.
-func watch(pid int, limit int64, peak *atomic.Int64, killed chan<- struct{}) {
-	for {
-		rss, ok := rssAnon(pid)
-		if !ok {
-			return
-		}
-		if rss > peak.Load() {
-			peak.Store(rss)
-		}
-		if rss > limit {
-			syscall.Kill(pid, syscall.SIGKILL)
-			close(killed)
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-func rssAnon(pid int) (int64, bool) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "RssAnon:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10, err == nil
-		}
-	}
-	return 0, false
 }
 
 func generate(client pluginpb.ConfigManagementPluginServiceClient, app string, tgz []byte) (int, error) {

@@ -37,6 +37,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/strata-dev/strata/internal/rsswatch"
 )
 
 const token = "genload-token-0123456789abcdef"
@@ -199,7 +201,7 @@ func load(ctx context.Context, o options, stdout io.Writer) error {
 	}
 	var peak atomic.Int64
 	killed := make(chan struct{})
-	go watch(cmd.Process.Pid, o.limit, &peak, killed)
+	go rsswatch.Watch(cmd.Process.Pid, o.limit, &peak, killed)
 	stopped := false
 	stop := func() {
 		if !stopped {
@@ -534,39 +536,6 @@ func waitReady(dial func(context.Context, string, string) (net.Conn, error)) err
 		time.Sleep(100 * time.Millisecond)
 	}
 	return errors.New("the server was not ready within 30 s")
-}
-
-// watch records the peak RssAnon of pid and kills it past limit.
-func watch(pid int, limit int64, peak *atomic.Int64, killed chan<- struct{}) {
-	for {
-		rss, ok := rssAnon(pid)
-		if !ok {
-			return
-		}
-		if rss > peak.Load() {
-			peak.Store(rss)
-		}
-		if rss > limit {
-			syscall.Kill(pid, syscall.SIGKILL)
-			close(killed)
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-func rssAnon(pid int) (int64, bool) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, false
-	}
-	for line := range strings.Lines(string(data)) {
-		if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10, err == nil
-		}
-	}
-	return 0, false
 }
 
 func clip(b []byte) string {

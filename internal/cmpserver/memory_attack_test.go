@@ -1,7 +1,6 @@
 package cmpserver_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"log/slog"
@@ -28,6 +27,7 @@ import (
 	"github.com/strata-dev/strata/internal/cmpserver/tarball"
 	"github.com/strata-dev/strata/internal/eventually"
 	"github.com/strata-dev/strata/internal/memlimit"
+	"github.com/strata-dev/strata/internal/rsswatch"
 )
 
 // childSocketEnv makes the test binary a plugin sidecar serving on the
@@ -130,7 +130,7 @@ func startChildSidecar(t *testing.T, limit int64) *childSidecar {
 				return
 			case <-tick.C:
 			}
-			rss, ok := rssAnon(cmd.Process.Pid)
+			rss, ok := rsswatch.RssAnon(cmd.Process.Pid)
 			if !ok {
 				return
 			}
@@ -168,23 +168,6 @@ func startChildSidecar(t *testing.T, limit int64) *childSidecar {
 	t.Cleanup(func() { conn.Close() })
 	c.client = pluginpb.NewConfigManagementPluginServiceClient(conn)
 	return c
-}
-
-// rssAnon reads the anonymous resident memory of a process, in bytes.
-func rssAnon(pid int) (int64, bool) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "RssAnon:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10, err == nil
-		}
-	}
-	return 0, false
 }
 
 // generate asks the sidecar for the manifests of a repository whose
