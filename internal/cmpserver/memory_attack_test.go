@@ -26,6 +26,7 @@ import (
 	"github.com/strata-dev/strata/internal/cmpserver/pluginpb"
 	"github.com/strata-dev/strata/internal/cmpserver/tarball"
 	"github.com/strata-dev/strata/internal/eventually"
+	"github.com/strata-dev/strata/internal/hookexec/hookexectest"
 	"github.com/strata-dev/strata/internal/memlimit"
 	"github.com/strata-dev/strata/internal/rsswatch"
 )
@@ -39,7 +40,9 @@ func TestMain(m *testing.M) {
 	if sock := os.Getenv(childSocketEnv); sock != "" {
 		os.Exit(runSidecarChild(sock))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	hookexectest.Cleanup()
+	os.Exit(code)
 }
 
 // childPlugin is the plugin the child sidecar serves: it prints the

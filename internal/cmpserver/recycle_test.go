@@ -4,15 +4,12 @@ package cmpserver_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,43 +18,8 @@ import (
 	"github.com/strata-dev/strata/internal/cmpserver/tarball"
 	"github.com/strata-dev/strata/internal/eventually"
 	"github.com/strata-dev/strata/internal/hookexec"
+	"github.com/strata-dev/strata/internal/hookexec/hookexectest"
 )
-
-var (
-	leftoverOnce sync.Once
-	leftoverBin  string
-	leftoverErr  error
-)
-
-// leftover builds hookexec's testdata/leftover.c: a program that leaves a
-// task behind rewriting a file, the way a hostile plugin command can.
-func leftover(t *testing.T) string {
-	t.Helper()
-	leftoverOnce.Do(func() {
-		gcc, err := exec.LookPath("gcc")
-		if err != nil {
-			leftoverErr = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "leftover")
-		if err != nil {
-			leftoverErr = err
-			return
-		}
-		leftoverBin = filepath.Join(dir, "leftover")
-		out, err := exec.Command(gcc, "-O2", "-pthread", "-o", leftoverBin, "../hookexec/testdata/leftover.c").CombinedOutput()
-		if err != nil {
-			leftoverErr = errors.New(string(out))
-		}
-	})
-	if leftoverErr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("building leftover.c: %v", leftoverErr)
-		}
-		t.Skipf("building leftover.c: %v", leftoverErr)
-	}
-	return leftoverBin
-}
 
 // TestRecycledWorkspaces plays the attack of issue 23 against a server that
 // recycles workspaces: in a monorepo, application a's command leaves a
@@ -77,7 +39,7 @@ func TestRecycledWorkspaces(t *testing.T) {
 	if _, err := hookexec.LandlockABI(); err != nil {
 		t.Skip(err)
 	}
-	bin := leftover(t)
+	bin := hookexectest.Leftover(t)
 	if _, err := cmpserver.TrackCommands(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,8 @@ import (
 )
 
 // TestDeps keeps the package on the standard library, and its tests on the
-// standard library, go-cmp and strata's polling helper (itself standard
-// library only).
+// standard library, go-cmp, strata's polling helper and hookexectest (both
+// standard library only).
 func TestDeps(t *testing.T) {
 	pkg, err := build.ImportDir(".", 0)
 	if err != nil {
@@ -25,8 +25,8 @@ func TestDeps(t *testing.T) {
 	}
 	for _, imp := range append(pkg.TestImports, pkg.XTestImports...) {
 		if !stdlib(imp) && imp != "github.com/google/go-cmp/cmp" && imp != "github.com/strata-dev/strata/internal/hookexec" &&
-			imp != "github.com/strata-dev/strata/internal/eventually" {
-			t.Errorf("hookexec's tests import %s; they may use the standard library, go-cmp and internal/eventually only", imp)
+			imp != "github.com/strata-dev/strata/internal/eventually" && imp != "github.com/strata-dev/strata/internal/hookexec/hookexectest" {
+			t.Errorf("hookexec's tests import %s; they may use the standard library, go-cmp, internal/eventually and hookexectest only", imp)
 		}
 	}
 }

@@ -10,47 +10,18 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/strata-dev/strata/internal/hookexec"
+	"github.com/strata-dev/strata/internal/hookexec/hookexectest"
 )
 
-var (
-	leftoverOnce sync.Once
-	leftoverBin  string
-	leftoverErr  error
-)
-
-// leftover builds testdata/leftover.c, the hostile command of these tests.
-func leftover(t *testing.T) string {
-	t.Helper()
-	leftoverOnce.Do(func() {
-		gcc, err := exec.LookPath("gcc")
-		if err != nil {
-			leftoverErr = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "leftover")
-		if err != nil {
-			leftoverErr = err
-			return
-		}
-		leftoverBin = filepath.Join(dir, "leftover")
-		out, err := exec.Command(gcc, "-O2", "-pthread", "-o", leftoverBin, "testdata/leftover.c").CombinedOutput()
-		if err != nil {
-			leftoverErr = errors.New(string(out))
-		}
-	})
-	if leftoverErr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("building testdata/leftover.c: %v", leftoverErr)
-		}
-		t.Skipf("building testdata/leftover.c: %v", leftoverErr)
-	}
-	return leftoverBin
+func TestMain(m *testing.M) {
+	code := m.Run()
+	hookexectest.Cleanup()
+	os.Exit(code)
 }
 
 // running returns the processes whose command line holds marker.
@@ -93,7 +64,7 @@ func rewritten(file string, wait time.Duration) bool {
 // runs and nothing rewrites the file: with namespaces, and following the
 // process tree.
 func TestTrackerKillsLeftovers(t *testing.T) {
-	bin := leftover(t)
+	bin := hookexectest.Leftover(t)
 	if err := hookexec.AdoptOrphans(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +149,7 @@ func TestTrackerUnattributed(t *testing.T) {
 // TestTrackerSharedMemory: a command creating two System V shared memory
 // segments leaves none once its Tracker is closed.
 func TestTrackerSharedMemory(t *testing.T) {
-	bin := leftover(t)
+	bin := hookexectest.Leftover(t)
 	for _, noNS := range []bool{true, false} {
 		if !noNS && hookexec.Namespaces() != nil {
 			continue
@@ -261,7 +232,7 @@ func segmentsSince(t *testing.T) int {
 // semaphore sets, or two message queues holding a message each, leaves
 // none once its Tracker is closed.
 func TestTrackerSemaphoresAndQueues(t *testing.T) {
-	bin := leftover(t)
+	bin := hookexectest.Leftover(t)
 	for _, kind := range []struct{ mode, table string }{{"sem", "/proc/sysvipc/sem"}, {"msg", "/proc/sysvipc/msg"}} {
 		for _, noNS := range []bool{true, false} {
 			if !noNS && hookexec.Namespaces() != nil {
