@@ -385,9 +385,10 @@ func bindingCount(c *hook.Config) int {
 }
 
 // configure runs `--config` of hooks, several at once, and returns them
-// in their order with their configs.
+// in their order with their configs; a module-sdk batch file gives one
+// entry per hook it holds, in their order.
 func (e *Engine) configure(ctx context.Context, hooks []*hook.Hook, moduleName string) ([]*hookEntry, error) {
-	out := make([]*hookEntry, len(hooks))
+	found := make([][]*hookEntry, len(hooks))
 	errs := make([]error, len(hooks))
 	sem := make(chan struct{}, max(2, 2*runtime.GOMAXPROCS(0)))
 	var wg sync.WaitGroup
@@ -397,19 +398,35 @@ func (e *Engine) configure(ctx context.Context, hooks []*hook.Hook, moduleName s
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			cfg, err := e.runner.Config(ctx, h)
+			if h.Kind == hook.Module {
+				h.Module = moduleName
+			}
+			cs, err := e.runner.Configure(ctx, h)
 			if err != nil {
 				errs[i] = err
 				return
 			}
-			he := &hookEntry{h: h, cfg: cfg, module: moduleName, limiter: newLimiter(cfg.Settings)}
-			he.kube = e.kubeSet(he)
-			out[i] = he
+			if len(cs) > 1 || cs[0].Hook.Batch != "" {
+				names := make([]string, len(cs))
+				for j, c := range cs {
+					names[j] = c.Hook.Name
+				}
+				e.log.Info("module-sdk batch hook", "module", moduleName, "file", h.Name, "hooks", names)
+			}
+			for _, c := range cs {
+				he := &hookEntry{h: c.Hook, cfg: c.Config, module: moduleName, limiter: newLimiter(c.Config.Settings)}
+				he.kube = e.kubeSet(he)
+				found[i] = append(found[i], he)
+			}
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	out := make([]*hookEntry, 0, len(hooks))
+	for _, f := range found {
+		out = append(out, f...)
 	}
 	return out, nil
 }

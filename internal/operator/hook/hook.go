@@ -78,6 +78,13 @@ type Hook struct {
 	// directory: the hook runs as venv/bin/python3 HOOK with PYTHONHOME
 	// set to it, as addon-operator runs it. "" runs the file itself.
 	PythonVenv string
+	// Batch is, for one hook of a module-sdk batch file (Runner.Configure),
+	// its key there: its index ("0", "1", ...), run as `Path hook run N`,
+	// or BatchReady, run as `Path hook ready`. "" for any other hook.
+	Batch string
+	// Module is a module hook's module name, given to a batch hook as
+	// MODULE_NAME. "" for a global hook.
+	Module string
 }
 
 func (h *Hook) String() string {

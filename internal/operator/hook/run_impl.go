@@ -7,10 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/strata-dev/strata/internal/hookexec"
 )
@@ -100,32 +98,9 @@ func (r *Runner) config(ctx context.Context, h *Hook) (*Config, error) {
 		if errors.Is(err, hookexec.ErrOutputTooLarge) {
 			return nil, fmt.Errorf("%s: --config printed more than %d bytes; print only the bindings: %w", h, orDefault(r.MaxConfigBytes, DefaultMaxConfigBytes), err)
 		}
-		return nil, r.batchHookError(ctx, h, fmt.Errorf("%s: getting its configuration: %w", h, err))
+		return nil, fmt.Errorf("%s: getting its configuration: %w", h, err)
 	}
-	c, err := ParseConfig(res.Stdout, h.Kind, h.Name)
-	if err != nil {
-		return nil, r.batchHookError(ctx, h, err)
-	}
-	return c, nil
-}
-
-// batchHookFound is what a module-sdk batch hook prints for `hook list`
-// (addon-operator's test of a batch hook).
-var batchHookFound = regexp.MustCompile(`Found [1-9][0-9]{0,3} items`)
-
-// batchHookError returns err, or, when h is a module-sdk batch hook (an
-// executable without an extension that answers `hook list` as those do),
-// an error that says so: addon-operator runs such hooks through their
-// own protocol (hook config, hook run N), which strata does not have.
-func (r *Runner) batchHookError(ctx context.Context, h *Hook, err error) error {
-	if filepath.Ext(h.Path) != "" || h.PythonVenv != "" {
-		return err
-	}
-	res, lerr := r.command([]string{h.Path, "hook", "list"}, slices.Clip(r.Env), 64<<10).Run(ctx)
-	if lerr != nil || !batchHookFound.Match(res.Stdout) {
-		return err
-	}
-	return fmt.Errorf("%s is a module-sdk batch hook (`hook list`: %s): strata runs hooks that print their bindings for --config and does not run batch hooks yet", h, strings.TrimSpace(string(batchHookFound.Find(res.Stdout))))
+	return ParseConfig(res.Stdout, h.Kind, h.Name)
 }
 
 func (r *Runner) run(ctx context.Context, h *Hook, in Input) (*Output, error) {
@@ -177,7 +152,12 @@ func (r *Runner) run(ctx context.Context, h *Hook, in Input) (*Output, error) {
 		"METRICS_PATH="+ws.Path(name(fileMetrics)),
 		"KUBERNETES_PATCH_PATH="+ws.Path(name(fileKubePatch)),
 	)
-	cmd := r.command(argv(h), hookEnv(h, env), orDefault(r.MaxLogBytes, DefaultMaxLogBytes))
+	args := argv(h)
+	if h.Batch != "" {
+		args = append([]string{h.Path}, batchArgs(h)...)
+		env = append(env, batchEnv(h)...)
+	}
+	cmd := r.command(args, hookEnv(h, env), orDefault(r.MaxLogBytes, DefaultMaxLogBytes))
 	res, err := cmd.Run(ctx)
 	if err != nil {
 		fe := &FailedError{Err: fmt.Errorf("%s failed: %w", h, err)}

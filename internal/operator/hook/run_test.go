@@ -324,26 +324,3 @@ func TestRunnerFailedStatusPatches(t *testing.T) {
 		t.Errorf("Run error = %v (%+v), want the hook's failure and no status patches", err, failed)
 	}
 }
-
-// A module-sdk batch hook (no extension, answers `hook list` with "Found N
-// items", which addon-operator tests for) is named as one when --config
-// fails; any other hook keeps its own error.
-func TestRunnerConfigBatchHook(t *testing.T) {
-	body := "if [ \"$1 $2\" = \"hook list\" ]; then echo 'Found 3 items'; exit 0; fi\necho 'unknown flag: --config' >&2; exit 1\n"
-	for _, tc := range []struct {
-		file, want string
-	}{
-		{"batch", "module myModule hook hooks/batch is a module-sdk batch hook (`hook list`: Found 3 items): strata runs hooks that print their bindings for --config and does not run batch hooks yet"},
-		{"batch.sh", "module myModule hook hooks/batch.sh: getting its configuration: "},
-	} {
-		p := filepath.Join(t.TempDir(), tc.file)
-		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		h := &hook.Hook{Name: "hooks/" + tc.file, Path: p, Kind: hook.Module, ModuleKey: "myModule"}
-		_, err := runner(t).Config(context.Background(), h)
-		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("%s: Config error = %v, want %s...", tc.file, err, tc.want)
-		}
-	}
-}
