@@ -53,16 +53,20 @@ type Engine struct {
 	// oneShot makes the engine stop scheduling reactions (Render).
 	oneShot bool
 
-	mu         sync.Mutex
-	runCtx     context.Context // the context of Run: monitors live in it
-	modules    *module.Set
-	global     []*hookEntry
-	mods       map[string]*modState // by module name
-	enabled    []string             // enabled modules, in order
-	history    []string
-	converged  bool
-	discovered bool // the first discovery after start-up was skipped
-	readyCh    chan struct{}
+	mu      sync.Mutex
+	runCtx  context.Context // the context of Run: monitors live in it
+	modules *module.Set
+	global  []*hookEntry
+	// globalMon is the context of the global hooks' kubernetes monitors,
+	// cancelled by stopGlobalMon when the global hooks are reloaded.
+	globalMon     context.Context
+	stopGlobalMon context.CancelFunc
+	mods          map[string]*modState // by module name
+	enabled       []string             // enabled modules, in order
+	history       []string
+	converged     bool
+	discovered    bool // the first discovery after start-up was skipped
+	readyCh       chan struct{}
 
 	// HA (ha.go): the elector while campaigning or leading, and the
 	// context the task in hand runs in (nil: the queue's own).
@@ -83,8 +87,8 @@ type hookEntry struct {
 	started bool
 	sched   []int
 	limiter *limiter
-	// stale is set when the hook's module was reloaded (its files
-	// changed): a queued run of it is dropped.
+	// stale is set when the hook was reloaded (its module's files or the
+	// global hook files changed): a queued run of it is dropped.
 	stale bool
 }
 

@@ -22,6 +22,7 @@ const (
 	KindGlobalHookRun        = "GlobalHookRun"
 	KindModuleHookRun        = "ModuleHookRun"
 	KindEnableGlobalBindings = "EnableGlobalBindings"
+	KindReloadGlobalHooks    = "ReloadGlobalHooks"
 	KindReloadAll            = "ReloadAllModules"
 	KindDiscover             = "DiscoverModules"
 	KindModuleRun            = "ModuleRun"
@@ -135,8 +136,11 @@ func (e *Engine) handle(ctx context.Context, t *queue.Task) ([]*queue.Task, erro
 	case *modulePurge:
 		return nil, e.purge(ctx, d.release)
 	case nil:
-		if t.Kind == KindEnableGlobalBindings {
+		switch t.Kind {
+		case KindEnableGlobalBindings:
 			return e.enableGlobalBindings(ctx)
+		case KindReloadGlobalHooks:
+			return e.reloadGlobalHooks(ctx)
 		}
 	}
 	return nil, fmt.Errorf("task %s: unknown kind %s", t.Description, t.Kind)
@@ -300,8 +304,12 @@ func (e *Engine) monitorCtx(he *hookEntry) context.Context {
 			}
 			return ms.monCtx
 		}
+		return e.runCtx
 	}
-	return e.runCtx
+	if e.globalMon == nil {
+		e.globalMon, e.stopGlobalMon = context.WithCancel(e.runCtx)
+	}
+	return e.globalMon
 }
 
 // kubeEvent queues the run of a kubernetes event (steps 9 and 10).
@@ -355,7 +363,7 @@ func (e *Engine) runHookTask(ctx context.Context, d *hookRun, queueName string) 
 	stale := he.stale
 	e.mu.Unlock()
 	if stale {
-		e.log.Info("dropping a queued run of a hook whose module was reloaded", "hook", he.label())
+		e.log.Info("dropping a queued run of a hook whose files were reloaded", "hook", he.label())
 		return nil
 	}
 	if d.reacts {
