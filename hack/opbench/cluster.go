@@ -65,38 +65,9 @@ func runCluster(o clusterOptions) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	var ops []*operator
-	for _, name := range o.operators {
-		switch name {
-		case opFlant:
-			bin := o.addonOperator
-			if bin == "" {
-				if bin, err = testbin.Build(ctx, "addon-operator", os.Stderr); err != nil {
-					return err
-				}
-			}
-			ops = append(ops, &operator{name: name, bin: bin})
-		case opStrata:
-			bin := o.strata
-			if bin == "" {
-				if bin, err = buildStrata(dir); err != nil {
-					return err
-				}
-			}
-			ops = append(ops, &operator{name: name, bin: bin})
-		default:
-			return fmt.Errorf("-operators: unknown operator %q; known: %s, %s", name, opFlant, opStrata)
-		}
-	}
-	if len(ops) == 0 {
-		return errors.New("-operators: name at least one operator")
-	}
-	if !o.fresh {
-		for _, op := range ops {
-			if err := evictPageCache(op.bin); err != nil {
-				return err
-			}
-		}
+	ops, err := o.binaries(ctx, dir)
+	if err != nil {
+		return err
 	}
 	if err := writeTree(dir, o.modules, o.sameOrder); err != nil {
 		return err

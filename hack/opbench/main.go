@@ -29,6 +29,13 @@
 // release is deployed. Rounds alternate which operator goes first. It
 // prints per round and then the medians, with strata's figures divided by
 // flant's. See docs/benchmarks.md.
+//
+// With -watch (make bench-operator-watch; issue 26's P10) it measures,
+// the same way, both operators watching -objects ConfigMaps through -hooks
+// global hooks with jqFilters: time to ready (Synchronization), the
+// latency from an object's patch to the start of the hook run that sees
+// it (p50, p99), and anonymous resident memory (RssAnon) beside peak RSS.
+// See watch.go.
 package main
 
 import (
@@ -62,12 +69,29 @@ func main() {
 	logLevel := flag.String("log-level", "info", "with -cluster: LOG_LEVEL of both operators")
 	timeout := flag.Duration("timeout", 5*time.Minute, "with -cluster: bound on one run's wait for /readyz")
 	settle := flag.Duration("settle", 0, "also read each operator's resident set (VmRSS) this long after it turned ready: what a converged operator holds (0: not measured)")
+	watch := flag.Bool("watch", false, "the watch scenario (implies -cluster): -objects ConfigMaps watched by -hooks global hooks with jqFilters; event-to-hook latency and RssAnon, beside flant's addon-operator")
+	objects := flag.Int("objects", 10000, "with -watch: watched objects")
+	hooks := flag.Int("hooks", 20, "with -watch: hooks watching them (each an equal share)")
+	events := flag.Int("events", 600, "with -watch: objects patched per run (each another object)")
+	rate := flag.Float64("rate", 20, "with -watch: patches per second")
+	seenTimeout := flag.Duration("seen-timeout", time.Minute, "with -watch: bound on the wait for the last event to reach its hook")
 	var extraEnv envList
 	flag.Var(&extraEnv, "env", "with -cluster: KEY=VALUE added to both operators' environment (repeatable)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "opbench: unexpected arguments %q\n", flag.Args())
 		os.Exit(2)
+	}
+	if *watch {
+		err := runWatch(clusterOptions{
+			dir: *dir, count: *count, strata: *strata, addonOperator: *addonOperator, operators: splitList(*operators),
+			fresh: *fresh, logLevel: *logLevel, timeout: *timeout, extraEnv: extraEnv, settle: *settle,
+		}, watchOptions{objects: *objects, hooks: *hooks, events: *events, rate: *rate, seen: *seenTimeout})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "opbench:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *cluster {
 		err := runCluster(clusterOptions{

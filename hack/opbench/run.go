@@ -31,6 +31,13 @@ type launch struct {
 	// atStart and atReady, when set, are called right before the process
 	// starts and as soon as it is ready.
 	atStart, atReady func()
+	// started, when set, is called with the process's pid once it has
+	// started.
+	started func(pid int)
+	// during, when set, runs once the operator is ready (and has settled),
+	// before it is stopped: the watch scenario's events. Its error fails
+	// the run.
+	during func(ctx context.Context, pid int) error
 }
 
 // measurement is what one run of an operator took.
@@ -83,6 +90,9 @@ func (l launch) run(ctx context.Context) (measurement, error) {
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return m, fmt.Errorf("starting %s: %w", l.name, err)
+	}
+	if l.started != nil {
+		l.started(cmd.Process.Pid)
 	}
 	exited := make(chan struct{})
 	var waitErr error
@@ -150,6 +160,17 @@ func (l launch) run(ctx context.Context) (measurement, error) {
 		if m.settledRSSKB, err = procRSS(cmd.Process.Pid); err != nil {
 			_ = stop()
 			return m, err
+		}
+	}
+	if l.during != nil {
+		if err := l.during(ctx, cmd.Process.Pid); err != nil {
+			_ = stop()
+			return m, fmt.Errorf("%w%s", err, l.logTail())
+		}
+		select {
+		case <-exited:
+			return m, fmt.Errorf("%s exited while measured (%v)%s", l.name, waitErr, l.logTail())
+		default:
 		}
 	}
 	if err := stop(); err != nil {
