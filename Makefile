@@ -17,7 +17,7 @@ PROTOC_GEN_GO      ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 GENBIN             := $(CURDIR)/.cache/genbin
 
-.PHONY: all build image dist releasecache generate test promcheck unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity load-cmp load-generator generate-layers fuzz demo clean testbin cluster argocd-local bench-argocd
+.PHONY: all build image dist releasecache generate test promcheck unit integration lint fmt bench bench-operator bench-operator-cluster bench-operator-watch bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity load-cmp load-generator generate-layers fuzz demo clean testbin cluster argocd-local bench-argocd
 
 all: build
 
@@ -255,3 +255,9 @@ bench-operator:
 ## first converge, peak RSS, CPU (see docs/benchmarks.md).
 bench-operator-cluster:
 	$(GO) run ./hack/opbench -cluster -dir .cache/opbench-cluster $(OPBENCHFLAGS)
+
+## bench-operator-watch: issue 26's P10, both operators on a kubetest control
+## plane watching 10,000 ConfigMaps through 20 global hooks with jqFilters:
+## event-to-hook latency p50/p99, RssAnon and peak RSS (see docs/benchmarks.md).
+bench-operator-watch:
+	$(GO) run ./hack/opbench -watch -dir .cache/opbench-watch $(OPBENCHFLAGS)
