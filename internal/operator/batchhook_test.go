@@ -93,6 +93,13 @@ func TestBatchHook(t *testing.T) {
 			t.Errorf("history lacks %q:\n%s", want, hist)
 		}
 	}
+	// `strata operator hook list` shows each hook of the file with its key.
+	hooksJSON, _ := json.Marshal(h.eng.Hooks())
+	for _, want := range []string{`"name":"hooks/batch:one:1","module":"a","path":"` + filepath.Join(dir, "modules/001-a/hooks/batch") + `","batch":"1"`, `"name":"batch-zero-0","path":"` + filepath.Join(dir, "global-hooks/hooks/batch") + `","batch":"0"`} {
+		if !strings.Contains(string(hooksJSON), want) {
+			t.Errorf("hook list lacks %s:\n%s", want, hooksJSON)
+		}
+	}
 	manifest, err := os.ReadFile(filepath.Join(dir, "releases/a/manifests.yaml"))
 	if err != nil {
 		t.Fatal(err)

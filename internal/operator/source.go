@@ -93,7 +93,7 @@ func (e *Engine) Hooks() any {
 	defer e.mu.Unlock()
 	out := []HookView{}
 	view := func(he *hookEntry) {
-		out = append(out, HookView{Name: he.h.Name, Module: he.module, Path: he.h.Path, Config: hookConfigView(he.cfg), Monitors: len(he.cfg.Kubernetes) > 0 && he.started})
+		out = append(out, HookView{Name: he.h.Name, Module: he.module, Path: he.h.Path, Batch: he.h.Batch, Config: hookConfigView(he.cfg), Monitors: len(he.cfg.Kubernetes) > 0 && he.started})
 	}
 	for _, he := range e.global {
 		view(he)

@@ -108,6 +108,9 @@ type HookView struct {
 	// Module is a module hook's module; "" for a global hook.
 	Module string `json:"module,omitempty"`
 	Path   string `json:"path"`
+	// Batch is, for a hook of a module-sdk batch file (Path), its key
+	// there: it runs as `Path hook run BATCH` ("ready": `hook ready`).
+	Batch string `json:"batch,omitempty"`
 	// Config is the configuration the hook printed for --config, in
 	// shell-operator's v1 shape with every default filled in.
 	Config map[string]any `json:"config"`
