@@ -85,6 +85,9 @@ func appendV1(buf []byte, c *BindingContext) ([]byte, error) {
 	if c.BindingType == OnStartup {
 		return append(w.buf, '}'), nil
 	}
+	if c.BindingType == KubernetesValidating || c.BindingType == KubernetesConversion {
+		return appendWebhook(w, c)
+	}
 	group := c.Group != ""
 	kube := !group && c.BindingType == Kubernetes && c.Type != ""
 	event := kube && c.Type == TypeEvent
