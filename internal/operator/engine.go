@@ -28,6 +28,7 @@ import (
 	"github.com/strata-dev/strata/internal/operator/module"
 	"github.com/strata-dev/strata/internal/operator/queue"
 	"github.com/strata-dev/strata/internal/operator/schedule"
+	"github.com/strata-dev/strata/internal/operator/webhook"
 	"github.com/strata-dev/strata/internal/stamp"
 )
 
@@ -49,6 +50,7 @@ type Engine struct {
 	objects  kubebind.ObjectSource
 	ticker   *schedule.Ticker
 	back     *backends
+	webhooks *webhook.Manager // nil with the local backends
 
 	// oneShot makes the engine stop scheduling reactions (Render).
 	oneShot bool
@@ -317,6 +319,9 @@ func (e *Engine) work(ctx context.Context, errc <-chan error) error {
 	}
 	cancel()
 	wg.Wait()
+	if e.webhooks != nil {
+		e.webhooks.Wait()
+	}
 	e.back.close()
 	return err
 }
@@ -362,6 +367,9 @@ func (e *Engine) start(ctx context.Context) error {
 	e.mu.Lock()
 	e.global = entries
 	e.mu.Unlock()
+	if err := e.startWebhooks(ctx); err != nil {
+		return err
+	}
 	for _, he := range entries {
 		e.m.bindingCount.WithLabelValues("", he.h.Name).Set(float64(bindingCount(he.cfg)))
 	}
@@ -410,6 +418,11 @@ func (e *Engine) configure(ctx context.Context, hooks []*hook.Hook, moduleName s
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	if e.back != nil && e.back.dynamic == nil {
+		for _, he := range out {
+			e.warnLocalWebhooks(he)
+		}
 	}
 	return out, nil
 }

@@ -47,7 +47,7 @@ func (p *configParser) validatingList(path document.Path, v any, c *Config) erro
 }
 
 func (p *configParser) validating(ipath document.Path, m map[string]any) (*ValidatingBinding, error) {
-	b := &ValidatingBinding{FailurePolicy: DefaultFailurePolicy, SideEffects: DefaultSideEffects, TimeoutSeconds: DefaultTimeoutSeconds}
+	b := &ValidatingBinding{SideEffects: DefaultSideEffects, TimeoutSeconds: DefaultTimeoutSeconds}
 	var err error
 	for _, key := range keys(m) {
 		kpath := ipath.Append(document.Key(key))

@@ -40,8 +40,10 @@ type ValidatingBinding struct {
 	IncludeSnapshotsFrom []string
 	// Rules are the webhook's rules (at least one).
 	Rules []WebhookRule
-	// FailurePolicy is Fail or Ignore (default Fail): what the API server
-	// does when it cannot get an answer.
+	// FailurePolicy is Fail or Ignore: what the API server does when it
+	// cannot get an answer, and what strata answers when the hook fails.
+	// "" when not given: the operator's default applies
+	// (VALIDATING_WEBHOOK_FAILURE_POLICY, DefaultFailurePolicy).
 	FailurePolicy string
 	// SideEffects is None or NoneOnDryRun (default None).
 	SideEffects string

@@ -57,8 +57,11 @@ type ServerSettings struct {
 // Settings configure the webhook servers.
 type Settings struct {
 	// Namespace is the operator's namespace (the Services').
-	Namespace  string
-	Validating ServerSettings
+	Namespace string
+	// FailurePolicy is the failurePolicy of validating bindings that give
+	// none: Fail or Ignore (VALIDATING_WEBHOOK_FAILURE_POLICY).
+	FailurePolicy string
+	Validating    ServerSettings
 	Conversion ServerSettings
 }
 
@@ -316,7 +319,7 @@ func (m *Manager) applyValidating(ctx context.Context, vs []Validating) error {
 		if err != nil {
 			return err
 		}
-		webhooks = append(webhooks, validatingWebhook(v.Binding, cc))
+		webhooks = append(webhooks, validatingWebhook(v.Binding, m.failurePolicy(v.Binding), cc))
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "admissionregistration.k8s.io/v1",
@@ -332,7 +335,7 @@ func (m *Manager) applyValidating(ctx context.Context, vs []Validating) error {
 }
 
 // validatingWebhook is the webhook of binding b in the configuration.
-func validatingWebhook(b *hook.ValidatingBinding, cc map[string]any) map[string]any {
+func validatingWebhook(b *hook.ValidatingBinding, policy string, cc map[string]any) map[string]any {
 	rules := make([]any, 0, len(b.Rules))
 	for _, r := range b.Rules {
 		rule := map[string]any{"apiGroups": strs(r.APIGroups), "apiVersions": strs(r.APIVersions), "resources": strs(r.Resources), "operations": strs(r.Operations)}
@@ -345,7 +348,7 @@ func validatingWebhook(b *hook.ValidatingBinding, cc map[string]any) map[string]
 		"name":                    b.Name,
 		"clientConfig":            cc,
 		"rules":                   rules,
-		"failurePolicy":           b.FailurePolicy,
+		"failurePolicy":           policy,
 		"sideEffects":             b.SideEffects,
 		"timeoutSeconds":          int64(b.TimeoutSeconds),
 		"matchPolicy":             "Equivalent",

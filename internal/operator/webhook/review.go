@@ -199,8 +199,8 @@ func (m *Manager) validate(ctx context.Context, v Validating, review []byte) (ad
 	}
 	if err != nil {
 		msg := fmt.Sprintf("%s (webhook %s): %s", v.Hook, v.Binding.Name, oneLine(err.Error()))
-		m.log.Error("validating webhook hook failed", "webhook", v.Binding.Name, "hook", v.Hook, "failurePolicy", v.Binding.FailurePolicy, "error", err)
-		if v.Binding.FailurePolicy == "Ignore" {
+		m.log.Error("validating webhook hook failed", "webhook", v.Binding.Name, "hook", v.Hook, "failurePolicy", m.failurePolicy(v.Binding), "error", err)
+		if m.failurePolicy(v.Binding) == "Ignore" {
 			return admissionResponse{Allowed: true, Warnings: []string{truncate("allowed by failurePolicy Ignore: " + msg)}}, "error-ignored"
 		}
 		return admissionResponse{Allowed: false, Status: &status{Status: "Failure", Code: http.StatusInternalServerError, Message: truncate("the hook failed: " + msg)}}, "error"
@@ -220,3 +220,15 @@ func truncate(s string) string {
 	return s
 }
 
+
+// failurePolicy is b's failure policy, the settings' default when b gives
+// none.
+func (m *Manager) failurePolicy(b *hook.ValidatingBinding) string {
+	switch {
+	case b.FailurePolicy != "":
+		return b.FailurePolicy
+	case m.s.FailurePolicy != "":
+		return m.s.FailurePolicy
+	}
+	return hook.DefaultFailurePolicy
+}
