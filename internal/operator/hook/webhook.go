@@ -1,6 +1,11 @@
 package hook
 
-import "slices"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+)
 
 // Webhook bindings: kubernetesValidating (a ValidatingWebhookConfiguration
 // whose reviews run the hook) and kubernetesCustomResourceConversion (a
@@ -195,6 +200,41 @@ func responseEnv(ctxs []BindingContext, path string) []string {
 		return []string{"VALIDATING_RESPONSE_PATH=" + path, "ADMISSION_RESPONSE_PATH=" + path}
 	case KubernetesConversion:
 		return []string{"CONVERSION_RESPONSE_PATH=" + path}
+	}
+	return nil
+}
+
+// decodeWebhookContext reads the fields of a Validating or Conversion
+// context (its "type" is one of them) into c.
+func decodeWebhookContext(c *BindingContext, m map[string]json.RawMessage) error {
+	typ, _, _ := decodeString(m, "type")
+	c.Type = ContextType(typ)
+	review, ok := m["review"]
+	if !ok || len(bytes.TrimSpace(review)) == 0 || bytes.TrimSpace(review)[0] != '{' {
+		return fmt.Errorf("a %s context needs a review object", typ)
+	}
+	c.Review = review
+	if c.Type == TypeValidating {
+		c.BindingType = KubernetesValidating
+		if _, from := m["fromVersion"]; from {
+			return fmt.Errorf("fromVersion belongs to a Conversion context only")
+		}
+		if _, to := m["toVersion"]; to {
+			return fmt.Errorf("toVersion belongs to a Conversion context only")
+		}
+		return nil
+	}
+	c.BindingType = KubernetesConversion
+	var err error
+	var hasFrom, hasTo bool
+	if c.FromVersion, hasFrom, err = decodeString(m, "fromVersion"); err != nil {
+		return err
+	}
+	if c.ToVersion, hasTo, err = decodeString(m, "toVersion"); err != nil {
+		return err
+	}
+	if !hasFrom || !hasTo {
+		return fmt.Errorf("a Conversion context needs fromVersion and toVersion")
 	}
 	return nil
 }
