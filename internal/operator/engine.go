@@ -389,7 +389,7 @@ func (e *Engine) moduleOptions() module.Options {
 }
 
 func bindingCount(c *hook.Config) int {
-	return len(c.Orders) + len(c.Schedules) + len(c.Kubernetes)
+	return len(c.Orders) + len(c.Schedules) + len(c.Kubernetes) + len(c.Validating) + len(c.Conversion)
 }
 
 // configure runs `--config` of hooks, several at once, and returns them

@@ -153,3 +153,52 @@ func (e *Engine) RunWebhook(ctx context.Context, hookID string, bc hook.BindingC
 }
 
 var _ webhook.Runner = (*Engine)(nil)
+
+// webhookConfigView adds the webhook bindings of c to a hook's view
+// (hookConfigView), in shell-operator's shape.
+func webhookConfigView(c *hook.Config, out map[string]any) {
+	if len(c.Validating) > 0 {
+		var list []any
+		for _, v := range c.Validating {
+			var rules []any
+			for _, r := range v.Rules {
+				rm := map[string]any{"apiGroups": r.APIGroups, "apiVersions": r.APIVersions, "resources": r.Resources, "operations": r.Operations}
+				putNonEmpty(rm, "scope", r.Scope)
+				rules = append(rules, rm)
+			}
+			m := map[string]any{"name": v.Name, "rules": rules, "sideEffects": v.SideEffects, "timeoutSeconds": v.TimeoutSeconds}
+			putNonEmpty(m, "failurePolicy", v.FailurePolicy)
+			putNonEmpty(m, "group", v.Group)
+			putNonEmpty(m, "includeSnapshotsFrom", v.IncludeSnapshotsFrom)
+			if v.LabelSelector != nil {
+				m["labelSelector"] = labelSelectorView(v.LabelSelector)
+			}
+			if v.NamespaceSelector != nil {
+				m["namespace"] = map[string]any{"labelSelector": labelSelectorView(v.NamespaceSelector)}
+			}
+			if len(v.MatchConditions) > 0 {
+				var mcs []any
+				for _, mc := range v.MatchConditions {
+					mcs = append(mcs, map[string]any{"name": mc.Name, "expression": mc.Expression})
+				}
+				m["matchConditions"] = mcs
+			}
+			list = append(list, m)
+		}
+		out[string(hook.KubernetesValidating)] = list
+	}
+	if len(c.Conversion) > 0 {
+		var list []any
+		for _, cv := range c.Conversion {
+			var rules []any
+			for _, r := range cv.Conversions {
+				rules = append(rules, map[string]any{"fromVersion": r.FromVersion, "toVersion": r.ToVersion})
+			}
+			m := map[string]any{"name": cv.Name, "crdName": cv.CRDName, "conversions": rules}
+			putNonEmpty(m, "group", cv.Group)
+			putNonEmpty(m, "includeSnapshotsFrom", cv.IncludeSnapshotsFrom)
+			list = append(list, m)
+		}
+		out[string(hook.KubernetesConversion)] = list
+	}
+}
