@@ -66,7 +66,7 @@ var contextCases = []struct {
 		Snapshots: map[string][]hook.ObjectResult{"pods": {{Object: pod1}}}}}},
 	{"conversion", "v1", []hook.BindingContext{{BindingType: hook.KubernetesConversion, Binding: "alpha1_to_alpha2", Type: hook.TypeConversion,
 		FromVersion: "unstable.crontab.io/v1beta1", ToVersion: "stable.example.com/v1beta1",
-		Review: json.RawMessage(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"desiredAPIVersion":"stable.example.com/v1beta1","objects":[{"apiVersion":"unstable.crontab.io/v1beta1","kind":"CronTab"}],"uid":"42f90c87"}}`),
+		Review:    json.RawMessage(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"desiredAPIVersion":"stable.example.com/v1beta1","objects":[{"apiVersion":"unstable.crontab.io/v1beta1","kind":"CronTab"}],"uid":"42f90c87"}}`),
 		Snapshots: map[string][]hook.ObjectResult{}}}},
 	{"strings escaped", "v1", []hook.BindingContext{{BindingType: hook.Schedule, Binding: "a \"quoted\" <name>\n", Type: hook.TypeSchedule}}},
 }

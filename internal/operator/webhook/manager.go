@@ -62,7 +62,7 @@ type Settings struct {
 	// none: Fail or Ignore (VALIDATING_WEBHOOK_FAILURE_POLICY).
 	FailurePolicy string
 	Validating    ServerSettings
-	Conversion ServerSettings
+	Conversion    ServerSettings
 }
 
 // ValidatingConfigurationName is the name of the
@@ -429,4 +429,3 @@ func (m *Manager) applyConversion(ctx context.Context, crd string, _ []Conversio
 	}
 	return nil
 }
-

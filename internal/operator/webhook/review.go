@@ -220,7 +220,6 @@ func truncate(s string) string {
 	return s
 }
 
-
 // failurePolicy is b's failure policy, the settings' default when b gives
 // none.
 func (m *Manager) failurePolicy(b *hook.ValidatingBinding) string {

@@ -290,7 +290,9 @@ func TestUpdateRefusesDuplicateWebhooks(t *testing.T) {
 
 // A renewed certificate is served without a restart.
 func TestCertificateReload(t *testing.T) {
-	runner := runFunc(func(context.Context, string, hook.BindingContext) ([]byte, error) { return []byte(`{"allowed":true}`), nil })
+	runner := runFunc(func(context.Context, string, hook.BindingContext) ([]byte, error) {
+		return []byte(`{"allowed":true}`), nil
+	})
 	m, p, _ := started(t, runner, webhook.Bindings{Validating: []webhook.Validating{validating("a.example.com", "", 10)}}, "Fail")
 	addr := m.Addr("validating")
 	servedSerial := func() int64 {
