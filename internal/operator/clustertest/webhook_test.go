@@ -54,6 +54,20 @@ else
   echo '{"allowed":true,"warnings":["checked by validate.sh"]}' > "$VALIDATING_RESPONSE_PATH"
 fi
 `,
+	"modules/values.yaml": "guardEnabled: true\n",
+	"modules/001-guard/hooks/guard.sh": `#!/bin/sh
+if [ "$1" = "--config" ]; then
+  cat <<'CFG'
+configVersion: v1
+kubernetesValidating:
+- name: guard.webhook.strata.test
+  rules:
+  - {apiGroups: [webhook.strata.test], apiVersions: ["*"], resources: [widgets], operations: [DELETE]}
+CFG
+  exit 0
+fi
+echo '{"allowed":true}' > "$VALIDATING_RESPONSE_PATH"
+`,
 	"global-hooks/convert.sh": `#!/bin/sh
 if [ "$1" = "--config" ]; then
   cat <<'CFG'
@@ -155,13 +169,10 @@ func TestWebhooksOnCluster(t *testing.T) {
 	}
 	dir := t.TempDir()
 	writeTree(t, dir, webhookTree)
-	for _, p := range []string{"global-hooks/validate.sh", "global-hooks/convert.sh"} {
+	for _, p := range []string{"global-hooks/validate.sh", "global-hooks/convert.sh", "modules/001-guard/hooks/guard.sh"} {
 		if err := os.Chmod(filepath.Join(dir, p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "modules"), 0o755); err != nil {
-		t.Fatal(err)
 	}
 	certs := filepath.Join(dir, "certs")
 	if err := os.MkdirAll(certs, 0o700); err != nil {
@@ -184,16 +195,31 @@ func TestWebhooksOnCluster(t *testing.T) {
 	r := startEngine(t, s)
 	history := func() string { return strings.Join(r.eng.History(), "\n") }
 
-	// The configuration strata applied.
+	// The configuration strata applied: the global hook's webhook and the
+	// enabled module's.
+	webhookNames := func() ([]string, error) {
+		got, err := c.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(t.Context(), vwc, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for _, w := range got.Webhooks {
+			names = append(names, w.Name)
+		}
+		return names, nil
+	}
 	eventually.True(t, "the ValidatingWebhookConfiguration applied", func() (bool, string) {
 		got, err := c.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(t.Context(), vwc, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
-		if len(got.Webhooks) != 1 {
+		if len(got.Webhooks) != 2 {
 			return false, fmt.Sprint(got.Webhooks)
 		}
 		w := got.Webhooks[0]
+		if w.Name != "widgets.webhook.strata.test" {
+			w = got.Webhooks[1]
+		}
 		ok := w.Name == "widgets.webhook.strata.test" && w.ClientConfig.URL != nil &&
 			*w.ClientConfig.URL == "https://127.0.0.1:"+vport+"/hooks/widgets.webhook.strata.test" && len(w.ClientConfig.CABundle) > 0 &&
 			w.FailurePolicy != nil && *w.FailurePolicy == "Fail" && w.TimeoutSeconds != nil && *w.TimeoutSeconds == 10
@@ -248,6 +274,12 @@ func TestWebhooksOnCluster(t *testing.T) {
 	if size, _, _ := unstructured.NestedString(got.Object, "spec", "size"); size != "medium" {
 		t.Fatalf("Widget wide read as v1 = %v, want spec.size medium", got.Object)
 	}
+	// The module disabled: its webhook leaves the configuration.
+	putConfigMap(t, c, ns, "addon-operator", nil, map[string]string{"guardEnabled": "false"})
+	eventually.True(t, "the disabled module's webhook removed", func() (bool, string) {
+		names, err := webhookNames()
+		return err == nil && len(names) == 1 && names[0] == "widgets.webhook.strata.test", fmt.Sprint(names, err)
+	})
 	if h := history(); !strings.Contains(h, "global validate.sh kubernetesValidating") || !strings.Contains(h, "global convert.sh kubernetesCustomResourceConversion") {
 		t.Errorf("history has no webhook runs:\n%s", h)
 	}
