@@ -62,9 +62,11 @@ func (e *Engine) startWebhooks(ctx context.Context) error {
 	if e.back.dynamic == nil {
 		return nil
 	}
-	s := e.s.Webhooks
-	s.Namespace = e.s.Namespace
-	e.webhooks = webhook.NewManager(s, e, e.back.dynamic, e.reg, e.s.MetricsPrefix, e.log)
+	if e.webhooks == nil {
+		s := e.s.Webhooks
+		s.Namespace = e.s.Namespace
+		e.webhooks = webhook.NewManager(s, e, e.back.dynamic, e.reg, e.s.MetricsPrefix, e.log)
+	}
 	e.webhooks.Start(ctx)
 	return e.webhooks.Update(e.webhookBindings())
 }

@@ -136,7 +136,8 @@ func (m *Manager) Handler() http.Handler {
 
 // Start makes the manager live in ctx: servers started by Update and the
 // loop that keeps the cluster's configuration up to date stop with it.
-// Wait waits for them.
+// Wait waits for them. A manager may be started again, with a new
+// context, once Wait returned.
 func (m *Manager) Start(ctx context.Context) {
 	m.mu.Lock()
 	m.ctx = ctx
@@ -214,11 +215,16 @@ func (m *Manager) serve(kind string, s ServerSettings) error {
 	m.serving[kind] = l.Addr().String()
 	m.log.Info("serving "+kind+" webhooks", "address", l.Addr().String(), "cert", s.ServerCert)
 	m.wg.Add(1)
+	ctx := m.ctx
 	go func() {
 		defer m.wg.Done()
-		if err := srv.Serve(m.ctx, l); err != nil {
+		if err := srv.Serve(ctx, l); err != nil {
 			m.log.Error(kind+" webhook server stopped", "error", err)
 		}
+		// Stopped with its context: a Start with a new one serves again.
+		m.mu.Lock()
+		delete(m.serving, kind)
+		m.mu.Unlock()
 	}()
 	return nil
 }

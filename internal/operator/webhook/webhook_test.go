@@ -326,3 +326,28 @@ func TestServerCertificateMissing(t *testing.T) {
 		t.Errorf("Update = %v, want an error naming the certificate and the setting", err)
 	}
 }
+
+// A manager stopped with its context serves again when started anew (an
+// engine's second start, under HA).
+func TestManagerRestart(t *testing.T) {
+	p := newPKI(t)
+	runner := runFunc(func(context.Context, string, hook.BindingContext) ([]byte, error) { return []byte(`{"allowed":true}`), nil })
+	m := webhook.NewManager(webhook.Settings{Validating: p.server()}, runner, nil, prometheus.NewRegistry(), "", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b := webhook.Bindings{Validating: []webhook.Validating{validating("a.example.com", "", 10)}}
+	for i := range 2 {
+		ctx, cancel := context.WithCancel(context.Background())
+		m.Start(ctx)
+		if err := m.Update(b); err != nil {
+			t.Fatalf("start %d: %v", i, err)
+		}
+		code, out := post(t, p.client(), "https://"+m.Addr("validating")+webhook.ValidatingPath("a.example.com"), fmt.Sprintf(admissionReview, "v1", "x"))
+		if code != http.StatusOK || out["response"].(map[string]any)["allowed"] != true {
+			t.Errorf("start %d: %d %v", i, code, out)
+		}
+		cancel()
+		m.Wait()
+		if a := m.Addr("validating"); a != "" {
+			t.Errorf("start %d: still serving on %s after its context ended", i, a)
+		}
+	}
+}
