@@ -53,7 +53,8 @@ type ValidatingBinding struct {
 	// SideEffects is None or NoneOnDryRun (default None).
 	SideEffects string
 	// TimeoutSeconds is how long the API server waits, 1 to 30 (default
-	// 10); the hook's run is bounded by it as well.
+	// 10); the hook's run gets half a second less, so that its answer
+	// arrives in time.
 	TimeoutSeconds int32
 	// LabelSelector is the webhook's objectSelector; nil for none.
 	LabelSelector *LabelSelector

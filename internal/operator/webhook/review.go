@@ -189,7 +189,7 @@ func (m *Manager) serveValidating(w http.ResponseWriter, r *http.Request) {
 // request under failurePolicy Fail and lets it through, with a warning,
 // under Ignore.
 func (m *Manager) validate(ctx context.Context, v Validating, review []byte) (admissionResponse, string) {
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(v.Binding.TimeoutSeconds)*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, runBudget(v.Binding.TimeoutSeconds))
 	defer cancel()
 	bc := hook.BindingContext{BindingType: hook.KubernetesValidating, Binding: v.Binding.Name, Type: hook.TypeValidating, Group: v.Binding.Group, Review: review}
 	out, err := m.runner.RunWebhook(ctx, v.Hook, bc)
@@ -230,4 +230,16 @@ func (m *Manager) failurePolicy(b *hook.ValidatingBinding) string {
 		return m.s.FailurePolicy
 	}
 	return hook.DefaultFailurePolicy
+}
+
+// runBudget is how long a validating hook may run: the webhook's
+// timeoutSeconds less half a second (a quarter of a 1 s timeout), so that
+// the answer to a hook that hangs, with its clear message, reaches the API
+// server before it gives up on the call.
+func runBudget(timeoutSeconds int32) time.Duration {
+	t := time.Duration(timeoutSeconds) * time.Second
+	if t <= time.Second {
+		return t * 3 / 4
+	}
+	return t - 500*time.Millisecond
 }
