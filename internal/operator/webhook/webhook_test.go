@@ -331,7 +331,9 @@ func TestServerCertificateMissing(t *testing.T) {
 // engine's second start, under HA).
 func TestManagerRestart(t *testing.T) {
 	p := newPKI(t)
-	runner := runFunc(func(context.Context, string, hook.BindingContext) ([]byte, error) { return []byte(`{"allowed":true}`), nil })
+	runner := runFunc(func(context.Context, string, hook.BindingContext) ([]byte, error) {
+		return []byte(`{"allowed":true}`), nil
+	})
 	m := webhook.NewManager(webhook.Settings{Validating: p.server()}, runner, nil, prometheus.NewRegistry(), "", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	b := webhook.Bindings{Validating: []webhook.Validating{validating("a.example.com", "", 10)}}
 	for i := range 2 {
