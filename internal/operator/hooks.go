@@ -58,7 +58,7 @@ func (e *Engine) runHook(ctx context.Context, he *hookEntry, b hook.BindingType,
 		binding = contexts[0].Binding
 	}
 	line := he.label() + " " + string(b)
-	if b == hook.Kubernetes || b == hook.Schedule {
+	if b == hook.Kubernetes || b == hook.Schedule || b == hook.KubernetesValidating || b == hook.KubernetesConversion {
 		line += " " + binding
 		if len(contexts) > 0 && contexts[0].Type != "" {
 			line += " " + string(contexts[0].Type)

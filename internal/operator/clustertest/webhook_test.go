@@ -280,7 +280,7 @@ func TestWebhooksOnCluster(t *testing.T) {
 		names, err := webhookNames()
 		return err == nil && len(names) == 1 && names[0] == "widgets.webhook.strata.test", fmt.Sprint(names, err)
 	})
-	if h := history(); !strings.Contains(h, "global validate.sh kubernetesValidating") || !strings.Contains(h, "global convert.sh kubernetesCustomResourceConversion") {
+	if h := history(); !strings.Contains(h, "global validate.sh kubernetesValidating widgets.webhook.strata.test Validating") || !strings.Contains(h, "global convert.sh kubernetesCustomResourceConversion widgets Conversion") {
 		t.Errorf("history has no webhook runs:\n%s", h)
 	}
 }
