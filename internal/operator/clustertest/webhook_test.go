@@ -164,9 +164,6 @@ func widget(version, name, size string) *unstructured.Unstructured {
 func TestWebhooksOnCluster(t *testing.T) {
 	c := kubetest.Shared(t)
 	ns := freshNamespace(t, c, "operator-webhook")
-	if err := c.InstallCRDs(t.Context(), "testdata/widgets.yaml"); err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	writeTree(t, dir, webhookTree)
 	for _, p := range []string{"global-hooks/validate.sh", "global-hooks/convert.sh", "modules/001-guard/hooks/guard.sh"} {
@@ -194,6 +191,11 @@ func TestWebhooksOnCluster(t *testing.T) {
 	})
 	r := startEngine(t, s)
 	history := func() string { return strings.Join(r.eng.History(), "\n") }
+	// The CRD comes after the operator (as a module's chart would make
+	// it): its conversion is set once it exists.
+	if err := c.InstallCRDs(t.Context(), "testdata/widgets.yaml"); err != nil {
+		t.Fatal(err)
+	}
 
 	// The configuration strata applied: the global hook's webhook and the
 	// enabled module's.

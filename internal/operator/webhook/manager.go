@@ -231,11 +231,13 @@ func (m *Manager) serve(kind string, s ServerSettings) error {
 
 // syncLoop applies the configuration when the bindings change, again
 // every minute (so that an edit by hand or a chart's upgrade is undone),
-// and every 5 s while the last try failed (a CRD a module's chart has not
-// installed yet).
+// and sooner while the last try failed (a CRD a module's chart has not
+// installed yet): after 5 s, doubling up to a minute. A failure is logged
+// at warning when its error differs from the last one's.
 func (m *Manager) syncLoop(ctx context.Context) {
 	t := time.NewTimer(time.Minute)
 	defer t.Stop()
+	retry, lastErr := 5*time.Second, ""
 	for {
 		select {
 		case <-ctx.Done():
@@ -245,8 +247,18 @@ func (m *Manager) syncLoop(ctx context.Context) {
 		}
 		next := time.Minute
 		if err := m.Sync(ctx); err != nil {
-			m.log.Warn("webhook configuration not applied; trying again in 5s", "error", err)
-			next = 5 * time.Second
+			if ctx.Err() != nil {
+				return
+			}
+			next, retry = retry, min(2*retry, time.Minute)
+			if err.Error() != lastErr {
+				m.log.Warn("webhook configuration not applied; trying again", "in", next.String(), "error", err)
+			} else {
+				m.log.Debug("webhook configuration not applied; trying again", "in", next.String(), "error", err)
+			}
+			lastErr = err.Error()
+		} else {
+			retry, lastErr = 5*time.Second, ""
 		}
 		if !t.Stop() {
 			select {
