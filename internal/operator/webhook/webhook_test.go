@@ -49,7 +49,7 @@ type pki struct {
 	serial int64
 }
 
-func newPKI(t *testing.T) *pki {
+func newPKI(t testing.TB) *pki {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -69,7 +69,7 @@ func newPKI(t *testing.T) *pki {
 }
 
 // issue writes a new server certificate and key; it returns its serial.
-func (p *pki) issue(t *testing.T) int64 {
+func (p *pki) issue(t testing.TB) int64 {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -88,7 +88,7 @@ func (p *pki) issue(t *testing.T) int64 {
 	return p.serial
 }
 
-func writePEM(t *testing.T, path, typ string, der []byte) {
+func writePEM(t testing.TB, path, typ string, der []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
 		t.Fatal(err)
