@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -77,13 +78,17 @@ func TestParseAnswers(t *testing.T) {
 		{``, `the hook wrote no answer to $VALIDATING_RESPONSE_PATH; write {"allowed": true} or {"allowed": false, "message": "..."}`},
 		{`{"message":"x"}`, `$VALIDATING_RESPONSE_PATH has no "allowed"; write {"allowed": true} or {"allowed": false, "message": "..."}`},
 		{`{"allowed":true,"patch":"W10="}`, `$VALIDATING_RESPONSE_PATH has a patch: a validating webhook cannot change the object (strata has no mutating webhooks)`},
+		{`{"allowed":false,"message":"a` + strings.Repeat("é", 3000) + `"}`, ""},
 		{`{"allowed":true,"alowed":true}`, `$VALIDATING_RESPONSE_PATH has an unknown field "alowed"; the fields are allowed, message and warnings`},
 		{`[true]`, `$VALIDATING_RESPONSE_PATH is not a JSON object (json: cannot unmarshal array into Go value of type map[string]json.RawMessage); write {"allowed": true} or {"allowed": false, "message": "..."}`},
 	}
 	for _, tc := range vtests {
-		_, err := webhook.ParseValidatingAnswer([]byte(tc.in))
+		a, err := webhook.ParseValidatingAnswer([]byte(tc.in))
 		if got := errString(err); got != tc.want {
-			t.Errorf("ParseValidatingAnswer(%s) = %q, want %q", tc.in, got, tc.want)
+			t.Errorf("ParseValidatingAnswer(%.80s) = %q, want %q", tc.in, got, tc.want)
+		}
+		if a != nil && (len(a.Message) > 4096+len("…") || !utf8.ValidString(a.Message)) {
+			t.Errorf("ParseValidatingAnswer(%.80s): message of %d bytes, valid UTF-8 %v; want at most 4096 and valid", tc.in, len(a.Message), utf8.ValidString(a.Message))
 		}
 	}
 	ctests := []struct{ in, want string }{

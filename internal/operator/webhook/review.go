@@ -91,9 +91,7 @@ func ParseValidatingAnswer(data []byte) (*ValidatingAnswer, error) {
 	if err := dec.Decode(&a); err != nil {
 		return nil, fmt.Errorf("$VALIDATING_RESPONSE_PATH: %v; allowed is true or false, message a string, warnings a list of strings", err)
 	}
-	if len(a.Message) > maxResponseMessage {
-		a.Message = a.Message[:maxResponseMessage] + "…"
-	}
+	a.Message = truncate(a.Message)
 	return &a, nil
 }
 
@@ -213,9 +211,11 @@ func (m *Manager) validate(ctx context.Context, v Validating, review []byte) (ad
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// truncate bounds a message at maxResponseMessage bytes, not cutting a
+// character in two.
 func truncate(s string) string {
 	if len(s) > maxResponseMessage {
-		return s[:maxResponseMessage] + "…"
+		return strings.ToValidUTF8(s[:maxResponseMessage], "") + "…"
 	}
 	return s
 }
