@@ -1,10 +1,12 @@
 package webhook_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
@@ -257,6 +259,56 @@ func FuzzParseConversionAnswer(f *testing.F) {
 			if !json.Valid(o) {
 				t.Fatalf("invalid object %s", o)
 			}
+		}
+	})
+}
+
+// FuzzReviewBodies: whatever the body of a review, the handler answers
+// 200 with a review of the request's uid, or a client error; it never
+// panics.
+func FuzzReviewBodies(f *testing.F) {
+	for _, s := range []string{fmt.Sprintf(admissionReview, "v1", "x"), fmt.Sprintf(conversionReview, "stable.example.com/v2", obj("stable.example.com/v1", "a")),
+		`{"request":{}}`, `{"request":null}`, `[]`, `{"request":{"uid":"u","objects":[1,{"apiVersion":5}]}}`} {
+		f.Add([]byte(s), true)
+		f.Add([]byte(s), false)
+	}
+	var calls []string
+	var mu sync.Mutex
+	runner := convertingRunner(&calls, &mu, nil)
+	bindings := webhook.Bindings{
+		Validating: []webhook.Validating{validating("a.example.com", "Fail", 10)},
+		Conversion: []webhook.Conversion{conv("global a.sh", "a", "stable.example.com/v1", "stable.example.com/v2")},
+	}
+	mr := runFunc(func(ctx context.Context, id string, bc hook.BindingContext) ([]byte, error) {
+		if bc.Type == hook.TypeValidating {
+			return []byte(`{"allowed":true}`), nil
+		}
+		return runner.RunWebhook(ctx, id, bc)
+	})
+	m, _, _ := started(f, mr, bindings, "Fail")
+	h := m.Handler()
+	f.Fuzz(func(t *testing.T, body []byte, validating bool) {
+		path := webhook.ConversionPath("crontabs.stable.example.com")
+		if validating {
+			path = webhook.ValidatingPath("a.example.com")
+		}
+		req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			if rec.Code < 400 || rec.Code >= 500 {
+				t.Fatalf("status %d", rec.Code)
+			}
+			return
+		}
+		var out struct {
+			Response *struct {
+				UID string `json:"uid"`
+			} `json:"response"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.Response == nil {
+			t.Fatalf("answer %s: %v", rec.Body.Bytes(), err)
 		}
 	})
 }

@@ -107,7 +107,7 @@ func (p *pki) client() *http.Client {
 }
 
 // started returns a manager serving b with runner, its PKI and registry.
-func started(t *testing.T, runner webhook.Runner, b webhook.Bindings, policy string) (*webhook.Manager, *pki, *prometheus.Registry) {
+func started(t testing.TB, runner webhook.Runner, b webhook.Bindings, policy string) (*webhook.Manager, *pki, *prometheus.Registry) {
 	t.Helper()
 	p := newPKI(t)
 	reg := prometheus.NewRegistry()
