@@ -181,6 +181,7 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 	}
 	fs := cmd.Flags()
 	bindSettings(fs, &s, &envErr)
+	bindWebhookFlags(fs, &s)
 	fs.StringVar(&s.ListenAddress, "listen-address", s.ListenAddress, "address of /metrics, /healthz, /readyz ($ADDON_OPERATOR_LISTEN_ADDRESS)")
 	fs.StringVar(&s.ListenPort, "listen-port", s.ListenPort, "port of /metrics, /healthz, /readyz; empty disables them ($ADDON_OPERATOR_LISTEN_PORT)")
 	// addon-operator's names of the two.

@@ -274,6 +274,10 @@ func TestOperatorClusterSettings(t *testing.T) {
 		// addon-operator's flag names are bound to the same settings.
 		{"--prometheus-listen-port", nil, []string{"--prometheus-listen-port", "http"}, `listen port "http": not a number`},
 		{"--helm-timeout", nil, []string{"--helm-timeout", "-1s"}, "HELM_TIMEOUT (--helm-timeout) -1s: must be positive"},
+		// shell-operator's webhook flags.
+		{"--validating-webhook-failure-policy", nil, []string{"--validating-webhook-failure-policy", "Never"}, `VALIDATING_WEBHOOK_FAILURE_POLICY (--validating-webhook-failure-policy) "Never": must be Fail or Ignore`},
+		{"VALIDATING_WEBHOOK_FAILURE_POLICY", map[string]string{"VALIDATING_WEBHOOK_FAILURE_POLICY": "Never"}, nil, `VALIDATING_WEBHOOK_FAILURE_POLICY (--validating-webhook-failure-policy) "Never"`},
+		{"--conversion-webhook-url", nil, []string{"--conversion-webhook-url", "http://op"}, `STRATA_CONVERSION_WEBHOOK_URL (--conversion-webhook-url) "http://op": must be an https URL`},
 		{"HELM_TIMEOUT", map[string]string{"HELM_TIMEOUT": "soon"}, nil, "environment variable HELM_TIMEOUT: \"soon\" is not a duration"},
 		{"HA on the cluster", map[string]string{"ADDON_OPERATOR_HA": "true", "KUBE_CONFIG": "/nonexistent/kubeconfig", "ADDON_OPERATOR_NAMESPACE": "ns", "ADDON_OPERATOR_POD": "pod-a"},
 			nil, "cluster (KUBE_CONFIG, KUBE_CONTEXT): loading /nonexistent/kubeconfig"},

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"k8s.io/client-go/dynamic"
+
 	"github.com/strata-dev/strata/internal/operator/config"
 	"github.com/strata-dev/strata/internal/operator/hook"
 	"github.com/strata-dev/strata/internal/operator/kubebind"
@@ -29,6 +31,9 @@ type backends struct {
 	objects kubebind.ObjectSource
 	release releaseStore
 	patcher kubePatcher
+	// dynamic is the cluster's client for the webhook configuration; nil
+	// with the local backends.
+	dynamic dynamic.Interface
 	cleanup []func()
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"github.com/strata-dev/strata/internal/kube"
@@ -40,6 +41,9 @@ func openCluster(ctx context.Context, s Settings, log *slog.Logger, b *backends)
 	}
 	if b.patcher, err = openKubePatcher(ctx, s, rc, log); err != nil {
 		return err
+	}
+	if b.dynamic, err = dynamic.NewForConfig(rc); err != nil {
+		return fmt.Errorf("cluster client for the webhook configuration: %w", err)
 	}
 	return nil
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/strata-dev/strata/internal/operator/module"
 	"github.com/strata-dev/strata/internal/operator/queue"
 	"github.com/strata-dev/strata/internal/operator/schedule"
+	"github.com/strata-dev/strata/internal/operator/webhook"
 	"github.com/strata-dev/strata/internal/stamp"
 )
 
@@ -49,6 +50,7 @@ type Engine struct {
 	objects  kubebind.ObjectSource
 	ticker   *schedule.Ticker
 	back     *backends
+	webhooks *webhook.Manager // nil with the local backends
 
 	// oneShot makes the engine stop scheduling reactions (Render).
 	oneShot bool
@@ -321,6 +323,9 @@ func (e *Engine) work(ctx context.Context, errc <-chan error) error {
 	}
 	cancel()
 	wg.Wait()
+	if e.webhooks != nil {
+		e.webhooks.Wait()
+	}
 	e.back.close()
 	return err
 }
@@ -366,6 +371,9 @@ func (e *Engine) start(ctx context.Context) error {
 	e.mu.Lock()
 	e.global = entries
 	e.mu.Unlock()
+	if err := e.startWebhooks(ctx); err != nil {
+		return err
+	}
 	for _, he := range entries {
 		e.m.bindingCount.WithLabelValues("", he.h.Name).Set(float64(bindingCount(he.cfg)))
 	}
@@ -385,7 +393,7 @@ func (e *Engine) moduleOptions() module.Options {
 }
 
 func bindingCount(c *hook.Config) int {
-	return len(c.Orders) + len(c.Schedules) + len(c.Kubernetes)
+	return len(c.Orders) + len(c.Schedules) + len(c.Kubernetes) + len(c.Validating) + len(c.Conversion)
 }
 
 // configure runs `--config` of hooks, several at once, and returns them
@@ -431,6 +439,11 @@ func (e *Engine) configure(ctx context.Context, hooks []*hook.Hook, moduleName s
 	out := make([]*hookEntry, 0, len(hooks))
 	for _, f := range found {
 		out = append(out, f...)
+	}
+	if e.back != nil && e.back.dynamic == nil {
+		for _, he := range out {
+			e.warnLocalWebhooks(he)
+		}
 	}
 	return out, nil
 }

@@ -22,6 +22,8 @@ type changes struct {
 	enabled bool // *Enabled flags (by a global hook's patch)
 	module  bool // the hook's module's values
 	config  config.Change
+	// response is what a webhook run wrote to its response file.
+	response []byte
 }
 
 // runHook runs one hook with contexts and stores what it returned: the
@@ -56,7 +58,7 @@ func (e *Engine) runHook(ctx context.Context, he *hookEntry, b hook.BindingType,
 		binding = contexts[0].Binding
 	}
 	line := he.label() + " " + string(b)
-	if b == hook.Kubernetes || b == hook.Schedule {
+	if b == hook.Kubernetes || b == hook.Schedule || b == hook.KubernetesValidating || b == hook.KubernetesConversion {
 		line += " " + binding
 		if len(contexts) > 0 && contexts[0].Type != "" {
 			line += " " + string(contexts[0].Type)
@@ -97,6 +99,7 @@ func (e *Engine) runHook(ctx context.Context, he *hookEntry, b hook.BindingType,
 		}
 		return ch, err
 	}
+	ch.response = out.Response
 	if len(out.Stderr) > 0 || len(out.Stdout) > 0 {
 		e.log.Debug("hook output", "hook", he.label(), "stdout", string(out.Stdout), "stderr", string(out.Stderr))
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/strata-dev/strata/internal/operator/webhook"
 )
 
 // Settings are the operator's knobs, read from addon-operator's environment
@@ -121,6 +123,11 @@ type Settings struct {
 	// HookTimeout bounds one run of a hook or enabled script; 0 means
 	// DefaultHookTimeout, negative none.
 	HookTimeout time.Duration
+
+	// Webhooks configure the servers of the hooks' webhook bindings
+	// (shell-operator's VALIDATING_WEBHOOK_* and CONVERSION_WEBHOOK_*;
+	// webhooks.go). Namespace is taken from Namespace.
+	Webhooks webhook.Settings
 }
 
 // Defaults of Settings, as addon-operator's.
@@ -173,6 +180,7 @@ func DefaultSettings() Settings {
 		LogLevel:              "info",
 		KubeClientQPS:         DefaultKubeClientQPS,
 		KubeClientBurst:       DefaultKubeClientBurst,
+		Webhooks:              defaultWebhooks(),
 	}
 }
 
@@ -279,6 +287,37 @@ var envVars = []envVar{
 		return boolean(func(s *Settings) *bool { return &s.HA })(s, v)
 	}},
 	{[]string{"ADDON_OPERATOR_POD"}, str(func(s *Settings) *string { return &s.PodName })},
+	{[]string{"VALIDATING_WEBHOOK_CONFIGURATION_NAME"}, str(func(s *Settings) *string { return &s.Webhooks.Validating.ConfigurationName })},
+	{[]string{"VALIDATING_WEBHOOK_SERVICE_NAME"}, str(func(s *Settings) *string { return &s.Webhooks.Validating.ServiceName })},
+	{[]string{"VALIDATING_WEBHOOK_SERVER_CERT"}, str(func(s *Settings) *string { return &s.Webhooks.Validating.ServerCert })},
+	{[]string{"VALIDATING_WEBHOOK_SERVER_KEY"}, str(func(s *Settings) *string { return &s.Webhooks.Validating.ServerKey })},
+	{[]string{"VALIDATING_WEBHOOK_CA"}, str(func(s *Settings) *string { return &s.Webhooks.Validating.CA })},
+	{[]string{"VALIDATING_WEBHOOK_CLIENT_CA"}, list(func(s *Settings) *[]string { return &s.Webhooks.Validating.ClientCA })},
+	{[]string{"VALIDATING_WEBHOOK_FAILURE_POLICY"}, str(func(s *Settings) *string { return &s.Webhooks.FailurePolicy })},
+	{[]string{"VALIDATING_WEBHOOK_LISTEN_PORT"}, str(func(s *Settings) *string { return &s.Webhooks.Validating.ListenPort })},
+	{[]string{"VALIDATING_WEBHOOK_LISTEN_ADDRESS"}, str(func(s *Settings) *string { return &s.Webhooks.Validating.ListenAddress })},
+	{[]string{"STRATA_VALIDATING_WEBHOOK_URL"}, str(func(s *Settings) *string { return &s.Webhooks.Validating.URL })},
+	{[]string{"CONVERSION_WEBHOOK_SERVICE_NAME"}, str(func(s *Settings) *string { return &s.Webhooks.Conversion.ServiceName })},
+	{[]string{"CONVERSION_WEBHOOK_SERVER_CERT"}, str(func(s *Settings) *string { return &s.Webhooks.Conversion.ServerCert })},
+	{[]string{"CONVERSION_WEBHOOK_SERVER_KEY"}, str(func(s *Settings) *string { return &s.Webhooks.Conversion.ServerKey })},
+	{[]string{"CONVERSION_WEBHOOK_CA"}, str(func(s *Settings) *string { return &s.Webhooks.Conversion.CA })},
+	{[]string{"CONVERSION_WEBHOOK_CLIENT_CA"}, list(func(s *Settings) *[]string { return &s.Webhooks.Conversion.ClientCA })},
+	{[]string{"CONVERSION_WEBHOOK_LISTEN_PORT"}, str(func(s *Settings) *string { return &s.Webhooks.Conversion.ListenPort })},
+	{[]string{"CONVERSION_WEBHOOK_LISTEN_ADDRESS"}, str(func(s *Settings) *string { return &s.Webhooks.Conversion.ListenAddress })},
+	{[]string{"STRATA_CONVERSION_WEBHOOK_URL"}, str(func(s *Settings) *string { return &s.Webhooks.Conversion.URL })},
+}
+
+// list reads a comma-separated list; an empty value is none.
+func list(f func(*Settings) *[]string) func(*Settings, string) error {
+	return func(s *Settings, v string) error {
+		*f(s) = nil
+		for _, x := range strings.Split(v, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				*f(s) = append(*f(s), x)
+			}
+		}
+		return nil
+	}
 }
 
 // EnvNames lists every environment variable FromEnv reads, for docs and
@@ -367,6 +406,9 @@ func (s *Settings) UseLocal() bool {
 func (s *Settings) Check() error {
 	if len(s.ModulesDirs()) == 0 && s.GlobalHooksDir == "" {
 		return fmt.Errorf("no modules and no global hooks: set MODULES_DIR (--modules-dir) or GLOBAL_HOOKS_DIR (--global-hooks-dir)")
+	}
+	if err := s.checkWebhooks(); err != nil {
+		return err
 	}
 	if s.HelmTimeout < 0 {
 		return fmt.Errorf("HELM_TIMEOUT (--helm-timeout) %s: must be positive, such as 20m", s.HelmTimeout)

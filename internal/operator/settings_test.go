@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/strata-dev/strata/internal/operator"
+	"github.com/strata-dev/strata/internal/operator/webhook"
 )
 
 func TestSettingsFromEnv(t *testing.T) {
@@ -36,6 +37,21 @@ func TestSettingsFromEnv(t *testing.T) {
 			s.Namespace, s.ConfigMapName, s.ListenAddress, s.ListenPort = "ns", "cm", "127.0.0.1", "9090"
 			s.MetricsPrefix, s.LogType, s.LogLevel, s.LogNoTime, s.DebugUnixSocket = "dev_cluster_", "json", "debug", true, "/tmp/s"
 			s.CRDExtraLabels, s.CRDFilterPrefixes, s.HelmHistoryMax, s.HelmIgnoreRelease = "a=b", "x-", 3, "self"
+		}, ""},
+		{"webhook servers", map[string]string{
+			"VALIDATING_WEBHOOK_CONFIGURATION_NAME": "ao", "VALIDATING_WEBHOOK_SERVICE_NAME": "ao-validating",
+			"VALIDATING_WEBHOOK_SERVER_CERT": "/v/tls.crt", "VALIDATING_WEBHOOK_SERVER_KEY": "/v/tls.key", "VALIDATING_WEBHOOK_CA": "/v/ca.crt",
+			"VALIDATING_WEBHOOK_CLIENT_CA": "/v/c1.crt, /v/c2.crt", "VALIDATING_WEBHOOK_FAILURE_POLICY": "Ignore",
+			"VALIDATING_WEBHOOK_LISTEN_PORT": "8443", "VALIDATING_WEBHOOK_LISTEN_ADDRESS": "127.0.0.1", "STRATA_VALIDATING_WEBHOOK_URL": "https://op:8443",
+			"CONVERSION_WEBHOOK_SERVICE_NAME": "ao-conversion", "CONVERSION_WEBHOOK_SERVER_CERT": "/c/tls.crt", "CONVERSION_WEBHOOK_SERVER_KEY": "/c/tls.key",
+			"CONVERSION_WEBHOOK_CA": "/c/ca.crt", "CONVERSION_WEBHOOK_CLIENT_CA": "/c/c.crt", "CONVERSION_WEBHOOK_LISTEN_PORT": "8444",
+			"CONVERSION_WEBHOOK_LISTEN_ADDRESS": "10.0.0.1", "STRATA_CONVERSION_WEBHOOK_URL": "https://op:8444/",
+		}, func(s *operator.Settings) {
+			s.Webhooks.FailurePolicy = "Ignore"
+			s.Webhooks.Validating = webhook.ServerSettings{ConfigurationName: "ao", ServiceName: "ao-validating", ServerCert: "/v/tls.crt", ServerKey: "/v/tls.key",
+				CA: "/v/ca.crt", ClientCA: []string{"/v/c1.crt", "/v/c2.crt"}, ListenPort: "8443", ListenAddress: "127.0.0.1", URL: "https://op:8443"}
+			s.Webhooks.Conversion = webhook.ServerSettings{ServiceName: "ao-conversion", ServerCert: "/c/tls.crt", ServerKey: "/c/tls.key",
+				CA: "/c/ca.crt", ClientCA: []string{"/c/c.crt"}, ListenPort: "8444", ListenAddress: "10.0.0.1", URL: "https://op:8444/"}
 		}, ""},
 		{"current releases' spellings win", map[string]string{
 			"MODULES_DIR": "/old", "ADDON_OPERATOR_MODULES_DIR": "/new",
@@ -176,6 +192,9 @@ func TestSettingsCheck(t *testing.T) {
 		{"HA negative grace", func(s *operator.Settings) { ha(s); s.ShutdownGrace = -1 }, "--shutdown-grace -1ns"},
 		{"nothing to run", func(s *operator.Settings) { s.ModulesDir, s.GlobalHooksDir = "", "" }, "set MODULES_DIR"},
 		{"bad port", func(s *operator.Settings) { s.ListenPort = "http" }, "listen port \"http\""},
+		{"webhook failure policy", func(s *operator.Settings) { s.Webhooks.FailurePolicy = "fail" }, "VALIDATING_WEBHOOK_FAILURE_POLICY (--validating-webhook-failure-policy) \"fail\": must be Fail or Ignore"},
+		{"webhook URL not https", func(s *operator.Settings) { s.Webhooks.Conversion.URL = "http://op:9681" }, "STRATA_CONVERSION_WEBHOOK_URL (--conversion-webhook-url) \"http://op:9681\": must be an https URL"},
+		{"webhook URL", func(s *operator.Settings) { s.Webhooks.Validating.URL = "https://127.0.0.1:9680" }, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -726,6 +726,7 @@ func (e *Engine) convergeDone(d *converge) {
 	first := !e.converged
 	e.converged = true
 	e.mu.Unlock()
+	e.updateWebhooks()
 	if first {
 		close(e.readyCh)
 		e.log.Info("first converge done", "took", took.Round(time.Millisecond))

@@ -122,6 +122,7 @@ type HookView struct {
 // shell-operator's v1 shape, defaults filled in.
 func hookConfigView(c *hook.Config) map[string]any {
 	out := map[string]any{"configVersion": c.Version}
+	webhookConfigView(c, out)
 	for b, order := range c.Orders {
 		out[string(b)] = order
 	}

@@ -26,6 +26,11 @@ type Config struct {
 	Schedules []*ScheduleBinding
 	// Kubernetes are the kubernetes bindings, in the order written.
 	Kubernetes []*KubernetesBinding
+	// Validating and Conversion are the webhook bindings
+	// (kubernetesValidating, kubernetesCustomResourceConversion), in the
+	// order written (webhook.go).
+	Validating []*ValidatingBinding
+	Conversion []*ConversionBinding
 	// Settings rate-limit the hook's runs; nil when not set.
 	Settings *Settings
 }
@@ -44,6 +49,10 @@ func (c *Config) Has(b BindingType) bool {
 		return len(c.Schedules) > 0
 	case Kubernetes:
 		return len(c.Kubernetes) > 0
+	case KubernetesValidating:
+		return len(c.Validating) > 0
+	case KubernetesConversion:
+		return len(c.Conversion) > 0
 	}
 	_, ok := c.Orders[b]
 	return ok
@@ -66,6 +75,9 @@ func (c *Config) KubernetesBinding(name string) *KubernetesBinding {
 // (with the bindings of its group); none for onStartup. nil means the
 // context has no "snapshots" field at all.
 func (c *Config) SnapshotsFor(t BindingType, name string) []string {
+	if names, ok := c.webhookSnapshots(t, name); ok {
+		return names
+	}
 	switch {
 	case t == OnStartup:
 		return nil

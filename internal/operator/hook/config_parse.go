@@ -109,7 +109,7 @@ func parseConfig(data []byte, k Kind, name string) (*Config, error) {
 	}
 	// A hook with settings and no binding is accepted, as shell-operator
 	// accepts it; one with nothing at all is surely a mistake.
-	if len(c.Orders) == 0 && len(c.Schedules) == 0 && len(c.Kubernetes) == 0 && c.Settings == nil {
+	if len(c.Orders) == 0 && len(c.Schedules) == 0 && len(c.Kubernetes) == 0 && !c.HasWebhooks() && c.Settings == nil {
 		return nil, &ConfigError{Hook: name, Msg: "the hook has no bindings, so it would never run; add one of " + joinBindings(append(slices.Clone(lifecycleKeys[k]), Schedule, Kubernetes))}
 	}
 	return c, nil
@@ -172,6 +172,14 @@ func (p *configParser) v1(root map[string]any, c *Config) error {
 			if err := p.kubernetesList(path, val, c); err != nil {
 				errs = append(errs, err)
 			}
+		case key == string(KubernetesValidating):
+			if err := p.validatingList(path, val, c); err != nil {
+				errs = append(errs, err)
+			}
+		case key == string(KubernetesConversion):
+			if err := p.conversionList(path, val, c); err != nil {
+				errs = append(errs, err)
+			}
 		case key == "settings":
 			s, err := p.settings(path, val)
 			if err != nil {
@@ -186,7 +194,10 @@ func (p *configParser) v1(root map[string]any, c *Config) error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	return p.crossChecks(c)
+	if err := p.crossChecks(c); err != nil {
+		return err
+	}
+	return p.webhookChecks(c)
 }
 
 func (p *configParser) unknownTop(path document.Path, key string) error {
@@ -200,8 +211,8 @@ func (p *configParser) unknownTop(path document.Path, key string) error {
 		return p.fail(path, "%s is a binding of %s hooks, and this is a %s hook; use one of %s", key, other, p.kind, joinBindings(lifecycleKeys[p.kind]))
 	case key == "onKubernetesEvent":
 		return p.fail(path, "onKubernetesEvent is the configVersion v0 name; with configVersion: v1 write kubernetes")
-	case key == "kubernetesValidating" || key == "kubernetesMutating" || key == "kubernetesCustomResourceConversion":
-		return p.fail(path, "admission and conversion webhooks are not supported by strata's operator yet; move this binding to a hook run by shell-operator or remove it")
+	case key == "kubernetesMutating":
+		return p.fail(path, "mutating webhooks are not supported by strata's operator (kubernetesValidating and kubernetesCustomResourceConversion are); move this binding to a hook run by shell-operator or remove it")
 	}
 	// "is a forbidden property" is shell-operator's wording for it.
 	if s := suggest(key, topKeys(p.kind)); s != "" {
@@ -215,7 +226,7 @@ func topKeys(k Kind) []string {
 	for _, b := range lifecycleKeys[k] {
 		out = append(out, string(b))
 	}
-	return append(out, "schedule", "kubernetes", "settings")
+	return append(out, "schedule", "kubernetes", string(KubernetesValidating), string(KubernetesConversion), "settings")
 }
 
 // suggest returns the candidate that differs from s only by case, or by

@@ -54,6 +54,12 @@ type BindingContext struct {
 	// Filtered marks a context of a binding with a jqFilter, so that an
 	// Event without an object still gets "filterResult".
 	Filtered bool
+	// Review is the AdmissionReview or ConversionReview of a webhook run
+	// (type Validating or Conversion), written as "review".
+	Review json.RawMessage
+	// FromVersion and ToVersion are the conversion rule of a Conversion
+	// context.
+	FromVersion, ToVersion string
 }
 
 // EncodeContexts returns the JSON list of binding contexts for a hook of

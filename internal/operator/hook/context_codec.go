@@ -85,6 +85,9 @@ func appendV1(buf []byte, c *BindingContext) ([]byte, error) {
 	if c.BindingType == OnStartup {
 		return append(w.buf, '}'), nil
 	}
+	if c.BindingType == KubernetesValidating || c.BindingType == KubernetesConversion {
+		return appendWebhook(w, c)
+	}
 	group := c.Group != ""
 	kube := !group && c.BindingType == Kubernetes && c.Type != ""
 	event := kube && c.Type == TypeEvent
@@ -259,7 +262,7 @@ func decodeContext(m map[string]json.RawMessage) (BindingContext, error) {
 	var c BindingContext
 	for k := range m {
 		switch k {
-		case "binding", "type", "watchEvent", "object", "filterResult", "objects", "snapshots", "groupName":
+		case "binding", "type", "watchEvent", "object", "filterResult", "objects", "snapshots", "groupName", "review", "fromVersion", "toVersion":
 		default:
 			return c, fmt.Errorf("unknown field %q", k)
 		}
@@ -300,11 +303,22 @@ func decodeContext(m map[string]json.RawMessage) (BindingContext, error) {
 		c.BindingType = Kubernetes // or Schedule: the JSON does not say
 	case TypeSynchronization, TypeEvent:
 		c.BindingType, c.Type = Kubernetes, ContextType(typ)
+	case TypeValidating, TypeConversion:
+		if err := decodeWebhookContext(&c, m); err != nil {
+			return c, err
+		}
 	default:
-		return c, fmt.Errorf("type %q is not Synchronization, Event, Schedule or Group", typ)
+		return c, fmt.Errorf("type %q is not Synchronization, Event, Schedule, Group, Validating or Conversion", typ)
 	}
 	if hasGroup && ContextType(typ) != TypeGroup {
 		return c, fmt.Errorf("groupName belongs to a context of type Group only")
+	}
+	if c.Review == nil {
+		for _, k := range []string{"review", "fromVersion", "toVersion"} {
+			if _, ok := m[k]; ok {
+				return c, fmt.Errorf("%s belongs to a Validating or Conversion context only", k)
+			}
+		}
 	}
 	if hasWE {
 		if c.Type != TypeEvent {

@@ -59,6 +59,15 @@ var contextCases = []struct {
 	{"v0 event", "v0", []hook.BindingContext{{BindingType: hook.Kubernetes, Binding: "onKubernetesEvent", Type: hook.TypeEvent, WatchEvent: hook.Modified,
 		Objects: []hook.ObjectResult{{Object: pod1}}}}},
 	{"v0 schedule", "v0", []hook.BindingContext{{BindingType: hook.Schedule, Binding: "schedule", Type: hook.TypeSchedule}}},
+	{"validating", "v1", []hook.BindingContext{{BindingType: hook.KubernetesValidating, Binding: "policy.example.com", Type: hook.TypeValidating,
+		Review: json.RawMessage(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"}},"operation":"CREATE","uid":"705ab4f5"}}`)}}},
+	{"validating in a group with snapshots", "v1", []hook.BindingContext{{BindingType: hook.KubernetesValidating, Binding: "policy.example.com", Type: hook.TypeValidating, Group: "g",
+		Review:    json.RawMessage(`{"request":{"uid":"1"}}`),
+		Snapshots: map[string][]hook.ObjectResult{"pods": {{Object: pod1}}}}}},
+	{"conversion", "v1", []hook.BindingContext{{BindingType: hook.KubernetesConversion, Binding: "alpha1_to_alpha2", Type: hook.TypeConversion,
+		FromVersion: "unstable.crontab.io/v1beta1", ToVersion: "stable.example.com/v1beta1",
+		Review:    json.RawMessage(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"desiredAPIVersion":"stable.example.com/v1beta1","objects":[{"apiVersion":"unstable.crontab.io/v1beta1","kind":"CronTab"}],"uid":"42f90c87"}}`),
+		Snapshots: map[string][]hook.ObjectResult{}}}},
 	{"strings escaped", "v1", []hook.BindingContext{{BindingType: hook.Schedule, Binding: "a \"quoted\" <name>\n", Type: hook.TypeSchedule}}},
 }
 
@@ -121,12 +130,16 @@ func TestDecodeContextsErrors(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{`{}`, "binding contexts: line 1: found a JSON object; the file must hold a JSON list of binding contexts"},
 		{`[{"type":"Schedule"}]`, "binding context 0: no binding field"},
-		{`[{"binding":"x","type":"Bogus"}]`, `binding context 0: type "Bogus" is not Synchronization, Event, Schedule or Group`},
 		{`[{"binding":"x"}]`, `binding context 0: a context without type is a lifecycle binding's, and "x" is not one`},
 		{`[{"binding":"x","type":"Synchronization"}]`, "binding context 0: a Synchronization context needs objects"},
 		{`[{"binding":"x","type":"Event","watchEvent":"Gone"}]`, `binding context 0: watchEvent "Gone" is not Added, Modified or Deleted`},
 		{`[{"binding":"x","type":"Schedule","extra":1}]`, `binding context 0: unknown field "extra"`},
 		{`[] []`, "binding contexts: more data after the list at offset 3"},
+		{`[{"binding":"x","type":"Bogus"}]`, `binding context 0: type "Bogus" is not Synchronization, Event, Schedule, Group, Validating or Conversion`},
+		{`[{"binding":"x","type":"Validating"}]`, "binding context 0: a Validating context needs a review object"},
+		{`[{"binding":"x","type":"Conversion","review":{}}]`, "binding context 0: a Conversion context needs fromVersion and toVersion"},
+		{`[{"binding":"x","type":"Validating","review":{},"toVersion":"v1"}]`, "binding context 0: toVersion belongs to a Conversion context only"},
+		{`[{"binding":"x","type":"Schedule","review":{}}]`, "binding context 0: review belongs to a Validating or Conversion context only"},
 	}
 	for _, tc := range tests {
 		_, err := hook.DecodeContexts([]byte(tc.in))

@@ -14,6 +14,7 @@ func FuzzParseConfig(f *testing.F) {
 		`{"configVersion":"v1","beforeHelm":1,"kubernetes":[{"name":"a","kind":"Pod","jqFilter":".metadata","labelSelector":{"matchExpressions":[{"key":"a","operator":"In","values":["b"]}]},"namespace":{"nameSelector":{"matchNames":["x"]}},"group":"g"}],"schedule":[{"crontab":"* * * * *","includeSnapshotsFrom":["a"],"group":"g"}],"settings":{"executionMinInterval":"1s","executionBurst":1}}`,
 		`{"onStartup":1,"onKubernetesEvent":[{"kind":"Pod","event":["add"],"namespaceSelector":{"any":true}}]}`,
 		"configVersion: v1\nkubernetes:\n- kind: Pod\n  fieldSelector: {matchExpressions: [{field: a, operator: '=', value: b}]}\n",
+		`{"configVersion":"v1","kubernetes":[{"name":"a","kind":"Pod","group":"g"}],"kubernetesValidating":[{"name":"a.example.com","group":"g","failurePolicy":"Ignore","timeoutSeconds":5,"rules":[{"apiGroups":[""],"apiVersions":["v1"],"resources":["pods"],"operations":["CREATE"],"scope":"*"}],"namespace":{"labelSelector":{"matchLabels":{"a":"b"}}},"matchConditions":[{"name":"x","expression":"true"}]}],"kubernetesCustomResourceConversion":[{"name":"c","crdName":"crontabs.stable.example.com","includeSnapshotsFrom":["a"],"conversions":[{"fromVersion":"v1","toVersion":"v2"}]}]}`,
 	} {
 		f.Add([]byte(s), true)
 		f.Add([]byte(s), false)
@@ -45,6 +46,16 @@ func FuzzParseConfig(f *testing.F) {
 		for _, kb := range cfg.Kubernetes {
 			if kb.Kind == "" || kb.Name == "" || kb.Queue == "" {
 				t.Fatalf("binding %+v", kb)
+			}
+		}
+		for _, v := range cfg.Validating {
+			if v.Name == "" || len(v.Rules) == 0 || v.TimeoutSeconds < 1 || v.TimeoutSeconds > 30 {
+				t.Fatalf("validating binding %+v", v)
+			}
+		}
+		for _, c := range cfg.Conversion {
+			if c.Name == "" || c.CRDName == "" || len(c.Conversions) == 0 {
+				t.Fatalf("conversion binding %+v", c)
 			}
 		}
 	})

@@ -193,9 +193,27 @@ kubernetes:
 			}
 		}},
 		{name: "executeHookOnSynchronization not a boolean", in: "configVersion: v1\nkubernetes:\n- {kind: Pod, executeHookOnSynchronization: ok}\n", wantErr: []string{"executeHookOnSynchronization"}},
-		{name: "validating webhook refused", in: "configVersion: v1\nkubernetesValidating:\n- name: a.example.com\n  rules: []\n", wantErr: []string{"kubernetesValidating"}},
+		// shell-operator's schema: a validating webhook needs rules (at
+		// least one), a conversion binding crdName and conversions.
+		{name: "validating webhook without rules", in: "configVersion: v1\nkubernetesValidating:\n- name: a.example.com\n  rules: []\n", wantErr: []string{"kubernetesValidating[0]", "has no rules"}},
 		{name: "mutating webhook refused", in: "configVersion: v1\nkubernetesMutating:\n- name: a.example.com\n", wantErr: []string{"kubernetesMutating"}},
-		{name: "conversion webhook refused", in: "configVersion: v1\nkubernetesCustomResourceConversion:\n- name: a\n", wantErr: []string{"kubernetesCustomResourceConversion"}},
+		{name: "conversion webhook without crdName", in: "configVersion: v1\nkubernetesCustomResourceConversion:\n- name: a\n", wantErr: []string{"kubernetesCustomResourceConversion[0]", "crdName"}},
+		// The examples of shell-operator's BINDING_VALIDATING.md and
+		// BINDING_CONVERSION.md.
+		{name: "validating example", in: "configVersion: v1\nkubernetesValidating:\n- name: private-repo-policy.example.com\n  rules:\n  - apiGroups:   [\"stable.example.com\"]\n    apiVersions: [\"v1\"]\n    operations:  [\"CREATE\"]\n    resources:   [\"crontabs\"]\n    scope:       \"Namespaced\"\n",
+			check: func(t *testing.T, c *hook.Config) {
+				if len(c.Validating) != 1 || c.Validating[0].TimeoutSeconds != 10 || c.Validating[0].SideEffects != "None" || c.Validating[0].FailurePolicy != "" {
+					t.Errorf("validating %+v", c.Validating)
+				}
+			}},
+		{name: "conversion example", in: "configVersion: v1\nkubernetesCustomResourceConversion:\n- name: conversions\n  crdName: crontabs.stable.example.com\n  conversions:\n  - fromVersion: unstable.crontab.io/v1beta1\n    toVersion: stable.example.com/v1beta1\n  - fromVersion: stable.example.com/v1beta1\n    toVersion: stable.example.com/v1beta2\n  - fromVersion: v1beta2\n    toVersion: v1\n",
+			check: func(t *testing.T, c *hook.Config) {
+				if len(c.Conversion) != 1 || len(c.Conversion[0].Conversions) != 3 || c.Conversion[0].CRDName != "crontabs.stable.example.com" {
+					t.Errorf("conversion %+v", c.Conversion)
+				}
+			}},
+		{name: "validating timeout too long", in: "configVersion: v1\nkubernetesValidating:\n- name: a.example.com\n  timeoutSeconds: 31\n  rules: [{apiGroups: [''], apiVersions: [v1], resources: [pods], operations: ['*']}]\n", wantErr: []string{"timeoutSeconds", "1 to 30"}},
+		{name: "validating name not qualified", in: "configVersion: v1\nkubernetesValidating:\n- name: validator\n  rules: [{apiGroups: [''], apiVersions: [v1], resources: [pods], operations: ['*']}]\n", wantErr: []string{"name", "three segments"}},
 		{name: "settings", in: "configVersion: v1\nonStartup: 1\nsettings:\n  executionMinInterval: 30s\n  executionBurst: 1\n", check: func(t *testing.T, c *hook.Config) {
 			if c.Settings == nil || c.Settings.ExecutionMinInterval != 30*time.Second || c.Settings.ExecutionBurst != 1 {
 				t.Errorf("settings %+v", c.Settings)

@@ -96,6 +96,10 @@ type Output struct {
 	Duration time.Duration
 	// Usage is the CPU time and peak memory of the hook's process.
 	Usage hookexec.Usage
+	// Response is what a webhook run (contexts of type Validating or
+	// Conversion) wrote to $VALIDATING_RESPONSE_PATH or
+	// $CONVERSION_RESPONSE_PATH, unparsed; nil when it wrote nothing.
+	Response []byte
 }
 
 // A FailedError is the error of a hook that ran and failed (exit status,

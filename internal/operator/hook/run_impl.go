@@ -22,6 +22,7 @@ const (
 	fileConfigPatch  = "config-values-patch.json"
 	fileMetrics      = "metrics.json"
 	fileKubePatch    = "kubernetes-patch.json"
+	fileResponse     = "response.json" // a webhook run's answer
 )
 
 func orDefault(n, def int64) int64 {
@@ -81,7 +82,7 @@ func (r *Runner) acquire() (*hookexec.Workspace, string, error) {
 
 // release removes a run's output files and gives its prefix back.
 func (r *Runner) release(ws *hookexec.Workspace, prefix string) {
-	for _, f := range []string{fileValuesPatch, fileConfigPatch, fileMetrics, fileKubePatch} {
+	for _, f := range []string{fileValuesPatch, fileConfigPatch, fileMetrics, fileKubePatch, fileResponse} {
 		_ = os.RemoveAll(ws.Path(prefix + f))
 	}
 	r.mu.Lock()
@@ -152,6 +153,7 @@ func (r *Runner) run(ctx context.Context, h *Hook, in Input) (*Output, error) {
 		"METRICS_PATH="+ws.Path(name(fileMetrics)),
 		"KUBERNETES_PATCH_PATH="+ws.Path(name(fileKubePatch)),
 	)
+	env = append(env, responseEnv(in.Contexts, ws.Path(name(fileResponse)))...)
 	args := argv(h)
 	if h.Batch != "" {
 		args = append([]string{h.Path}, batchArgs(h)...)
@@ -210,6 +212,11 @@ func (r *Runner) run(ctx context.Context, h *Hook, in Input) (*Output, error) {
 		return nil, err
 	} else if out.KubernetesPatch, err = ParseKubernetesPatch(data, src); err != nil {
 		return nil, fmt.Errorf("%s: %w", h, err)
+	}
+	if len(responseEnv(in.Contexts, "")) > 0 {
+		if out.Response, _, err = read(fileResponse, "webhook response"); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
