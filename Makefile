@@ -45,7 +45,7 @@ dist:
 ## multiplies: they skip under -race and run in a second pass without it.
 test: lint testbin releasecache
 	$(GO) test -race -shuffle=on -count=1 ./...
-	$(GO) test -count=1 -run '^TestAttack' ./internal/cmpserver ./internal/helmplugin
+	$(GO) test -count=1 -run '^TestAttack' ./internal/cmpserver ./internal/helmplugin ./internal/generator
 	cd hack/promcheck && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 ## promcheck: the alerts' and dashboards' PromQL, parsed by Prometheus (a
