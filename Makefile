@@ -17,7 +17,7 @@ PROTOC_GEN_GO      ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 GENBIN             := $(CURDIR)/.cache/genbin
 
-.PHONY: all build image dist releasecache generate test promcheck unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity load-cmp load-generator load-layers generate-layers fuzz demo clean testbin cluster argocd-local bench-argocd
+.PHONY: all build image dist releasecache generate test promcheck unit integration lint fmt bench bench-operator bench-operator-cluster bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity load-cmp load-generator load-layers load-operator generate-layers fuzz demo clean testbin cluster argocd-local bench-argocd
 
 all: build
 
@@ -62,7 +62,7 @@ promcheck:
 ## a release does and runs it from the image's file system). A package matched by
 ## none is a unit package: with STRATA_UNIT_TESTS=1 a test asking testbin
 ## for a binary fails, so a misplaced test cannot slip into `make unit`.
-INTEGRATION := /(clustertest|paritytest)$$|/internal/kube/kubetest$$|/internal/testbin$$|/hack/cmpbench$$|/hack/genload$$|/hack/layersload$$|/hack/image$$
+INTEGRATION := /(clustertest|paritytest)$$|/internal/kube/kubetest$$|/internal/testbin$$|/hack/cmpbench$$|/hack/genload$$|/hack/layersload$$|/hack/opload$$|/hack/image$$
 
 ## unit: the unit tests, fast, needing nothing built; go test's cache keeps
 ## unchanged packages from running again. The contributor's edit-test loop.
@@ -233,6 +233,13 @@ load-generator: build
 ## (hack/layersload; docs/benchmarks.md).
 load-layers: build
 	$(GO) run ./hack/layersload -strata $(abspath $(BIN)) -duration $(LOADDURATION)
+
+## load-operator: the addon operator under deploy/operator's memory limit
+## (512Mi, a watchdog on its RssAnon) on a real control plane, normal
+## modules beside hostile hooks for LOADDURATION (hack/opload;
+## docs/benchmarks.md).
+load-operator: build
+	$(GO) run ./hack/opload -strata $(abspath $(BIN)) -duration $(LOADDURATION)
 
 ## fuzz: run every fuzz target for FUZZTIME each.
 fuzz:
