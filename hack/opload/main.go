@@ -22,6 +22,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -190,7 +191,11 @@ func load(ctx context.Context, o options, stdout io.Writer) error {
 	if err := writeTree(dir, o.modules); err != nil {
 		return err
 	}
-	fmt.Fprintln(os.Stderr, "opload: starting etcd and kube-apiserver")
+	began := time.Now()
+	progress := func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "opload: %5.1fs: %s\n", time.Since(began).Seconds(), fmt.Sprintf(format, args...))
+	}
+	progress("starting etcd and kube-apiserver")
 	c, err := kubetest.StartCluster(ctx, kubetest.Options{Dir: filepath.Join(dir, "cluster"), BuildOutput: os.Stderr,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -222,7 +227,7 @@ func load(ctx context.Context, o options, stdout io.Writer) error {
 		return err
 	}
 	defer srv.Stop(30 * time.Second)
-	fmt.Fprintf(os.Stderr, "opload: the operator runs (log %s); %s of load\n", srv.Log, o.duration)
+	progress("the operator runs (log %s); %s of load", srv.Log, o.duration)
 
 	runCtx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
@@ -254,6 +259,7 @@ func load(ctx context.Context, o options, stdout io.Writer) error {
 	start := time.Now()
 	wg.Wait()
 	elapsed := time.Since(start)
+	progress("load done")
 	if srv.Failure() == "" {
 		// The operator still serves a normal module after the run.
 		normal.Done(kc.step(normalName(0), 1_000_000))
@@ -261,6 +267,7 @@ func load(ctx context.Context, o options, stdout io.Writer) error {
 	runs, metricsErr := hookRuns(port)
 	failure := srv.Failure()
 	srv.Stop(30 * time.Second)
+	progress("the operator stopped")
 
 	ok, errs := normal.Counts()
 	fmt.Fprintf(stdout, "operator: strata operator run --hook-timeout %s, STRATA_MEMORY_LIMIT=%d (%d MiB), %s\n", o.hookTimeout, o.limit, o.limit>>20, elapsed.Round(time.Second))
@@ -278,6 +285,7 @@ func load(ctx context.Context, o options, stdout io.Writer) error {
 	} else {
 		fmt.Fprintf(stdout, "hook runs by module (the operator's module_hook_run_*_total):\n%s", runs.String())
 	}
+	fmt.Fprintf(stdout, "failed hook runs by reason (the operator's log):\n%s", failures(srv.Log).String())
 	fmt.Fprintf(stdout, "800 KB watched object: %d changes while its hook ran\n%s", churned.Load(), churnEr.String())
 	fmt.Fprintf(stdout, "peak RssAnon: %d MiB of %d MiB\n", srv.Peak()>>20, o.limit>>20)
 	if failure != "" {
@@ -341,6 +349,37 @@ func hookRuns(port int) (*loadrun.Tally, error) {
 		}
 	}
 	return &t, sc.Err()
+}
+
+// failures tallies the failed hook runs in the operator's JSON log by
+// hook and the start of their error.
+func failures(log string) *loadrun.Tally {
+	var t loadrun.Tally
+	f, err := os.Open(log)
+	if err != nil {
+		t.Add("the log", err.Error())
+		return &t
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 4<<20)
+	for sc.Scan() {
+		var line struct {
+			Msg, Hook, Outcome, Error string
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Msg != "hook run" || line.Outcome != "failed" {
+			continue
+		}
+		reason := line.Error
+		if _, after, ok := strings.Cut(reason, ".sh: "); ok {
+			reason = after
+		}
+		if len(reason) > 110 {
+			reason = reason[:110] + "..."
+		}
+		t.Add(line.Hook, reason)
+	}
+	return &t
 }
 
 // label returns a label's value in a metric line.
