@@ -370,14 +370,17 @@ func failures(log string) *loadrun.Tally {
 		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Msg != "hook run" || line.Outcome != "failed" {
 			continue
 		}
+		// The error after the hook's name and its command's path.
 		reason := line.Error
-		if _, after, ok := strings.Cut(reason, ".sh: "); ok {
-			reason = after
+		for _, sep := range []string{".sh: ", ".sh` "} {
+			if _, after, ok := strings.Cut(reason, sep); ok {
+				reason = after
+			}
 		}
-		if len(reason) > 110 {
-			reason = reason[:110] + "..."
+		if len(reason) > 120 {
+			reason = reason[:120] + "..."
 		}
-		t.Add(line.Hook, reason)
+		t.Add(strings.TrimPrefix(line.Hook, "module "), reason)
 	}
 	return &t
 }

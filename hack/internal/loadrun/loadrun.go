@@ -149,7 +149,7 @@ func (t *Tally) String() string {
 	}
 	slices.Sort(kinds)
 	for _, kind := range kinds {
-		fmt.Fprintf(&b, "  %-26s", kind)
+		fmt.Fprintf(&b, "  %-26s ", kind)
 		outcomes := make([]string, 0, len(t.m[kind]))
 		for o := range t.m[kind] {
 			outcomes = append(outcomes, o)
