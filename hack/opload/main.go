@@ -32,6 +32,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -351,6 +352,9 @@ func hookRuns(port int) (*loadrun.Tally, error) {
 	return &t, sc.Err()
 }
 
+// duration matches the durations in errors, which differ run by run.
+var duration = regexp.MustCompile(`\b\d+(\.\d+)?(ms|s)\b`)
+
 // failures tallies the failed hook runs in the operator's JSON log by
 // hook and the start of their error.
 func failures(log string) *loadrun.Tally {
@@ -377,6 +381,7 @@ func failures(log string) *loadrun.Tally {
 				reason = after
 			}
 		}
+		reason = strings.TrimSpace(duration.ReplaceAllString(reason, "T"))
 		if len(reason) > 120 {
 			reason = reason[:120] + "..."
 		}
