@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/hack/internal/loadrun"
+	"github.com/strata-dev/strata/internal/eventually"
 )
 
 func TestServerKilledPastItsLimit(t *testing.T) {
@@ -39,13 +40,10 @@ func TestServerRunsAndStops(t *testing.T) {
 	if f := s.Failure(); f != "" {
 		t.Errorf("Failure() of a running server = %q, want none", f)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for s.LogTail(5) != "started" && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if tail := s.LogTail(5); tail != "started" {
-		t.Errorf("LogTail() = %q, want the server's output", tail)
-	}
+	eventually.Within(t, 30*time.Second, "the server's output in its log", func() (bool, string) {
+		tail := s.LogTail(5)
+		return tail == "started", "LogTail() = " + tail
+	})
 	s.Stop(5 * time.Second)
 	if f := s.Failure(); !strings.HasPrefix(f, "exited: ") {
 		t.Errorf("Failure() after Stop = %q, want exited", f)
