@@ -17,7 +17,7 @@ PROTOC_GEN_GO      ?= google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC ?= google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 GENBIN             := $(CURDIR)/.cache/genbin
 
-.PHONY: all build image dist releasecache generate test promcheck unit integration lint fmt bench bench-operator bench-operator-cluster bench-operator-watch bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity load-cmp load-generator generate-layers fuzz demo clean testbin cluster argocd-local bench-argocd
+.PHONY: all build image dist releasecache generate test promcheck unit integration lint fmt bench bench-operator bench-operator-cluster bench-operator-watch bench-values bench-cmp bench-generator bench-layers bench-layers-controller bench-helm bench-helm-cli helm-parity load-cmp load-generator load-layers load-operator generate-layers fuzz demo clean testbin cluster argocd-local bench-argocd
 
 all: build
 
@@ -45,7 +45,7 @@ dist:
 ## multiplies: they skip under -race and run in a second pass without it.
 test: lint testbin releasecache
 	$(GO) test -race -shuffle=on -count=1 ./...
-	$(GO) test -count=1 -run '^TestAttack' ./internal/cmpserver ./internal/helmplugin
+	$(GO) test -count=1 -run '^TestAttack' ./internal/cmpserver ./internal/helmplugin ./internal/generator
 	cd hack/promcheck && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 ## promcheck: the alerts' and dashboards' PromQL, parsed by Prometheus (a
@@ -62,7 +62,7 @@ promcheck:
 ## a release does and runs it from the image's file system). A package matched by
 ## none is a unit package: with STRATA_UNIT_TESTS=1 a test asking testbin
 ## for a binary fails, so a misplaced test cannot slip into `make unit`.
-INTEGRATION := /(clustertest|paritytest)$$|/internal/kube/kubetest$$|/internal/testbin$$|/hack/cmpbench$$|/hack/genload$$|/hack/image$$
+INTEGRATION := /(clustertest|paritytest)$$|/internal/kube/kubetest$$|/internal/testbin$$|/hack/cmpbench$$|/hack/genload$$|/hack/layersload$$|/hack/opload$$|/hack/image$$
 
 ## unit: the unit tests, fast, needing nothing built; go test's cache keeps
 ## unchanged packages from running again. The contributor's edit-test loop.
@@ -226,6 +226,20 @@ load-cmp: build
 ## docs/benchmarks.md).
 load-generator: build
 	$(GO) run ./hack/genload -strata $(abspath $(BIN)) -duration $(LOADDURATION)
+
+## load-layers: the layers controller under deploy/layers-controller's
+## memory limit (512Mi, a watchdog on its RssAnon) on a real control
+## plane, normal and hostile tenants together for LOADDURATION
+## (hack/layersload; docs/benchmarks.md).
+load-layers: build
+	$(GO) run ./hack/layersload -strata $(abspath $(BIN)) -duration $(LOADDURATION)
+
+## load-operator: the addon operator under deploy/operator's memory limit
+## (512Mi, a watchdog on its RssAnon) on a real control plane, normal
+## modules beside hostile hooks for LOADDURATION (hack/opload;
+## docs/benchmarks.md).
+load-operator: build
+	$(GO) run ./hack/opload -strata $(abspath $(BIN)) -duration $(LOADDURATION)
 
 ## fuzz: run every fuzz target for FUZZTIME each.
 fuzz:

@@ -30,7 +30,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,6 +37,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/strata-dev/strata/hack/internal/loadrun"
 	"github.com/strata-dev/strata/internal/rsswatch"
 )
 
@@ -132,51 +132,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return load(ctx, o, stdout)
 }
 
-// tally counts outcomes by hostile client kind and outcome.
-type tally struct {
-	mu sync.Mutex
-	m  map[string]map[string]int
-}
-
-func (t *tally) add(kind, outcome string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.m == nil {
-		t.m = map[string]map[string]int{}
-	}
-	if t.m[kind] == nil {
-		t.m[kind] = map[string]int{}
-	}
-	t.m[kind][outcome]++
-}
-
-func (t *tally) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var b strings.Builder
-	for _, kind := range slices.Sorted(mapKeys(t.m)) {
-		fmt.Fprintf(&b, "  %-22s", kind)
-		for i, outcome := range slices.Sorted(mapKeys(t.m[kind])) {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "%s × %d", outcome, t.m[kind][outcome])
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
 func load(ctx context.Context, o options, stdout io.Writer) error {
 	dir, err := os.MkdirTemp("", "genload")
 	if err != nil {
@@ -228,7 +183,7 @@ func load(ctx context.Context, o options, stdout io.Writer) error {
 		mu         sync.Mutex
 		normalOK   int
 		normalErrs []string
-		hostile    tally
+		hostile    loadrun.Tally
 	)
 	// The normal clients share a keep-alive transport, as the controller's
 	// one http.Client does; each request has the controller's 30 s timeout.
@@ -273,11 +228,11 @@ func load(ctx context.Context, o options, stdout io.Writer) error {
 					return
 				}
 				if err != nil {
-					hostile.add(kind, "error: "+transportError(err))
+					hostile.Add(kind, "error: "+transportError(err))
 					time.Sleep(10 * time.Millisecond)
 					continue
 				}
-				hostile.add(kind, strconv.Itoa(status))
+				hostile.Add(kind, strconv.Itoa(status))
 			}
 		})
 	}
@@ -309,7 +264,7 @@ func load(ctx context.Context, o options, stdout io.Writer) error {
 					return
 				}
 				heldMax.Store(max(heldMax.Load(), int64(held)))
-				hostile.add("slowloris", outcome)
+				hostile.Add("slowloris", outcome)
 			}
 		})
 	}
@@ -320,7 +275,7 @@ func load(ctx context.Context, o options, stdout io.Writer) error {
 				if ctx.Err() != nil {
 					return
 				}
-				hostile.add("idle connection", outcome)
+				hostile.Add("idle connection", outcome)
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/generator"
+	"github.com/strata-dev/strata/internal/memlimit"
 )
 
 func newGeneratorCmd(g *globals) *cobra.Command {
@@ -47,9 +48,12 @@ func loadGeneratorConfig(path, listen, metricsListen string) (*generator.Config,
 }
 
 func newGeneratorServeCmd(g *globals) *cobra.Command {
-	var config, listen, metricsListen string
+	var (
+		config, listen, metricsListen string
+		budgetFlag                    int64
+	)
 	cmd := &cobra.Command{
-		Use:   "serve --config FILE [--listen ADDR] [--metrics-listen ADDR]",
+		Use:   "serve --config FILE [--listen ADDR] [--metrics-listen ADDR] [--memory-budget BYTES]",
 		Short: "Serve the plugins of a GeneratorConfig to the ApplicationSet controller",
 		Long: `Serve each plugin of the GeneratorConfig at <its path>/api/v1/getparams.execute.
 Everything is checked before the server starts listening: the configuration,
@@ -57,6 +61,12 @@ the commands, the parameter files, the tokens and the TLS certificate.
 Parameter files, token files and the certificate are reloaded when they
 change. /healthz and /readyz answer on the listen address, /metrics too unless
 a metrics address is set.
+
+The outputs of the plugins' commands, and the answers built from them, are
+held in a memory budget shared by all requests (--memory-budget; by default
+derived from the container's memory limit): a request whose output does not
+fit waits for room until its requestTimeout, one larger than the whole budget
+is refused, both with 503 naming --memory-budget.
 
 On SIGTERM /readyz fails for shutdownDelay while requests are still served,
 then in-flight requests get shutdownGrace to finish.`,
@@ -77,9 +87,14 @@ then in-flight requests get shutdownGrace to finish.`,
 				return err
 			}
 			logStart(log, "generator serve")
-			if _, err := setMemoryLimit(log, "generator", nil); err != nil {
+			var budget requestBudget
+			if _, err := setMemoryLimit(log, "generator", func(l memlimit.Limit) []any {
+				budget = memoryBudget(budgetFlag, l, generator.DefaultMemoryReserve)
+				return []any{"requestMemoryBudget", budget.String(), "requestMemoryBudgetFrom", budget.from}
+			}); err != nil {
 				return err
 			}
+			srv.SetMemoryBudget(budget.bytes, budget.from)
 			return srv.Run(cmd.Context())
 		},
 	}
@@ -87,6 +102,9 @@ then in-flight requests get shutdownGrace to finish.`,
 	fs.StringVar(&config, "config", "", "the GeneratorConfig file")
 	fs.StringVar(&listen, "listen", "", "address of the plugin API, host:port or unix:PATH (overrides listen; default "+generator.DefaultListen+")")
 	fs.StringVar(&metricsListen, "metrics-listen", "", "address of /metrics (overrides metricsListen; default: served on the listen address)")
+	fs.Int64Var(&budgetFlag, "memory-budget", 0, "memory the requests may hold at once for their commands' output and the answers built from it, in bytes; "+
+		"a request whose output does not fit waits for room until its requestTimeout, one larger than all of it is refused, both answered 503 "+
+		"(0: the Go memory limit less 64 MiB, from $STRATA_MEMORY_LIMIT or the cgroup's limit, none without a limit; negative: none)")
 	return cmd
 }
 

@@ -33,15 +33,21 @@ func (b requestBudget) String() string {
 // cmpMemoryBudget derives cmp serve's request memory budget from
 // --memory-budget (flag) and the memory limit.
 func cmpMemoryBudget(flag int64, l memlimit.Limit) requestBudget {
+	return memoryBudget(flag, l, cmpserver.DefaultMemoryReserve)
+}
+
+// memoryBudget derives a server's request memory budget from its
+// --memory-budget (flag) and the memory limit, less reserve.
+func memoryBudget(flag int64, l memlimit.Limit, reserve int64) requestBudget {
 	switch {
 	case flag > 0:
 		return requestBudget{flag, "--memory-budget"}
 	case flag < 0:
 		return requestBudget{0, "--memory-budget"}
 	}
-	if n := l.Budget(cmpserver.DefaultMemoryReserve); n > 0 {
+	if n := l.Budget(reserve); n > 0 {
 		return requestBudget{n, fmt.Sprintf("--memory-budget, by default the Go memory limit of %s less %d MiB; the Go limit is %s",
-			formatMiB(l.Go), cmpserver.DefaultMemoryReserve>>20, l.GoSource)}
+			formatMiB(l.Go), reserve>>20, l.GoSource)}
 	}
 	return requestBudget{0, "--memory-budget: no memory limit found"}
 }

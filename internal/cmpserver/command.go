@@ -19,6 +19,7 @@ import (
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/hookexec"
 	"github.com/strata-dev/strata/internal/manifest"
+	"github.com/strata-dev/strata/internal/memlimit"
 	"github.com/strata-dev/strata/internal/params"
 )
 
@@ -237,7 +238,7 @@ func (p *CommandPlugin) Announce(ctx context.Context, req *params.Request) ([]pa
 			return nil, fmt.Errorf("announcing parameters (spec.parameters.dynamic): %w", err)
 		}
 		what := fmt.Sprintf("reading the %d bytes `%s` printed", len(res.Stdout), shortCommand(dyn.Argv()))
-		if err := reserveMemory(ctx, manifest.EstimateMemory(res.Stdout), what); err != nil {
+		if err := memlimit.Reserve(ctx, manifest.EstimateMemory(res.Stdout), what); err != nil {
 			return nil, fmt.Errorf("announcing parameters (spec.parameters.dynamic): %w", err)
 		}
 		list, warnings, err := params.ParseAnnouncements(res.Stdout, "stdout of "+shortCommand(dyn.Argv()))
@@ -272,7 +273,7 @@ func (p *CommandPlugin) Generate(ctx context.Context, req *params.Request) ([]st
 		return nil, err
 	}
 	what := fmt.Sprintf("reading the %d bytes `%s` printed", len(res.Stdout), shortCommand(p.cfg.Generate.Argv()))
-	if err := reserveMemory(ctx, manifest.EstimateMemory(res.Stdout), what); err != nil {
+	if err := memlimit.Reserve(ctx, manifest.EstimateMemory(res.Stdout), what); err != nil {
 		return nil, err
 	}
 	return parseManifestsWithin(res.Stdout, "stdout of "+shortCommand(p.cfg.Generate.Argv()), p.opts.MaxManifestNodes, p.opts.MaxManifestBytes)
@@ -289,7 +290,7 @@ func (p *CommandPlugin) run(ctx context.Context, step string, c Command, req *pa
 		Grace:       p.opts.Grace,
 		MaxStdout:   p.opts.MaxOutput,
 		StderrLimit: max(p.opts.MaxOutput, hookexec.DefaultMaxStdout),
-		Reserve:     streamMemory(ctx, shortCommand(c.Argv())),
+		Reserve:     memlimit.Stream(ctx, shortCommand(c.Argv())),
 		Tracker:     trackerFrom(ctx),
 		MaxFileSize: maxFileSize(ctx),
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/strata-dev/strata/internal/cmpserver/pluginpb"
 	"github.com/strata-dev/strata/internal/cmpserver/tarball"
 	"github.com/strata-dev/strata/internal/hookexec"
+	"github.com/strata-dev/strata/internal/memlimit"
 	"github.com/strata-dev/strata/internal/params"
 )
 
@@ -280,8 +281,8 @@ type service struct {
 	// holds up to maxBackgroundRemovals.
 	removing chan struct{}
 	removals sync.WaitGroup
-	memory   *memoryBudget // nil: none
-	disk     *diskGuard    // nil: none
+	memory   *memlimit.Budget // nil: none
+	disk     *diskGuard       // nil: none
 }
 
 // bytesOrDefault is n, or def for 0.
@@ -459,7 +460,7 @@ func (svc *service) GenerateManifest(stream pluginpb.ConfigManagementPluginServi
 	defer svc.close(ws, tr)
 	ctx, watch := svc.disk.watch(withTracker(stream.Context(), tr), ws, tr)
 	defer watch.end()
-	ctx, end := svc.memory.begin(ctx)
+	ctx, end := svc.memory.Begin(ctx)
 	defer end() // after the answer is sent
 	manifests, err := svc.s.Plugin.Generate(ctx, req)
 	if werr := watch.finish(err); werr != nil {
@@ -483,7 +484,7 @@ func (svc *service) MatchRepository(stream pluginpb.ConfigManagementPluginServic
 	defer svc.close(ws, tr)
 	ctx, watch := svc.disk.watch(withTracker(stream.Context(), tr), ws, tr)
 	defer watch.end()
-	ctx, end := svc.memory.begin(ctx)
+	ctx, end := svc.memory.Begin(ctx)
 	defer end()
 	info := svc.s.Plugin.Info()
 	ok, err := svc.s.Plugin.Match(ctx, req)
@@ -505,7 +506,7 @@ func (svc *service) GetParametersAnnouncement(stream pluginpb.ConfigManagementPl
 	defer svc.close(ws, tr)
 	ctx, watch := svc.disk.watch(withTracker(stream.Context(), tr), ws, tr)
 	defer watch.end()
-	ctx, end := svc.memory.begin(ctx)
+	ctx, end := svc.memory.Begin(ctx)
 	defer end()
 	anns, err := svc.s.Plugin.Announce(ctx, req)
 	if werr := watch.finish(err); werr != nil {

@@ -9,9 +9,11 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-dev/strata/internal/hookexec"
+	"github.com/strata-dev/strata/internal/memlimit"
 )
 
 // A Backend answers a plugin's requests with parameter sets. An error is
@@ -98,6 +100,9 @@ func (b *CommandBackend) Respond(ctx context.Context, req Request) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
+	if err := memlimit.Reserve(ctx, encodeCost*int64(len(out)), fmt.Sprintf("encoding the %d bytes %s printed", len(out), cmd)); err != nil {
+		return nil, err
+	}
 	body, err := EncodeOutput(out)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cmd, err)
@@ -120,7 +125,23 @@ func (b *CommandBackend) run(ctx context.Context, req Request) ([]byte, *hookexe
 		MaxStdout: b.MaxOutputBytes,
 		MaxStderr: 64 << 10,
 	}
+	// The output takes from the server's memory budget as it arrives; a
+	// refusal is what the client is told, also when the command's
+	// deadline, which ended the wait for room, stopped it too.
+	var refusal atomic.Pointer[error]
+	if grow := memlimit.Stream(ctx, shortArgv(b.Argv)); grow != nil {
+		cmd.Reserve = func(n int64) error {
+			err := grow(n)
+			if err != nil {
+				refusal.Store(&err)
+			}
+			return err
+		}
+	}
 	res, err := cmd.Run(ctx)
+	if p := refusal.Load(); p != nil {
+		return nil, cmd, *p
+	}
 	if errors.Is(err, hookexec.ErrOutputTooLarge) {
 		// Output that is not parameter sets, as far as the server can
 		// tell: answered 502, as bad output is.
@@ -271,4 +292,13 @@ func outOfRangeNumber(data []byte) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// shortArgv names a command in errors: its argv, clipped.
+func shortArgv(argv []string) string {
+	s := strings.Join(argv, " ")
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return "`" + s + "`"
 }

@@ -1,9 +1,12 @@
 package generator
 
 import (
+	"sync/atomic"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/strata-dev/strata/internal/memlimit"
 	"github.com/strata-dev/strata/internal/stamp"
 )
 
@@ -18,7 +21,11 @@ type metrics struct {
 	queued          *prometheus.GaugeVec
 	cache           *prometheus.CounterVec
 	reloads         *prometheus.CounterVec
-	collectors      []prometheus.Collector // what reg holds
+	memoryBudget    prometheus.Gauge
+	memoryRefusals  prometheus.Counter
+	// budget is the server's memory budget, read by the held-bytes gauge.
+	budget     atomic.Pointer[memlimit.Budget]
+	collectors []prometheus.Collector // what reg holds
 }
 
 var latencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
@@ -44,8 +51,15 @@ func newMetrics() *metrics {
 			[]string{"plugin", "result"}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "reloads_total",
 			Help: "Reloads of watched files (static parameters, tokens, TLS certificates), by result."}, []string{"source", "result"}),
+		memoryBudget: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "memory_budget_bytes",
+			Help: "The memory the requests' backend outputs may hold at once (--memory-budget); 0 when there is none."}),
+		memoryRefusals: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "memory_budget_refusals_total",
+			Help: "Requests refused by the memory budget: an output larger than all of it, or no room for it before the request's timeout."}),
 	}
+	held := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "memory_budget_held_bytes",
+		Help: "What the requests in flight hold of the memory budget."}, func() float64 { return float64(m.budget.Load().Held()) })
 	m.collectors = []prometheus.Collector{m.requests, m.requestDuration, m.inFlight, m.backendCalls, m.backendDuration, m.queued, m.cache, m.reloads,
+		m.memoryBudget, m.memoryRefusals, held,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), stamp.Get().Collector()}
 	m.reg.MustRegister(m.collectors...)
 	return m

@@ -27,6 +27,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/hookexec"
+	"github.com/strata-dev/strata/internal/memlimit"
 )
 
 // A Server serves the plugins of a Config. Build it with New, then call Run
@@ -45,6 +46,7 @@ type Server struct {
 	baseCtx    context.Context // of backend calls that outlive one request
 	cancelBase context.CancelFunc
 	calls      hookexec.Running // backend calls
+	memory     *memlimit.Budget // nil: none (SetMemoryBudget)
 }
 
 // A watchedSource is a file-backed source that Reload checks.
@@ -59,6 +61,10 @@ type plugin struct {
 	token *tokenChecker // nil: unauthenticated
 	cache *responseCache
 	limit *limiter
+	// lastCost is what the plugin's last answer cost in memory: what a
+	// backend call reserves in the memory budget before it starts, when
+	// it is large (prepaidFrom).
+	lastCost atomic.Int64
 
 	requests     *prometheus.CounterVec
 	duration     prometheus.Observer
@@ -299,11 +305,16 @@ func (s *Server) servePlugin(w http.ResponseWriter, r *http.Request, p *plugin, 
 	sum := sha256.Sum256(canonical)
 	key := string(sum[:])
 
-	ctx := r.Context()
+	// The output and the body built from it are held in the memory
+	// budget until the answer is written; a call shared with other
+	// requests takes from the reservation of the request that made it.
+	ctx, end := s.memory.Begin(r.Context())
+	defer end()
 	fill := func() ([]byte, error) {
 		callCtx := ctx
 		if p.cache.enabled() {
-			callCtx = s.baseCtx // other requests may share the call
+			// Other requests may share the call.
+			callCtx = memlimit.WithReservationOf(s.baseCtx, ctx)
 		}
 		return s.callBackend(callCtx, p, *req)
 	}
@@ -316,6 +327,9 @@ func (s *Server) servePlugin(w http.ResponseWriter, r *http.Request, p *plugin, 
 		}
 		if code == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", "1")
+		}
+		if errors.Is(err, ErrMemoryBudget) {
+			w.Header().Set("Retry-After", "10")
 		}
 		s.log.Warn("backend failed", "plugin", p.cfg.Name, "remote", r.RemoteAddr, "appset", req.ApplicationSetName,
 			"status", code, "err", err, "duration", time.Since(start))
@@ -380,6 +394,12 @@ func (s *Server) callBackend(ctx context.Context, p *plugin, req Request) ([]byt
 		return nil, fmt.Errorf("waiting for a backend slot: %w", err)
 	}
 	defer p.limit.release()
+	if cost := p.lastCost.Load(); cost >= prepaidFrom {
+		if err := memlimit.Prepay(ctx, cost, fmt.Sprintf("an answer as large as the plugin's last (%d bytes)", cost/(1+encodeCost))); err != nil {
+			p.backendErr.Inc()
+			return nil, err
+		}
+	}
 	start := time.Now()
 	var (
 		body []byte
@@ -406,13 +426,14 @@ func (s *Server) callBackend(ctx context.Context, p *plugin, req Request) ([]byt
 		}
 	}
 	p.backendOK.Inc()
+	p.lastCost.Store((1 + encodeCost) * int64(len(body)))
 	return body, nil
 }
 
 // errorStatus is the status a backend error is answered with.
 func errorStatus(err error) int {
 	switch {
-	case errors.Is(err, ErrBusy):
+	case errors.Is(err, ErrBusy), errors.Is(err, ErrMemoryBudget):
 		return http.StatusServiceUnavailable
 	case errors.Is(err, hookexec.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusGatewayTimeout

@@ -10,7 +10,9 @@
 // the rest is room for what the Go limit does not count (memory the
 // kernel holds for the process, other processes in the container, the
 // collector's lag). A server derives its per-request budgets from
-// Limit.Budget, the Go limit less what the server itself holds.
+// Limit.Budget, the Go limit less what the server itself holds, and
+// bounds the memory its requests hold at once with a Budget (budget.go),
+// which the sidecar and the generator server share.
 package memlimit
 
 import (
