@@ -317,6 +317,9 @@ func debugCmd(g *globals, use, short string, args cobra.PositionalArgs, with int
 		},
 	}
 	f.bind(cmd.Flags(), with)
+	if strings.HasSuffix(use, " NAME") && strings.Contains(path([]string{"x"}), "/module/") {
+		cmd.ValidArgsFunction = completeModules(&f)
+	}
 	return cmd
 }
 

@@ -152,5 +152,6 @@ layered, and explains every value it produces.`,
 	root.AddCommand(newAppsetCmd(g))
 	root.AddCommand(newOperatorCmd(g))
 	root.AddCommand(newCopySelfCmd(g))
+	registerCompletions(root)
 	return root
 }
