@@ -242,8 +242,9 @@ func newCmpServeCmd(g *globals) *cobra.Command {
 		writtenTotal int64
 	)
 	cmd := &cobra.Command{
-		Use:   "serve --config PLUGIN.yaml|--builtin helm [--socket-dir DIR] [--metrics-listen ADDR]",
-		Short: "Serve a plugin to Argo CD's repo-server (run as a sidecar)",
+		Use:         "serve --config PLUGIN.yaml|--builtin helm [--socket-dir DIR] [--metrics-listen ADDR]",
+		Annotations: map[string]string{serverAnnotation: "true"},
+		Short:       "Serve a plugin to Argo CD's repo-server (run as a sidecar)",
 		Long: `Serve the plugin on the unix socket Argo CD's repo-server looks for:
 <socket dir>/<name>.sock, or <name>-<version>.sock when the plugin has a version.
 The built-in Helm plugin (--builtin helm) listens on helm.sock.
@@ -412,6 +413,9 @@ type localFlags struct {
 	kubeVersion string
 	apiVersions []string
 	argocdEnv   bool
+	// helm holds helm template's own flags (cmp generate and cmp
+	// parameters); nil where a command takes none.
+	helm *helmCLIFlags
 	// cpuProfile and trace name files for a CPU profile and an execution
 	// trace of the command (hidden flags, for measuring one run).
 	cpuProfile, trace string
@@ -430,7 +434,7 @@ func (f *localFlags) bind(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.mapParams, "param-map", nil, "a map parameter entry: name.key=value")
 	fs.StringArrayVar(&f.env, "env", nil, "an Application plugin env entry NAME=VALUE, passed as ARGOCD_ENV_NAME")
 	fs.StringVar(&f.appName, "app-name", "", "the Application's name (default: the directory's name)")
-	fs.StringVar(&f.namespace, "namespace", "default", "the Application's destination namespace")
+	fs.StringVarP(&f.namespace, "namespace", "n", "default", "the Application's destination namespace (with --builtin helm: .Release.Namespace, as helm's -n)")
 	fs.StringVar(&f.kubeVersion, "kube-version", "", "KUBE_VERSION as the repo-server would set it")
 	fs.StringArrayVar(&f.apiVersions, "api-versions", nil, "KUBE_API_VERSIONS entries")
 	fs.BoolVar(&f.argocdEnv, "argocd-env", false, "with --builtin: run inside another plugin's command, in place: the application, its parameters and the build environment come from the environment Argo CD gives plugin commands (ARGOCD_APP_*, ARGOCD_APP_PARAMETERS, KUBE_*), the repository root from ARGOCD_APP_SOURCE_PATH")
@@ -448,7 +452,7 @@ func (f *localFlags) local(g *globals, appDir string) (*cmpserver.Local, error) 
 	if root == "" {
 		root = gitRoot(appDir)
 	}
-	ps, err := f.parameters()
+	ps, err := f.parameters(appDir, root)
 	if err != nil {
 		return nil, err
 	}
@@ -481,6 +485,9 @@ func (f *localFlags) run(cmd *cobra.Command, g *globals, dir string, fn func(cmp
 		}
 	}()
 	f.plugin.helm = f.plugin.helm.oneShot()
+	if err := f.checkHelmFlags(); err != nil {
+		return err
+	}
 	if f.argocdEnv {
 		if f.plugin.builtin == "" {
 			return errors.New("--argocd-env needs --builtin: a plugin.yaml's commands already get Argo CD's environment")
@@ -597,7 +604,7 @@ func (f *localFlags) envRequest(dir string) (*params.Request, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--argocd-env: %w", err)
 	}
-	more, err := f.parameters()
+	more, err := f.parameters(dir, f.repoRoot)
 	if err != nil {
 		return nil, err
 	}
@@ -625,19 +632,23 @@ func gitRoot(dir string) string {
 	}
 }
 
-// parameters reads --parameters and the single-parameter flags, in that order.
-func (f *localFlags) parameters() ([]params.Parameter, error) {
-	var ps []params.Parameter
+// parameters reads --parameters, the single-parameter flags and Helm's
+// own flags, in that order: a later string replaces, array items append,
+// map entries are set. Helm's flags name files relative to the working
+// directory; they become paths from appDir inside root.
+func (f *localFlags) parameters(appDir, root string) ([]params.Parameter, error) {
+	var b params.Builder
 	if f.paramsFile != "" {
 		data, err := os.ReadFile(f.paramsFile)
 		if err != nil {
 			return nil, fmt.Errorf("reading --parameters: %w", err)
 		}
-		if ps, err = params.ParseParameters(data, f.paramsFile); err != nil {
+		ps, err := params.ParseParameters(data, f.paramsFile)
+		if err != nil {
 			return nil, err
 		}
+		b.Add(ps...)
 	}
-	var b params.Builder
 	for _, a := range f.params {
 		if err := b.String(a); err != nil {
 			return nil, fmt.Errorf("--param %w", err)
@@ -653,7 +664,60 @@ func (f *localFlags) parameters() ([]params.Parameter, error) {
 			return nil, fmt.Errorf("--param-map %w", err)
 		}
 	}
-	return append(ps, b.Parameters()...), nil
+	if f.helm != nil {
+		if err := f.helm.apply(&b, appDir, root); err != nil {
+			return nil, err
+		}
+	}
+	return b.Parameters(), nil
+}
+
+// checkHelmFlags refuses Helm's own flags where they do not apply.
+func (f *localFlags) checkHelmFlags() error {
+	if f.helm == nil {
+		return nil
+	}
+	used := f.helm.used()
+	if len(used) == 0 {
+		return nil
+	}
+	if f.plugin.builtin != "helm" {
+		return fmt.Errorf("%s: Helm's flags apply with --builtin helm; a plugin.yaml's parameters are set with --param, --param-array and --param-map", strings.Join(used, ", "))
+	}
+	if f.argocdEnv {
+		return fmt.Errorf("%s: with --argocd-env the parameters come from ARGOCD_APP_PARAMETERS", strings.Join(used, ", "))
+	}
+	return nil
+}
+
+// printParameters prints the Application's spec.source.plugin.parameters
+// the flags stand for, as YAML or JSON.
+func (f *localFlags) printParameters(cmd *cobra.Command, g *globals, appDir, output string) error {
+	format := document.YAML // an Application's YAML, unless -o says otherwise
+	if cmd.Flags().Changed("output") {
+		var err error
+		if format, err = document.ParseFormat(output); err != nil {
+			return err
+		}
+	}
+	if fi, err := os.Stat(appDir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", appDir)
+	}
+	root := f.repoRoot
+	if root == "" {
+		root = gitRoot(appDir)
+	}
+	ps, err := f.parameters(appDir, root)
+	if err != nil {
+		return err
+	}
+	if ps == nil {
+		ps = []params.Parameter{}
+	}
+	if format == document.YAML {
+		return encodeYAMLValue(g.stdout, ps)
+	}
+	return document.EncodeJSONValue(g.stdout, ps)
 }
 
 func newCmpGenerateCmd(g *globals) *cobra.Command {
@@ -662,7 +726,7 @@ func newCmpGenerateCmd(g *globals) *cobra.Command {
 		output string
 	)
 	cmd := &cobra.Command{
-		Use:   "generate APPDIR --config PLUGIN.yaml|--builtin helm [--parameters FILE] [--param name=value]... [--env NAME=VALUE]...",
+		Use:   "generate [NAME] APPDIR --config PLUGIN.yaml|--builtin helm [--parameters FILE] [--param name=value]... [-f FILE] [--set K=V]... [--env NAME=VALUE]...",
 		Short: "Run a plugin's init and generate commands on a local application, as the sidecar would",
 		Long: `Run the plugin on APPDIR exactly as the sidecar runs it for Argo CD: the
 repository is copied into a private directory (your checkout is never
@@ -681,9 +745,16 @@ environment Argo CD gives that command: a plugin.yaml can wrap it, say with
 a kustomize pass after Helm.`,
 		Example: `  strata cmp generate examples/cmp/trivial/app --config examples/cmp/trivial/plugin.yaml \
     --app-name demo --param cm-name-suffix=blue
-  strata cmp generate examples/helm/chart --builtin helm --param-array values-files=values-prod.yaml -o json`,
-		Args: positional("APPDIR"),
+  strata cmp generate examples/helm/chart --builtin helm --param-array values-files=values-prod.yaml -o json
+  strata cmp generate guestbook examples/helm/chart --builtin helm -n web \
+    -f examples/helm/chart/values-prod.yaml --set replicaCount=3
+  strata cmp generate examples/helm/chart --builtin helm -f examples/helm/chart/values-prod.yaml --print-parameters`,
+		Args: helmArgs(&flags),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args = flags.helm.takeReleaseName(args)
+			if flags.helm.printParameter {
+				return flags.printParameters(cmd, g, args[0], output)
+			}
 			return flags.run(cmd, g, args[0], func(p cmpserver.Plugin, req *params.Request) error {
 				if yg, ok := p.(cmpserver.YAMLGenerator); ok {
 					if f, err := document.ParseFormat(output); err == nil && f == document.YAML {
@@ -704,7 +775,9 @@ a kustomize pass after Helm.`,
 			})
 		},
 	}
+	flags.helm = new(helmCLIFlags)
 	flags.bind(cmd.Flags())
+	flags.helm.bind(cmd.Flags())
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml (a stream) or json (a list)")
 	return cmd
 }
@@ -779,12 +852,17 @@ func newCmpParametersCmd(g *globals) *cobra.Command {
 		output string
 	)
 	cmd := &cobra.Command{
-		Use:   "parameters APPDIR --config PLUGIN.yaml|--builtin helm [-o json|yaml]",
+		Use:   "parameters [NAME] APPDIR --config PLUGIN.yaml|--builtin helm [-f FILE] [--set K=V]... [-o json|yaml]",
 		Short: "Print the plugin's parameters announcement for an application (JSON, or YAML with -o yaml)",
 		Example: `  strata cmp parameters examples/cmp/trivial/app --config examples/cmp/trivial/plugin.yaml
-  strata cmp parameters examples/helm/chart --builtin helm -o yaml`,
-		Args: positional("APPDIR"),
+  strata cmp parameters examples/helm/chart --builtin helm -o yaml
+  strata cmp parameters examples/helm/chart --builtin helm --set replicaCount=3 -o yaml`,
+		Args: helmArgs(&flags),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args = flags.helm.takeReleaseName(args)
+			if flags.helm.printParameter {
+				return flags.printParameters(cmd, g, args[0], output)
+			}
 			format, err := document.ParseFormat(output)
 			if err != nil {
 				return err
@@ -804,7 +882,9 @@ func newCmpParametersCmd(g *globals) *cobra.Command {
 			})
 		},
 	}
+	flags.helm = new(helmCLIFlags)
 	flags.bind(cmd.Flags())
+	flags.helm.bind(cmd.Flags())
 	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json (what Argo CD receives) or yaml")
 	return cmd
 }

@@ -53,8 +53,9 @@ func newGeneratorServeCmd(g *globals) *cobra.Command {
 		budgetFlag                    int64
 	)
 	cmd := &cobra.Command{
-		Use:   "serve --config FILE [--listen ADDR] [--metrics-listen ADDR] [--memory-budget BYTES]",
-		Short: "Serve the plugins of a GeneratorConfig to the ApplicationSet controller",
+		Use:         "serve --config FILE [--listen ADDR] [--metrics-listen ADDR] [--memory-budget BYTES]",
+		Annotations: map[string]string{serverAnnotation: "true"},
+		Short:       "Serve the plugins of a GeneratorConfig to the ApplicationSet controller",
 		Long: `Serve each plugin of the GeneratorConfig at <its path>/api/v1/getparams.execute.
 Everything is checked before the server starts listening: the configuration,
 the commands, the parameter files, the tokens and the TLS certificate.

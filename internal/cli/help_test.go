@@ -117,9 +117,15 @@ func TestArgErrors(t *testing.T) {
 			return
 		}
 		usage := "usage: " + cmd.UseLine()
-		var wantName string // the first positional the Use line names
-		if f := strings.Fields(cmd.Use); len(f) > 1 && !strings.HasPrefix(f[1], "-") && !strings.HasPrefix(f[1], "[") {
-			wantName = f[1]
+		var wantName string // the first required positional the Use line names
+		for _, f := range strings.Fields(cmd.Use)[1:] {
+			if strings.HasPrefix(f, "[") && !strings.HasPrefix(f, "[-") && strings.ToUpper(f) == f {
+				continue // an optional positional, [NAME]
+			}
+			if !strings.HasPrefix(f, "-") && !strings.HasPrefix(f, "[") {
+				wantName = f
+			}
+			break
 		}
 		run := func(args []string, want string) {
 			t.Helper()

@@ -284,8 +284,9 @@ func newLayersControllerCmd(g *globals) *cobra.Command {
 		Concurrency:            controller.DefaultConcurrency,
 	}
 	cmd := &cobra.Command{
-		Use:   "controller [--namespace NS] [--leader-elect --leader-election-namespace NS]",
-		Short: "Reconcile App CRs in a cluster: write their merged values to a ConfigMap and a Secret",
+		Use:         "controller [--namespace NS] [--leader-elect --leader-election-namespace NS]",
+		Annotations: map[string]string{serverAnnotation: "true"},
+		Short:       "Reconcile App CRs in a cluster: write their merged values to a ConfigMap and a Secret",
 		Long: `Run a controller that merges the values of every App (application.giantswarm.io/v1alpha1)
 as "strata layers render" does, and writes them next to the App:
 

@@ -90,20 +90,9 @@ func operatorLogger(cmd *cobra.Command, g *globals, s *operator.Settings) (*slog
 	if f := cmd.Flags().Lookup("log-format"); f != nil && f.Changed {
 		typ = g.logFormat
 	}
-	opts := &slog.HandlerOptions{Level: lv}
-	if s.LogNoTime {
-		opts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) == 0 && a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			return a
-		}
-	}
 	switch strings.ToLower(typ) {
-	case "text", "color", "":
-		return slog.New(slog.NewTextHandler(g.stderr, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(g.stderr, opts)), nil
+	case "text", "color", "", "json":
+		return g.newLogger(lv, typ, s.LogNoTime)
 	}
 	return nil, fmt.Errorf("log type %q ($LOG_TYPE or --log-type): use text, json or color", typ)
 }
@@ -115,8 +104,9 @@ func newOperatorRunCmd(g *globals) *cobra.Command {
 	var s operator.Settings
 	var envErr error
 	cmd := &cobra.Command{
-		Use:   "run",
-		Short: "Run the operator: start-up, converge, then react to changes until stopped",
+		Use:         "run",
+		Annotations: map[string]string{serverAnnotation: "true"},
+		Short:       "Run the operator: start-up, converge, then react to changes until stopped",
 		Long: `Run the operator the way addon-operator runs: global onStartup hooks,
 kubernetes and schedule bindings, 'reload all modules', then the main loop
 reacting to events, values and config changes. Serves /metrics, /healthz and
@@ -328,6 +318,9 @@ func debugCmd(g *globals, use, short string, args cobra.PositionalArgs, with int
 		},
 	}
 	f.bind(cmd.Flags(), with)
+	if strings.HasSuffix(use, " NAME") && strings.Contains(path([]string{"x"}), "/module/") {
+		cmd.ValidArgsFunction = completeModules(&f)
+	}
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -56,22 +57,69 @@ type globals struct {
 	stdout, stderr io.Writer
 	logLevel       string
 	logFormat      string
+	// oneShot is set for a command that runs once and ends (not a server,
+	// controller or operator): its text logs are the `warning: …` lines
+	// of a command-line tool, not a server's log records.
+	oneShot       bool
+	levelExplicit bool
 }
 
-// logger builds the slog logger the flags ask for; logs go to stderr.
+// isServer says whether cmd, or a command above it, serves until stopped.
+func isServer(cmd *cobra.Command) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		if c.Annotations[serverAnnotation] != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// serverAnnotation marks a command that serves until stopped: it logs
+// records (time, level, message, attributes), as a server does.
+const serverAnnotation = "strata.dev/server"
+
+// logger builds the slog logger the flags ask for; logs go to stderr. A
+// one-shot command's text logs print as `warning: MESSAGE (key=value …)`
+// lines, warnings and errors only unless --log-level is set; JSON logs
+// stay records for every command. Durations print in seconds (a float) in
+// JSON, as Go duration strings in text.
 func (g *globals) logger() (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
 		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", g.logLevel)
 	}
-	opts := &slog.HandlerOptions{Level: level}
-	switch strings.ToLower(g.logFormat) {
-	case "text":
+	return g.newLogger(level, g.logFormat, false)
+}
+
+// newLogger builds the logger of a format and level; noTime leaves the
+// time out of records.
+func (g *globals) newLogger(level slog.Level, format string, noTime bool) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if noTime && len(groups) == 0 && a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}}
+	switch strings.ToLower(format) {
+	case "text", "color", "":
+		if g.oneShot {
+			if !g.levelExplicit {
+				level = max(level, slog.LevelWarn)
+			}
+			return slog.New(&cliHandler{w: g.stderr, level: level, mu: new(sync.Mutex)}), nil
+		}
 		return slog.New(slog.NewTextHandler(g.stderr, opts)), nil
 	case "json":
+		replace := opts.ReplaceAttr
+		opts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
+			if a.Value.Kind() == slog.KindDuration {
+				a.Value = slog.Float64Value(a.Value.Duration().Seconds())
+			}
+			return replace(groups, a)
+		}
 		return slog.New(slog.NewJSONHandler(g.stderr, opts)), nil
 	}
-	return nil, fmt.Errorf("--log-format %q: use text or json", g.logFormat)
+	return nil, fmt.Errorf("--log-format %q: use text or json", format)
 }
 
 // NewRoot builds the strata command tree.
@@ -87,6 +135,8 @@ layered, and explains every value it produces.`,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			// The collector was held off while the packages initialised.
 			startgc.Resume()
+			g.oneShot = !isServer(cmd)
+			g.levelExplicit = cmd.Flags().Changed("log-level")
 			_, err := g.logger()
 			return err
 		},
@@ -102,5 +152,6 @@ layered, and explains every value it produces.`,
 	root.AddCommand(newAppsetCmd(g))
 	root.AddCommand(newOperatorCmd(g))
 	root.AddCommand(newCopySelfCmd(g))
+	registerCompletions(root)
 	return root
 }

@@ -69,3 +69,48 @@ func (b *Builder) MapEntry(arg string) error {
 
 // Parameters returns the parameters built so far.
 func (b *Builder) Parameters() []Parameter { return b.ps }
+
+// SetString sets a string parameter; a later call wins.
+func (b *Builder) SetString(name, value string) { b.get(name).String = &value }
+
+// AppendArray appends one item to an array parameter.
+func (b *Builder) AppendArray(name, item string) {
+	p := b.get(name)
+	p.Array = append(p.Array, item)
+}
+
+// SetMapEntry sets one entry of a map parameter.
+func (b *Builder) SetMapEntry(name, key, value string) {
+	p := b.get(name)
+	if p.Map == nil {
+		p.Map = map[string]string{}
+	}
+	p.Map[key] = value
+}
+
+// Get returns the parameter name built so far, or nil.
+func (b *Builder) Get(name string) *Parameter {
+	if i, ok := b.index[name]; ok {
+		return &b.ps[i]
+	}
+	return nil
+}
+
+// Add sets the parameters of ps in order, as if assigned one by one: a
+// string replaces, array items append, map entries are set.
+func (b *Builder) Add(ps ...Parameter) {
+	for _, p := range ps {
+		q := b.get(p.Name)
+		if p.String != nil {
+			s := *p.String
+			q.String = &s
+		}
+		q.Array = append(q.Array, p.Array...)
+		for k, v := range p.Map {
+			if q.Map == nil {
+				q.Map = map[string]string{}
+			}
+			q.Map[k] = v
+		}
+	}
+}
