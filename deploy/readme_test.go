@@ -110,7 +110,7 @@ func TestReadmeInstall(t *testing.T) {
 	}
 
 	var kubectl, helm, argocd int
-	for _, b := range blocks(sec, "sh") {
+	for _, b := range blocks(sec, "shell") {
 		for _, line := range strings.Split(strings.TrimSpace(b), "\n") {
 			args := strings.Fields(strings.ReplaceAll(line, "'", ""))
 			switch {
