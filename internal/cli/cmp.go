@@ -504,6 +504,18 @@ func (f *localFlags) run(cmd *cobra.Command, g *globals, dir string, fn func(cmp
 		return fn(p, req)
 	}
 	oneShotGC()
+	if f.plugin.builtin == "helm" && f.helm != nil {
+		if _, serr := os.Stat(dir); serr != nil && helmplugin.IsChartReference(dir) {
+			appDir, root, cleanup, err := f.remoteChart(cmd.Context(), dir)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			dir, f.repoRoot = appDir, root
+		} else if f.helm.version != "" {
+			return fmt.Errorf("--version %s: %s is a directory; --version applies to a chart from a repository (oci://HOST/PATH/CHART or REPO/CHART)", f.helm.version, dir)
+		}
+	}
 	l, err := f.local(g, dir)
 	if err != nil {
 		return err
@@ -701,6 +713,9 @@ func (f *localFlags) printParameters(cmd *cobra.Command, g *globals, appDir, out
 		}
 	}
 	if fi, err := os.Stat(appDir); err != nil || !fi.IsDir() {
+		if f.plugin.builtin == "helm" && helmplugin.IsChartReference(appDir) {
+			return fmt.Errorf("--print-parameters: %s is a chart from a repository; an Application's plugin source is a directory of its own repository", appDir)
+		}
 		return fmt.Errorf("%s is not a directory", appDir)
 	}
 	root := f.repoRoot

@@ -108,3 +108,61 @@ func writeFile(t *testing.T, p, data string) {
 		t.Fatal(err)
 	}
 }
+
+// TestCmpGenerateRemoteChart: cmp generate --builtin helm renders a chart
+// named as helm template takes one from a repository (REPO/CHART,
+// --version), with values files from anywhere on disk.
+func TestCmpGenerateRemoteChart(t *testing.T) {
+	archives := map[string][]byte{}
+	for _, v := range []string{"1.2.3", "1.3.0"} {
+		archives[v] = tgz(t, map[string]string{
+			"leaf/Chart.yaml":               "apiVersion: v2\nname: leaf\nversion: " + v + "\n",
+			"leaf/values.yaml":              "color: none\n",
+			"leaf/templates/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  version: {{ .Chart.Version | quote }}\n  color: {{ .Values.color | quote }}\n",
+		})
+	}
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	mux.HandleFunc("/index.yaml", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "apiVersion: v1\nentries:\n  leaf:\n")
+		for _, v := range []string{"1.3.0", "1.2.3"} {
+			fmt.Fprintf(w, "    - apiVersion: v2\n      name: leaf\n      version: %s\n      digest: %x\n      urls: [%s/leaf-%s.tgz]\n", v, sha256.Sum256(archives[v]), srv.URL, v)
+		}
+	})
+	for v, a := range archives {
+		mux.HandleFunc("/leaf-"+v+".tgz", func(w http.ResponseWriter, r *http.Request) { w.Write(a) })
+	}
+	cfgDir := t.TempDir()
+	writeFile(t, filepath.Join(cfgDir, "repositories.yaml"), fmt.Sprintf("apiVersion: v1\nrepositories:\n  - name: charts\n    url: %s\n", srv.URL))
+	writeFile(t, filepath.Join(cfgDir, "blue.yaml"), "color: blue\n")
+	t.Setenv("HELM_REPOSITORY_CONFIG", filepath.Join(cfgDir, "repositories.yaml"))
+	t.Setenv("HELM_REPOSITORY_CACHE", t.TempDir())
+	t.Setenv("HELM_REGISTRY_CONFIG", filepath.Join(cfgDir, "none.json"))
+	t.Chdir(cfgDir)
+	run := func(args ...string) (string, string, int) {
+		var stdout, stderr bytes.Buffer
+		code := cli.Main(context.Background(), append([]string{"cmp", "generate"}, args...), strings.NewReader(""), &stdout, &stderr)
+		return stdout.String(), stderr.String(), code
+	}
+	out, errOut, code := run("demo", "charts/leaf", "--builtin", "helm", "--version", "~1.2.0", "-f", "blue.yaml")
+	if code != 0 || !strings.Contains(out, "name: demo") || !strings.Contains(out, `version: "1.2.3"`) || !strings.Contains(out, `color: "blue"`) {
+		t.Fatalf("charts/leaf --version ~1.2.0 -f blue.yaml: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if out, errOut, code = run("charts/leaf", "--builtin", "helm"); code != 0 || !strings.Contains(out, `version: "1.3.0"`) {
+		t.Fatalf("charts/leaf, the newest: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"charts/leaf", "--builtin", "helm", "--print-parameters"}, "a chart from a repository"},
+		{[]string{"nope/leaf", "--builtin", "helm"}, `no repository named "nope"`},
+		{[]string{"charts/leaf", "--builtin", "helm", "--version", "9.x"}, "no version"},
+		{[]string{".", "--builtin", "helm", "--version", "1.0.0"}, "--version applies to a chart from a repository"},
+	} {
+		if _, errOut, code := run(tc.args...); code == 0 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q, want %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}

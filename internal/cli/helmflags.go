@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -33,6 +34,7 @@ type helmCLIFlags struct {
 	skipTests      bool
 	skipSchema     bool
 	printParameter bool
+	version        string
 }
 
 func (h *helmCLIFlags) bind(fs *pflag.FlagSet) {
@@ -46,6 +48,7 @@ func (h *helmCLIFlags) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&h.skipCRDs, "skip-crds", false, "with --builtin helm: leave the chart's crds/ out (skip-crds)")
 	fs.BoolVar(&h.skipTests, "skip-tests", false, "with --builtin helm: leave test hooks out, as helm's --skip-tests (skip-tests)")
 	fs.BoolVar(&h.skipSchema, "skip-schema-validation", false, "with --builtin helm: do not validate the values against values.schema.json (skip-schema-validation)")
+	fs.StringVar(&h.version, "version", "", "with --builtin helm and a chart from a repository (oci://HOST/PATH/CHART or REPO/CHART): the chart's version or range, as helm's --version (default: the newest)")
 	fs.BoolVar(&h.printParameter, "print-parameters", false, "print the Application's spec.source.plugin.parameters that the flags equal, and exit (YAML; -o json for JSON)")
 }
 
@@ -67,6 +70,7 @@ func (h *helmCLIFlags) used() []string {
 	add(h.skipCRDs, "--skip-crds")
 	add(h.skipTests, "--skip-tests")
 	add(h.skipSchema, "--skip-schema-validation")
+	add(h.version != "", "--version")
 	return out
 }
 
@@ -256,4 +260,63 @@ func (h *helmCLIFlags) takeReleaseName(args []string) []string {
 		return args[1:]
 	}
 	return args
+}
+
+// remoteChart fetches the chart ref names (oci://… or REPO/CHART, as helm
+// template takes it) into a private directory that stands for its
+// repository, with copies of the values files and --set-file files the
+// flags name, wherever they are. It returns the chart's directory, the
+// repository root, and a function removing both.
+func (f *localFlags) remoteChart(ctx context.Context, ref string) (appDir, root string, cleanup func(), err error) {
+	root, err = os.MkdirTemp("", "strata-chart-")
+	if err != nil {
+		return "", "", nil, err
+	}
+	remove := func() { os.RemoveAll(root) }
+	defer func() {
+		if err != nil {
+			remove()
+		}
+	}()
+	appDir, err = helmplugin.FetchChartDir(ctx, f.plugin.deps.options(), ref, f.helm.version, filepath.Join(root, "chart"))
+	if err != nil {
+		return "", "", nil, err
+	}
+	n := 0
+	copyIn := func(flag, name string) (string, error) {
+		if name == "-" || strings.Contains(name, "://") {
+			return name, nil // refused with its reason by apply
+		}
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return "", fmt.Errorf("%s %s: %w", flag, name, errors.Unwrap(err))
+		}
+		n++
+		p := filepath.Join(root, "values", fmt.Sprintf("%d-%s", n, filepath.Base(name)))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return "", err
+		}
+		return p, os.WriteFile(p, data, 0o600)
+	}
+	for i, v := range f.helm.valuesFiles {
+		if f.helm.valuesFiles[i], err = copyIn("--values", v); err != nil {
+			return "", "", nil, err
+		}
+	}
+	for i, arg := range f.helm.setFile {
+		entries, err := splitSet(arg)
+		if err != nil {
+			return "", "", nil, fmt.Errorf("--set-file %q: %w", arg, err)
+		}
+		var parts []string
+		for _, e := range entries {
+			p, err := copyIn("--set-file "+e.key, e.value)
+			if err != nil {
+				return "", "", nil, err
+			}
+			parts = append(parts, e.key+"="+strings.ReplaceAll(p, ",", `\,`))
+		}
+		f.helm.setFile[i] = strings.Join(parts, ",")
+	}
+	return appDir, root, remove, nil
 }
