@@ -43,6 +43,7 @@ func TestExamples(t *testing.T) {
 		{"layers render", []string{"layers", "render", ex("layers/app.yaml")}, "layers/expected.yaml", 0},
 		{"layers explain", []string{"layers", "render", ex("layers/app.yaml"), "--explain"}, "layers/explain.txt", 0},
 		{"operator render", []string{"operator", "render", "--modules-dir", ex("operator/basic/modules"), "--global-hooks-dir", ex("operator/basic/global-hooks"), "--config", ex("operator/basic/config.yaml"), "--objects", ex("operator/basic/objects"), "--namespace", "addons"}, "operator/basic/expected.yaml", 0},
+		{"operator render data", []string{"operator", "render", "--modules-dir", ex("operator/basic/modules"), "--global-hooks-dir", ex("operator/basic/global-hooks"), "--config", ex("operator/basic/config.yaml"), "--objects", ex("operator/basic/objects"), "--namespace", "addons", "-o", "json"}, "operator/basic/render.json", 0},
 		{"operator render values", []string{"operator", "render", "--modules-dir", ex("operator/basic/modules"), "--global-hooks-dir", ex("operator/basic/global-hooks"), "--config", ex("operator/basic/config.yaml"), "--objects", ex("operator/basic/objects"), "--namespace", "addons", "--values-only"}, "operator/basic/values.yaml", 0},
 	}
 	for _, tc := range tests {

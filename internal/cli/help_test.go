@@ -70,7 +70,6 @@ var noDataOutput = map[string]string{
 	"strata generator serve":       "a server",
 	"strata layers controller":     "a controller",
 	"strata operator run":          "the operator",
-	"strata operator render":       "a YAML stream of manifests with comment lines, as helm template prints",
 	"strata copy-self":             "copies the binary",
 	"strata completion":            "a shell script",
 	"strata completion bash":       "a shell script",

@@ -21,7 +21,9 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/exepages"
+	"github.com/strata-dev/strata/internal/manifest"
 	"github.com/strata-dev/strata/internal/operator"
 	"github.com/strata-dev/strata/internal/operator/debug"
 	"github.com/strata-dev/strata/internal/operator/queue"
@@ -224,6 +226,7 @@ func newOperatorRenderCmd(g *globals) *cobra.Command {
 	var s operator.Settings
 	var envErr error
 	var valuesOnly bool
+	var output string
 	cmd := &cobra.Command{
 		Use:   "render",
 		Short: "Start up, converge once in a private workspace and print what each module renders",
@@ -245,9 +248,21 @@ hook's stderr.`,
 			if err != nil {
 				return err
 			}
+			var format document.Format
+			if output != "text" {
+				if format, err = document.ParseFormat(output); err != nil {
+					return fmt.Errorf("%w (or text)", err)
+				}
+			}
 			res, err := operator.Render(cmd.Context(), s, log)
 			if res != nil {
-				if werr := res.Write(g.stdout, valuesOnly); werr != nil && err == nil {
+				var werr error
+				if output == "text" {
+					werr = res.Write(g.stdout, valuesOnly)
+				} else {
+					werr = writeRenderData(g, res, format)
+				}
+				if werr != nil && err == nil {
 					err = werr
 				}
 			}
@@ -257,7 +272,53 @@ hook's stderr.`,
 	fs := cmd.Flags()
 	bindSettings(fs, &s, &envErr)
 	fs.BoolVar(&valuesOnly, "values-only", false, "print the values each module's chart got instead of its manifests")
+	fs.StringVarP(&output, "output", "o", "text", "output format: text (the manifests as a YAML stream, the rest as comments), yaml or json (one object: modules with their values and manifests, disabled modules, lifecycle)")
 	return cmd
+}
+
+// writeRenderData prints operator render's result as one object: each
+// module's values and manifests (parsed), the disabled modules with their
+// reason, and the lifecycle in order.
+func writeRenderData(g *globals, res *operator.RenderResult, f document.Format) error {
+	type module struct {
+		Name      string `json:"name"`
+		Values    any    `json:"values"`
+		Manifests []any  `json:"manifests"`
+	}
+	type disabled struct {
+		Name   string `json:"name"`
+		Reason string `json:"reason"`
+	}
+	out := struct {
+		Modules   []module   `json:"modules"`
+		Disabled  []disabled `json:"disabled"`
+		Lifecycle []string   `json:"lifecycle"`
+	}{Modules: []module{}, Disabled: []disabled{}, Lifecycle: res.History}
+	for _, m := range res.Modules {
+		var vals any
+		if err := json.Unmarshal(m.Values, &vals); err != nil {
+			return fmt.Errorf("module %s: its values: %w", m.Name, err)
+		}
+		docs, err := manifest.Parse(m.Manifests, "module "+m.Name, manifest.DefaultLimits())
+		if err != nil {
+			return err
+		}
+		mod := module{Name: m.Name, Values: vals, Manifests: []any{}}
+		for _, d := range docs {
+			mod.Manifests = append(mod.Manifests, d.Value)
+		}
+		out.Modules = append(out.Modules, mod)
+	}
+	for _, d := range res.Disabled {
+		out.Disabled = append(out.Disabled, disabled{d.Name, d.Reason})
+	}
+	if out.Lifecycle == nil {
+		out.Lifecycle = []string{}
+	}
+	if f == document.YAML {
+		return encodeYAMLValue(g.stdout, out)
+	}
+	return document.EncodeJSONValue(g.stdout, out)
 }
 
 // debugFlags are the flags of the debug commands.
