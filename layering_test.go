@@ -49,6 +49,8 @@ var rank = map[string]int{
 	// builtin is the table of built-in plugins: it joins cmpserver's plugin
 	// interface and the plugins (helmplugin), both of rank 3.
 	"internal/cmpserver/builtin": 4,
+	// preview serves cmp preview's page: local runs of a cmpserver.Plugin.
+	"internal/cmpserver/preview": 4,
 
 	"internal/cli": 5,
 	"cmd/strata":   6,
