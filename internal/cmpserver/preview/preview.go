@@ -424,7 +424,7 @@ func (h *Handler) generate(ctx context.Context, ps []params.Parameter, env []str
 // failure describes err for the page: its message, the stderr of the
 // command that failed, and the parameter it names (a *params.Error's, or
 // an announced parameter whose name or PARAM_ variable the message or
-// stderr names).
+// stderr names; only the stderr when a command failed).
 func failure(err error, anns []params.Announcement) *Failure {
 	f := &Failure{Message: err.Error()}
 	var exit *hookexec.ExitError
@@ -436,7 +436,12 @@ func failure(err error, anns []params.Announcement) *Failure {
 		f.Parameter = pe.Name
 		return f
 	}
-	text := f.Message + "\n" + f.Stderr
+	// A command's message holds its command line, which may name every
+	// PARAM_ variable: only its stderr says which one is at fault.
+	text := f.Message
+	if exit != nil {
+		text = f.Stderr
+	}
 	// Longest names first: "replicas-max" before "replicas".
 	names := make([]string, 0, len(anns))
 	for _, a := range anns {
