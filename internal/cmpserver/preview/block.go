@@ -13,40 +13,70 @@ import (
 // pluginBlock is the spec.source.plugin block of an Application setting
 // these parameters and env, as YAML.
 func (h *Handler) pluginBlock(ps []params.Parameter, env []EnvEntry) string {
-	block := map[string]any{"name": pluginName(h.Local.Plugin.Info())}
-	if len(ps) > 0 {
-		var list []any
-		b, _ := json.Marshal(ps) // Parameter.MarshalJSON: ARGOCD_APP_PARAMETERS' entries
-		v, _, err := document.Loader{JSON: true}.ParseAny(b, "parameters")
-		if err == nil {
-			list, _ = v.([]any)
+	var b strings.Builder
+	b.WriteString("plugin:\n")
+	// Each entry's name first, as an Application writes it.
+	entry := func(indent string, first, rest map[string]any) error {
+		for k, m := range []map[string]any{first, rest} {
+			if len(m) == 0 {
+				continue
+			}
+			var out bytes.Buffer
+			if err := document.Encode(&out, m, document.YAML); err != nil {
+				return err
+			}
+			for n, l := range strings.SplitAfter(strings.TrimSuffix(out.String(), "\n"), "\n") {
+				switch {
+				case k == 0 && n == 0 && indent != "  ":
+					b.WriteString(indent[:len(indent)-2] + "- " + l)
+				default:
+					b.WriteString(indent + l)
+				}
+			}
+			b.WriteString("\n")
 		}
-		block["parameters"] = list
+		return nil
 	}
-	if len(env) > 0 {
-		list := make([]any, len(env))
-		for i, e := range env {
-			list[i] = map[string]any{"name": e.Name, "value": e.Value}
-		}
-		block["env"] = list
-	}
-	// The name first, as an Application writes it.
-	name := block["name"]
-	delete(block, "name")
-	var head, rest bytes.Buffer
-	if err := document.Encode(&head, map[string]any{"name": name}, document.YAML); err != nil {
+	if err := entry("  ", map[string]any{"name": pluginName(h.Local.Plugin.Info())}, nil); err != nil {
 		return "# " + err.Error()
 	}
-	out := "plugin:\n  " + head.String()
-	if len(block) > 0 {
-		if err := document.Encode(&rest, block, document.YAML); err != nil {
-			return "# " + err.Error()
-		}
-		for _, l := range strings.SplitAfter(rest.String(), "\n") {
-			if l != "" {
-				out += "  " + l
+	if len(env) > 0 {
+		b.WriteString("  env:\n")
+		for _, e := range env {
+			if err := entry("      ", map[string]any{"name": e.Name}, map[string]any{"value": e.Value}); err != nil {
+				return "# " + err.Error()
 			}
 		}
+	}
+	if len(ps) > 0 {
+		b.WriteString("  parameters:\n")
+		for _, p := range ps {
+			rest := map[string]any{}
+			if p.String != nil {
+				rest["string"] = *p.String
+			}
+			if p.Array != nil {
+				rest["array"] = anyList(p.Array)
+			}
+			if p.Map != nil {
+				m := make(map[string]any, len(p.Map))
+				for k, v := range p.Map {
+					m[k] = v
+				}
+				rest["map"] = m
+			}
+			if err := entry("      ", map[string]any{"name": p.Name}, rest); err != nil {
+				return "# " + err.Error()
+			}
+		}
+	}
+	return b.String()
+}
+
+func anyList(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
 	}
 	return out
 }

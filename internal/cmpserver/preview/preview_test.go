@@ -207,6 +207,25 @@ func TestRender(t *testing.T) {
 	if err := yaml.UnmarshalStrict([]byte(r.Plugin), &app); err != nil {
 		t.Fatalf("plugin block: %v\n%s", err, r.Plugin)
 	}
+	wantBlock := `plugin:
+  name: allkinds
+  env:
+    - name: STAGE
+      value: prod
+  parameters:
+    - name: owner
+      string: ops team
+    - name: hosts
+      array:
+        - a.example.com
+        - b.example.com
+    - name: labels
+      map:
+        tier: web
+`
+	if r.Plugin != wantBlock {
+		t.Errorf("plugin block =\n%s\nwant\n%s", r.Plugin, wantBlock)
+	}
 	if app.Plugin.Name != "allkinds" {
 		t.Errorf("plugin block's name = %q, want allkinds", app.Plugin.Name)
 	}
