@@ -129,8 +129,8 @@ func TestRenderRefusals(t *testing.T) {
 	url := srv.URL + "/" + token + "/api/render"
 	for _, tc := range []struct {
 		name, method, ctype string
-		body               []byte
-		want               int
+		body                []byte
+		want                int
 	}{
 		{name: "GET", method: http.MethodGet, want: 405},
 		{name: "form post", method: http.MethodPost, ctype: "application/x-www-form-urlencoded", body: []byte("{}"), want: 415},
