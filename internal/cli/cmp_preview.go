@@ -67,7 +67,10 @@ interrupted (Ctrl-C or SIGTERM).`,
 				log.Warn("cmp preview listens beyond loopback (--listen): anyone who can reach the address and learns the token can run the plugin on this machine", "address", addr.String())
 			}
 			h := &preview.Handler{Local: *l, Token: token, Hosts: preview.LoopbackHosts(addr.String()), Command: generateArgv(cmd, args[0])}
-			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+			// Renders run under the command's context: an interrupt cancels
+			// them, and Shutdown waits for their private copies to go.
+			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+				BaseContext: func(net.Listener) context.Context { return cmd.Context() }}
 			url := "http://" + addr.String() + "/" + token + "/"
 			fmt.Fprintf(g.stdout, "strata cmp preview: open %s (Ctrl-C stops)\n", url)
 			if open {
@@ -82,7 +85,7 @@ interrupted (Ctrl-C or SIGTERM).`,
 				return err
 			case <-cmd.Context().Done():
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 				return err

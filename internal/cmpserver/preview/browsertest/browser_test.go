@@ -145,6 +145,11 @@ func TestPage(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("form =\n%+v\nwant\n%+v", got, want)
 	}
+	// Every input has a label a screen reader reads, and no control is
+	// out of the keyboard's reach.
+	if unlabelled := eval(`[...document.querySelectorAll("input, button")].filter(i => !(i.labels && i.labels.length) && !i.getAttribute("aria-label") && !(i.tagName === "BUTTON" && i.textContent.trim()) || i.tabIndex < 0).map(i => i.outerHTML).join("\n")`); unlabelled != "" {
+		t.Errorf("controls without a label, or out of the tab order:\n%s", unlabelled)
+	}
 	// The required owner, unset, is marked at its field.
 	wait("owner marked required", `!document.querySelector('[data-param="owner"] .field-error').hidden`)
 	if before := eval(manifests); strings.Contains(before, "PARAM_OWNER") {
@@ -179,6 +184,11 @@ func TestPage(t *testing.T) {
 	}
 	run("fixing replicas", chromedp.SetValue(chromedp.CSS(`[data-param="replicas"] input`), ""), chromedp.SendKeys(chromedp.CSS(`[data-param="replicas"] input`), "3"))
 	wait("the render again", `document.getElementById("error").hidden && `+manifests+`.includes('PARAM_REPLICAS: "3"')`)
+
+	// A narrow window: one column, nothing wider than the window.
+	run("a narrow window", chromedp.EmulateViewport(420, 900))
+	wait("one column", `document.getElementById("outputs").getBoundingClientRect().top >= document.getElementById("inputs").getBoundingClientRect().bottom && document.documentElement.scrollWidth <= window.innerWidth`)
+	run("a wide window again", chromedp.EmulateViewport(1280, 1000))
 
 	// The block the copy button copies, fed to cmp generate --parameters,
 	// gives the page's manifests.
