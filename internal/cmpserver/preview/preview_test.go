@@ -3,6 +3,7 @@ package preview_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/strata-dev/strata/internal/eventually"
 
 	"sigs.k8s.io/yaml"
 
@@ -23,6 +26,13 @@ const testdata = "testdata/allkinds"
 // generate runs a plugin.yaml (sandboxed).
 func newServer(t *testing.T) (*httptest.Server, string) {
 	t.Helper()
+	srv, token, _ := newServerIn(t, "")
+	return srv, token
+}
+
+// newServerIn is newServer with the private copies made in tmp.
+func newServerIn(t *testing.T, tmp string) (*httptest.Server, string, *preview.Handler) {
+	t.Helper()
 	cfg, err := cmpserver.LoadConfig(filepath.Join(testdata, "plugin.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -34,14 +44,14 @@ func newServer(t *testing.T) (*httptest.Server, string) {
 	}
 	app := filepath.Join(testdata, "app")
 	h := &preview.Handler{
-		Local:   cmpserver.Local{Plugin: p, RepoRoot: testdata, AppDir: app, AppName: "demo", Namespace: "web"},
+		Local:   cmpserver.Local{Plugin: p, RepoRoot: testdata, AppDir: app, AppName: "demo", Namespace: "web", TempDir: tmp},
 		Token:   token,
 		Command: []string{"strata", "cmp", "generate", app, "--config", filepath.Join(testdata, "plugin.yaml")},
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	h.Hosts = preview.LoopbackHosts(strings.TrimPrefix(srv.URL, "http://"))
-	return srv, token
+	return srv, token, h
 }
 
 func do(t *testing.T, req *http.Request) (int, []byte, http.Header) {
@@ -278,5 +288,47 @@ func TestCommandParametersFile(t *testing.T) {
 	var ps []map[string]any
 	if err := json.Unmarshal([]byte(r.ParametersFile), &ps); err != nil || len(ps) != 2 || ps[1]["array"].([]any)[0] != "a,b" {
 		t.Errorf("parameters file = %s (%v), want both parameters", r.ParametersFile, err)
+	}
+}
+
+// TestNewerRenderCancels checks that a page's new render cancels the one
+// it still runs (a render of another page goes on).
+func TestNewerRenderCancels(t *testing.T) {
+	tmp := t.TempDir()
+	srv, token, _ := newServerIn(t, tmp)
+	post := func(page string, env []map[string]string) (int, []byte) {
+		b, _ := json.Marshal(map[string]any{"page": page, "env": env})
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/"+token+"/api/render", bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		code, body, _ := do(t, req)
+		return code, body
+	}
+	type answer struct {
+		code int
+		body []byte
+	}
+	slow := make(chan answer, 1)
+	go func() {
+		code, body := post("a", []map[string]string{{"name": "SLOW", "value": "1"}})
+		slow <- answer{code, body}
+	}()
+	// The slow render holds its private copy while it runs.
+	eventually.True(t, "the slow render's copy", func() (bool, string) {
+		entries, err := os.ReadDir(tmp)
+		return err == nil && len(entries) > 0, fmt.Sprint(entries, err)
+	})
+	if code, body := post("b", nil); code != http.StatusOK {
+		t.Fatalf("another page's render = %d %s, want 200", code, body)
+	}
+	select {
+	case a := <-slow:
+		t.Fatalf("the slow render ended (%d %s) before a newer one of its page", a.code, a.body)
+	default:
+	}
+	if code, body := post("a", nil); code != http.StatusOK {
+		t.Fatalf("the newer render = %d %s, want 200", code, body)
+	}
+	if a := <-slow; a.code != http.StatusConflict {
+		t.Fatalf("the cancelled render = %d %s, want 409", a.code, a.body)
 	}
 }
