@@ -61,6 +61,9 @@ type Handler struct {
 
 	mu       sync.Mutex
 	inflight map[string]*run
+	// announced is the announcement the last GET read, which renders
+	// check their parameters against (nil: read it then).
+	announced []params.Announcement
 }
 
 // A run is a render in flight, cancelled by a newer one of its page.
@@ -196,6 +199,9 @@ func (h *Handler) announcement(ctx context.Context) Announced {
 	if anns != nil {
 		out.Announcements = anns
 	}
+	h.mu.Lock()
+	h.announced = out.Announcements
+	h.mu.Unlock()
 	return out
 }
 
@@ -305,7 +311,13 @@ func (h *Handler) render(ctx context.Context, rr RenderRequest) (res Rendered, o
 	res.Plugin = h.pluginBlock(ps, rr.Env)
 	res.Command, res.ParametersFile = h.command(ps, rr.Env)
 
-	anns, aerr := h.announce(ctx)
+	h.mu.Lock()
+	anns := h.announced
+	h.mu.Unlock()
+	var aerr error
+	if anns == nil {
+		anns, aerr = h.announce(ctx)
+	}
 	if aerr == nil {
 		if _, err := params.Check(ps, anns); err != nil {
 			for _, e := range unjoin(err) {
