@@ -328,7 +328,25 @@ func (h *Handler) render(ctx context.Context, rr RenderRequest) (res Rendered, o
 			}
 		}
 	}
+	// The render with the defaults runs beside this one: each copies the
+	// repository, as cmp generate does.
+	type baseRender struct {
+		text string
+		err  error
+	}
+	var base chan baseRender
+	if len(ps) > 0 || len(env) > 0 {
+		base = make(chan baseRender, 1)
+		go func() {
+			text, _, err := h.generate(ctx, nil, nil)
+			base <- baseRender{text, err}
+		}()
+	}
 	text, resources, err := h.generate(ctx, ps, env)
+	var b baseRender
+	if base != nil {
+		b = <-base
+	}
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), context.Canceled) && !h.current(rr.Page, me) {
 		return res, false
 	}
@@ -340,13 +358,12 @@ func (h *Handler) render(ctx context.Context, rr RenderRequest) (res Rendered, o
 		return res, true
 	}
 	res.Manifests, res.Resources = text, resources
-	if len(ps) > 0 || len(env) > 0 {
-		base, _, err := h.generate(ctx, nil, nil)
-		if err != nil {
-			res.Diff = "(the render with the defaults failed: " + err.Error() + ")"
-		} else if base != text {
+	if base != nil {
+		if b.err != nil {
+			res.Diff = "(the render with the defaults failed: " + b.err.Error() + ")"
+		} else if b.text != text {
 			res.Diff, _ = difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-				A: lines(base), B: lines(text),
+				A: lines(b.text), B: lines(text),
 				FromFile: "defaults", ToFile: "this form", Context: 3,
 			})
 		}
