@@ -28,6 +28,9 @@ var screenshot = flag.String("screenshot", "", "write screenshots of the page (P
 const (
 	appDir = "../testdata/allkinds/app"
 	plugin = "../testdata/allkinds/plugin.yaml"
+	// repoRoot keeps each render's private copy small (the default, the
+	// git work tree, is all of strata).
+	repoRoot = "../testdata/allkinds"
 )
 
 // chromium finds the browser; CI must have it (.ci/run installs Debian's
@@ -51,7 +54,7 @@ func startPreview(t *testing.T) string {
 	var stderr bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- cli.Main(ctx, []string{"cmp", "preview", appDir, "--config", plugin, "--app-name", "demo"}, nil, pw, &stderr)
+		done <- cli.Main(ctx, []string{"cmp", "preview", appDir, "--config", plugin, "--repo-root", repoRoot, "--app-name", "demo"}, nil, pw, &stderr)
 		pw.Close()
 	}()
 	t.Cleanup(func() {
@@ -211,7 +214,7 @@ func TestPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, stderr bytes.Buffer
-	if code := cli.Main(context.Background(), []string{"cmp", "generate", appDir, "--config", plugin, "--app-name", "demo", "--parameters", file}, nil, &out, &stderr); code != 0 {
+	if code := cli.Main(context.Background(), []string{"cmp", "generate", appDir, "--config", plugin, "--repo-root", repoRoot, "--app-name", "demo", "--parameters", file}, nil, &out, &stderr); code != 0 {
 		t.Fatalf("cmp generate --parameters (the copied block's) exited %d: %s", code, stderr.String())
 	}
 	if page, gen := docs(t, eval(manifests)), docs(t, out.String()); !reflect.DeepEqual(page, gen) {
