@@ -170,7 +170,8 @@ func TestPage(t *testing.T) {
 	wait("the diff against the defaults", `document.getElementById("diff").textContent.includes("+  PARAM_OWNER: ops")`)
 	wait("the resource list", `[...document.querySelectorAll("#resources a")].map(a => a.textContent).join(",") === "ConfigMap default/demo-params,Service default/demo"`)
 	if *screenshot != "" {
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		eval(`document.activeElement.blur(); document.getElementById("inputs").scrollTop = 0; document.getElementById("diff-box").open = true; window.scrollTo(0, 0); ""`)
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -222,8 +222,8 @@ function showDiff(diff) {
   const pre = $("diff");
   pre.replaceChildren();
   if (!diff) { pre.textContent = "(the same manifests as with the defaults)"; return; }
-  for (const line of diff.split("\n")) {
-    const cls = line.startsWith("@@") ? "hunk" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : null;
+  for (const [i, line] of diff.split("\n").entries()) {
+    const cls = i < 2 || line.startsWith("@@") ? "hunk" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : null;
     pre.append(cls ? el("span", { class: cls, text: line }) : line + "\n");
   }
 }
