@@ -62,7 +62,7 @@ promcheck:
 ## a release does and runs it from the image's file system). A package matched by
 ## none is a unit package: with STRATA_UNIT_TESTS=1 a test asking testbin
 ## for a binary fails, so a misplaced test cannot slip into `make unit`.
-INTEGRATION := /(clustertest|paritytest)$$|/internal/kube/kubetest$$|/internal/testbin$$|/hack/cmpbench$$|/hack/genload$$|/hack/layersload$$|/hack/opload$$|/hack/image$$
+INTEGRATION := /(clustertest|paritytest)$$|/internal/kube/kubetest$$|/internal/testbin$$|/hack/cmpbench$$|/hack/genload$$|/hack/layersload$$|/hack/opload$$|/hack/image$$|/browsertest$$
 
 ## unit: the unit tests, fast, needing nothing built; go test's cache keeps
 ## unchanged packages from running again. The contributor's edit-test loop.

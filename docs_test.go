@@ -176,7 +176,7 @@ func words(line string) []string {
 // the background, runs its other commands against them, then stops them
 // with SIGTERM and expects a clean exit.
 var servers = [][]string{
-	{"cmp", "serve"}, {"generator", "serve"}, {"layers", "controller"}, {"operator", "run"},
+	{"cmp", "serve"}, {"cmp", "preview"}, {"generator", "serve"}, {"layers", "controller"}, {"operator", "run"},
 }
 
 func isServer(args []string) bool {

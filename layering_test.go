@@ -49,6 +49,8 @@ var rank = map[string]int{
 	// builtin is the table of built-in plugins: it joins cmpserver's plugin
 	// interface and the plugins (helmplugin), both of rank 3.
 	"internal/cmpserver/builtin": 4,
+	// preview serves cmp preview's page: local runs of a cmpserver.Plugin.
+	"internal/cmpserver/preview": 4,
 
 	"internal/cli": 5,
 	"cmd/strata":   6,
@@ -63,7 +65,7 @@ var rank = map[string]int{
 // testing, through any chain of imports.
 const product = "cmd/strata"
 
-var testOnly = []string{"internal/golden", "internal/document/documenttest", "internal/testbin", "internal/kube/kubetest", "internal/eventually", "internal/rsswatch", "internal/hookexec/hookexectest", "internal/helmplugin/paritytest", "internal/cmpserver/paritytest"}
+var testOnly = []string{"internal/golden", "internal/document/documenttest", "internal/testbin", "internal/kube/kubetest", "internal/eventually", "internal/rsswatch", "internal/hookexec/hookexectest", "internal/helmplugin/paritytest", "internal/cmpserver/paritytest", "internal/cmpserver/preview/browsertest"}
 
 // restricted imports: only the listed packages may import the prefix.
 var restricted = []struct {

@@ -42,7 +42,7 @@ func newCmpCmd(g *globals) *cobra.Command {
 protocol, or run the same plugin on a local checkout with no Argo CD: generate
 its manifests, print its parameters announcement, check its discovery rules.`,
 	}
-	cmd.AddCommand(newCmpServeCmd(g), newCmpGenerateCmd(g), newCmpParametersCmd(g), newCmpMatchCmd(g))
+	cmd.AddCommand(newCmpServeCmd(g), newCmpGenerateCmd(g), newCmpParametersCmd(g), newCmpMatchCmd(g), newCmpPreviewCmd(g))
 	cmd.AddCommand(newCmpHelmWorkerCmd())
 	return cmd
 }

@@ -67,6 +67,7 @@ var noDataOutput = map[string]string{
 	"strata cmp serve":             "a server",
 	"strata cmp helm-worker":       "a worker process of cmp serve",
 	"strata cmp match":             "its answer is the exit code",
+	"strata cmp preview":           "a server",
 	"strata generator serve":       "a server",
 	"strata layers controller":     "a controller",
 	"strata operator run":          "the operator",
