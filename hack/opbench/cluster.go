@@ -73,16 +73,7 @@ func runCluster(o clusterOptions) error {
 		return err
 	}
 
-	co := kubetest.Options{Dir: filepath.Join(dir, "cluster"), Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
-	for _, b := range []struct {
-		name string
-		path *string
-	}{{"etcd", &co.EtcdPath}, {"kube-apiserver", &co.APIServerPath}} {
-		if *b.path, err = testbin.Build(ctx, b.name, os.Stderr); err != nil {
-			return err
-		}
-	}
-	c, err := kubetest.StartCluster(ctx, co)
+	c, err := startControlPlane(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -399,4 +390,20 @@ func maxRSS(op *operator) float64 {
 		kb = max(kb, m.rssKB)
 	}
 	return mb(kb)
+}
+
+// startControlPlane starts etcd and kube-apiserver (built by testbin, as
+// the tests run them) with their data under dir/cluster.
+func startControlPlane(ctx context.Context, dir string) (*kubetest.Cluster, error) {
+	co := kubetest.Options{Dir: filepath.Join(dir, "cluster"), Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+	for _, b := range []struct {
+		name string
+		path *string
+	}{{"etcd", &co.EtcdPath}, {"kube-apiserver", &co.APIServerPath}} {
+		var err error
+		if *b.path, err = testbin.Build(ctx, b.name, os.Stderr); err != nil {
+			return nil, err
+		}
+	}
+	return kubetest.StartCluster(ctx, co)
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -84,16 +83,7 @@ func runWatch(o clusterOptions, w watchOptions) error {
 	if err := writeWatchTree(dir, w.hooks); err != nil {
 		return err
 	}
-	co := kubetest.Options{Dir: filepath.Join(dir, "cluster"), Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
-	for _, b := range []struct {
-		name string
-		path *string
-	}{{"etcd", &co.EtcdPath}, {"kube-apiserver", &co.APIServerPath}} {
-		if *b.path, err = testbin.Build(ctx, b.name, os.Stderr); err != nil {
-			return err
-		}
-	}
-	c, err := kubetest.StartCluster(ctx, co)
+	c, err := startControlPlane(ctx, dir)
 	if err != nil {
 		return err
 	}
