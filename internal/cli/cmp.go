@@ -737,8 +737,9 @@ func (f *localFlags) printParameters(cmd *cobra.Command, g *globals, appDir, out
 
 func newCmpGenerateCmd(g *globals) *cobra.Command {
 	var (
-		flags  localFlags
-		output string
+		flags   localFlags
+		output  string
+		explain string
 	)
 	cmd := &cobra.Command{
 		Use:   "generate [NAME] APPDIR --config PLUGIN.yaml|--builtin helm [--parameters FILE] [--param name=value]... [-f FILE] [--set K=V]... [--env NAME=VALUE]...",
@@ -770,6 +771,9 @@ a kustomize pass after Helm.`,
 			if flags.helm.printParameter {
 				return flags.printParameters(cmd, g, args[0], output)
 			}
+			if cmd.Flags().Changed("explain") {
+				return flags.explain(cmd, g, args[0], explain, output)
+			}
 			return flags.run(cmd, g, args[0], func(p cmpserver.Plugin, req *params.Request) error {
 				if yg, ok := p.(cmpserver.YAMLGenerator); ok {
 					if f, err := document.ParseFormat(output); err == nil && f == document.YAML {
@@ -793,7 +797,9 @@ a kustomize pass after Helm.`,
 	flags.helm = new(helmCLIFlags)
 	flags.bind(cmd.Flags())
 	flags.helm.bind(cmd.Flags())
-	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml (a stream) or json (a list)")
+	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml (a stream) or json (a list); with --explain: text (the default), yaml or json")
+	addExplainFlag(cmd.Flags(), &explain)
+	cmd.Flags().Lookup("explain").Usage = "with --builtin helm: instead of the manifests, explain every value the chart gets (which values file, line or parameter set it, and what it overrode), or with =`PATH` one key or subtree"
 	return cmd
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 
+	"github.com/strata-dev/strata/internal/cmpserver"
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/helmplugin"
 	"github.com/strata-dev/strata/internal/params"
@@ -319,4 +320,46 @@ func (f *localFlags) remoteChart(ctx context.Context, ref string) (appDir, root 
 		f.helm.setFile[i] = strings.Join(parts, ",")
 	}
 	return appDir, root, remove, nil
+}
+
+// valueLayers is what a plugin offering --explain has: the built-in Helm
+// plugin's layers of values (helmplugin.Plugin.ValueLayers).
+type valueLayers interface {
+	ValueLayers(ctx context.Context, req *params.Request) ([]*values.Layer, error)
+}
+
+// explain prints, instead of the manifests, where each value the chart
+// gets came from: the chart's values.yaml, a values file and line, or a
+// parameter entry, and what it overrode (text, or -o yaml|json).
+func (f *localFlags) explain(cmd *cobra.Command, g *globals, dir, path, output string) error {
+	if f.plugin.builtin != "helm" {
+		return errors.New("--explain applies with --builtin helm: a plugin.yaml's commands build their values themselves")
+	}
+	p, err := explainPath(path)
+	if err != nil {
+		return err
+	}
+	format := "text"
+	if cmd.Flags().Changed("output") {
+		format = output
+	}
+	return f.run(cmd, g, dir, func(plugin cmpserver.Plugin, req *params.Request) error {
+		vl, ok := plugin.(valueLayers)
+		if !ok {
+			return fmt.Errorf("the %s plugin cannot explain its values", f.plugin.builtin)
+		}
+		layers, err := vl.ValueLayers(cmd.Context(), req)
+		if err != nil {
+			return err
+		}
+		res, err := values.Merge(layers, values.MergeOptions{Provenance: true})
+		if err != nil {
+			return err
+		}
+		exps, err := res.Explain(p, values.ExplainOptions{})
+		if err != nil {
+			return err
+		}
+		return values.WriteExplanations(g.stdout, exps, format)
+	})
 }

@@ -186,3 +186,34 @@ func TestHelmFlagsErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestHelmExplain: --explain says, for each value the chart gets, which
+// values file and line or parameter set it and what it overrode.
+func TestHelmExplain(t *testing.T) {
+	repo := t.TempDir()
+	writeFiles(t, repo, helmFlagsRepo)
+	out, errOut, code := runStrata(t, repo, "cmp", "generate", "apps/web", "--builtin", "helm",
+		"-f", "apps/web/values-prod.yaml", "--set", "replicas=5,image.tag=2.0", "--explain")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"image.tag = \"2.0\"\n    set by helm-parameters image.tag=2.0 [layer 3]\n    overrode \"1.0\" from apps/web/values.yaml:3 [layer 1]\n",
+		"replicas = 5\n    set by helm-parameters replicas=5 [layer 4]\n    overrode 1 from apps/web/values.yaml:1 [layer 1]\n    overrode 3 from apps/web/values-prod.yaml:1 [layer 2]\n",
+		"note = \"\"\n    set by apps/web/values.yaml:5 [layer 1]\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--explain lacks\n%s\ngot:\n%s", want, out)
+		}
+	}
+	out, errOut, code = runStrata(t, repo, "cmp", "generate", "apps/web", "--builtin", "helm", "--set-string", "replicas=7", "--explain=replicas", "-o", "json")
+	if code != 0 || !strings.Contains(out, `"path": "replicas"`) || !strings.Contains(out, `"layer": "helm-string-parameters replicas=7"`) {
+		t.Errorf("--explain=replicas -o json: exit %d\n%s%s", code, out, errOut)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "plugin.yaml"), []byte("apiVersion: argoproj.io/v1alpha1\nkind: ConfigManagementPlugin\nmetadata:\n  name: p\nspec:\n  generate:\n    command: [cat, m.yaml]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := runStrata(t, repo, "cmp", "generate", "apps/web", "--config", "plugin.yaml", "--explain"); code == 0 || !strings.Contains(errOut, "--explain applies with --builtin helm") {
+		t.Errorf("--explain with a plugin.yaml: exit %d, %s", code, errOut)
+	}
+}
