@@ -14,14 +14,17 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -33,6 +36,7 @@ import (
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/hookexec"
 	"github.com/strata-dev/strata/internal/params"
+	"github.com/strata-dev/strata/internal/values"
 )
 
 //go:embed web
@@ -129,6 +133,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, h.announcement(r.Context()))
+	case rest == "api/state":
+		if r.Method != http.MethodGet {
+			http.Error(w, "use GET", http.StatusMethodNotAllowed)
+			return
+		}
+		writeJSON(w, State{Version: appDirVersion(h.Local.AppDir)})
 	case rest == "api/render":
 		if r.Method != http.MethodPost {
 			http.Error(w, "use POST", http.StatusMethodNotAllowed)
@@ -279,6 +289,45 @@ type Rendered struct {
 	// --parameters (parameters the --param flags cannot write).
 	Command        string `json:"command"`
 	ParametersFile string `json:"parametersFile,omitempty"`
+	// Values, for a plugin that can explain its values (the built-in Helm
+	// plugin), says where each value the chart got came from: the text of
+	// cmp generate --explain.
+	Values string `json:"values,omitempty"`
+}
+
+// valueLayers is what a plugin that can explain its values has
+// (helmplugin.Plugin.ValueLayers).
+type valueLayers interface {
+	ValueLayers(ctx context.Context, req *params.Request) ([]*values.Layer, error)
+}
+
+// explain returns cmp generate --explain's text for the parameters and
+// env, or why there is none.
+func (h *Handler) explain(ctx context.Context, vl valueLayers, ps []params.Parameter, env []string) string {
+	l := h.Local
+	l.Parameters, l.Env = ps, append(slices.Clip(l.Env), env...)
+	req, cleanup, err := l.Request(ctx)
+	if err != nil {
+		return "(cannot explain the values: " + err.Error() + ")"
+	}
+	defer cleanup()
+	layers, err := vl.ValueLayers(ctx, req)
+	if err != nil {
+		return "(cannot explain the values: " + err.Error() + ")"
+	}
+	res, err := values.Merge(layers, values.MergeOptions{Provenance: true})
+	if err != nil {
+		return "(cannot explain the values: " + err.Error() + ")"
+	}
+	exps, err := res.Explain(nil, values.ExplainOptions{})
+	if err != nil {
+		return "(cannot explain the values: " + err.Error() + ")"
+	}
+	var b bytes.Buffer
+	if err := values.WriteExplanations(&b, exps, "text"); err != nil {
+		return "(cannot explain the values: " + err.Error() + ")"
+	}
+	return b.String()
 }
 
 // render runs the plugin with the request's parameters and env, and with
@@ -358,6 +407,9 @@ func (h *Handler) render(ctx context.Context, rr RenderRequest) (res Rendered, o
 		return res, true
 	}
 	res.Manifests, res.Resources = text, resources
+	if vl, ok := h.Local.Plugin.(valueLayers); ok {
+		res.Values = h.explain(ctx, vl, ps, env)
+	}
 	if base != nil {
 		if b.err != nil {
 			res.Diff = "(the render with the defaults failed: " + b.err.Error() + ")"
@@ -512,4 +564,40 @@ func lines(text string) []string {
 		l = l[:len(l)-1]
 	}
 	return l
+}
+
+// State is the answer of GET api/state: the page polls it and reads the
+// announcement again when Version changes (the app directory changed).
+type State struct {
+	Version string `json:"version"`
+}
+
+// maxStateEntries bounds the walk of the app directory for api/state.
+const maxStateEntries = 10000
+
+// appDirVersion sums the names, sizes, modes and modification times of
+// the files under dir (the first maxStateEntries): it changes when a file
+// is added, removed or written. Nothing is read but directory entries.
+func appDirVersion(dir string) string {
+	h := sha256.New()
+	n := 0
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			fmt.Fprintf(h, "%s\x00error\x00", p)
+			return nil
+		}
+		if n++; n > maxStateEntries {
+			return filepath.SkipAll
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00%d\x00%d\x00", p, info.Size(), info.Mode(), info.ModTime().UnixNano())
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil)[:12])
 }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/internal/cmpserver"
+	"github.com/strata-dev/strata/internal/cmpserver/builtin"
 	"github.com/strata-dev/strata/internal/cmpserver/preview"
 )
 
@@ -330,5 +331,105 @@ func TestNewerRenderCancels(t *testing.T) {
 	}
 	if a := <-slow; a.code != http.StatusConflict {
 		t.Fatalf("the cancelled render = %d %s, want 409", a.code, a.body)
+	}
+}
+
+// TestRenderExplainsHelmValues: with the built-in Helm plugin the render
+// says where each value came from, as cmp generate --explain does; a
+// plugin.yaml's render has no such view.
+func TestRenderExplainsHelmValues(t *testing.T) {
+	repo := t.TempDir()
+	for name, body := range map[string]string{
+		"web/Chart.yaml":        "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+		"web/values.yaml":       "replicas: 1\n",
+		"web/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  replicas: {{ .Values.replicas | quote }}\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(repo, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	token, err := preview.NewToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	helm, err := builtin.New("helm", builtin.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &preview.Handler{
+		Local:   cmpserver.Local{Plugin: helm, RepoRoot: repo, AppDir: filepath.Join(repo, "web"), AppName: "web", Namespace: "web"},
+		Token:   token,
+		Command: []string{"strata", "cmp", "generate", "web", "--builtin", "helm"},
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	h.Hosts = preview.LoopbackHosts(strings.TrimPrefix(srv.URL, "http://"))
+	res := render(t, srv, token, map[string]any{"page": "p", "parameters": []map[string]any{{"name": "helm-parameters", "map": map[string]string{"replicas": "4"}}}})
+	if res.Error != nil {
+		t.Fatalf("render: %+v", res.Error)
+	}
+	if want := "replicas = 4\n    set by helm-parameters replicas=4 [layer 2]\n    overrode 1 from web/values.yaml:1 [layer 1]\n"; res.Values != want {
+		t.Errorf("values:\n%s\nwant:\n%s", res.Values, want)
+	}
+	srv2, token2 := newServer(t)
+	if res := render(t, srv2, token2, map[string]any{"page": "p"}); res.Values != "" {
+		t.Errorf("a plugin.yaml's render explains values: %q", res.Values)
+	}
+}
+
+// TestState: api/state's version changes when a file of the app directory
+// is added, written or removed, and not otherwise; the page polls it to
+// read the announcement and render again.
+func TestState(t *testing.T) {
+	app := t.TempDir()
+	if err := os.WriteFile(filepath.Join(app, "a.yaml"), []byte("a: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	token, err := preview.NewToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &preview.Handler{Local: cmpserver.Local{AppDir: app}, Token: token}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	h.Hosts = preview.LoopbackHosts(strings.TrimPrefix(srv.URL, "http://"))
+	state := func() string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/"+token+"/api/state", nil)
+		code, out, _ := do(t, req)
+		if code != http.StatusOK {
+			t.Fatalf("GET api/state = %d %s", code, out)
+		}
+		var s preview.State
+		if err := json.Unmarshal(out, &s); err != nil || s.Version == "" {
+			t.Fatalf("api/state: %s, %v", out, err)
+		}
+		return s.Version
+	}
+	v0 := state()
+	if v := state(); v != v0 {
+		t.Fatalf("nothing changed, yet the version went from %s to %s", v0, v)
+	}
+	steps := []struct {
+		what string
+		do   func() error
+	}{
+		{"a file added", func() error { return os.WriteFile(filepath.Join(app, "b.yaml"), []byte("b: 1\n"), 0o644) }},
+		{"a file grown", func() error { return os.WriteFile(filepath.Join(app, "a.yaml"), []byte("a: 12\n"), 0o644) }},
+		{"a file removed", func() error { return os.Remove(filepath.Join(app, "b.yaml")) }},
+	}
+	prev := v0
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatal(err)
+		}
+		v := state()
+		if v == prev {
+			t.Errorf("%s: the version stayed %s", s.what, v)
+		}
+		prev = v
 	}
 }

@@ -141,18 +141,57 @@ function schedule() {
 
 function setStatus(text) { $("status").textContent = text; }
 
-async function load() {
+// setValue puts a parameter's value v into its field.
+function setValue(a, box, i, v) {
+  const list = box.querySelector(".rows");
+  switch (collection(a)) {
+    case "array": list.replaceChildren(); for (const x of v || []) arrayRow(a, i, list, x); break;
+    case "map": list.replaceChildren(); for (const [k, x] of Object.entries(v || {}).sort()) mapRow(list, a.title || a.name, k, x, a); break;
+    default: { const input = box.querySelector("input"); if (input.type === "checkbox") input.checked = v === "true"; else input.value = v ?? ""; }
+  }
+}
+
+// load reads the announcement and draws the form; keep carries the
+// values set so far over to the parameters of the same name and kind.
+async function load(keep = false) {
+  const saved = keep ? parameters() : [];
   setStatus("Reading the announcement…");
   const r = await fetch("api/announcement");
   if (!r.ok) { setStatus(`announcement: HTTP ${r.status}: ${await r.text()}`); return; }
   const ann = await r.json();
   $("plugin-name").textContent = ann.plugin;
-  announcements = ann.announcements || [];
+  const next = ann.announcements || [];
+  if (keep && same(next, announcements)) { render(); return; }
+  announcements = next;
   const fields = $("fields");
   fields.replaceChildren(...announcements.map(field));
   if (!announcements.length) fields.append(el("p", { class: "help", text: "The plugin announces no parameters." }));
+  for (const p of saved) {
+    const i = announcements.findIndex((a) => a.name === p.name);
+    if (i < 0) continue;
+    const a = announcements[i];
+    const v = collection(a) === "array" ? p.array : collection(a) === "map" ? p.map : p.string;
+    if (v !== undefined) setValue(a, fields.children[i], i, v);
+  }
   showError(ann.error, "announcement");
   render();
+}
+
+// watch polls the app directory's state and, when a file changed, reads
+// the announcement again (keeping the values set) and renders again.
+let version = null;
+async function watch() {
+  if (document.visibilityState === "visible") {
+    try {
+      const r = await fetch("api/state");
+      if (r.ok) {
+        const v = (await r.json()).version;
+        if (version !== null && v !== version) { version = v; await load(true); }
+        version = v;
+      }
+    } catch { /* the preview stopped; the status line says so at the next render */ }
+  }
+  setTimeout(watch, 2000);
 }
 
 function showError(e, what) {
@@ -200,6 +239,8 @@ async function render() {
   if (res.error) { setStatus("The render failed; the manifests below are the last good render."); return; }
   showManifests(res.manifests || "", res.resources || []);
   showDiff(res.diff || "");
+  $("values-box").hidden = !res.values;
+  $("values").textContent = res.values || "";
   setStatus(`Rendered ${res.resources.length} resource${res.resources.length === 1 ? "" : "s"} at ${new Date().toLocaleTimeString()}.`);
 }
 
@@ -251,6 +292,7 @@ $("form").addEventListener("input", schedule);
 $("form").addEventListener("change", schedule);
 $("form").addEventListener("submit", (e) => { e.preventDefault(); render(); });
 $("env-add").addEventListener("click", () => { mapRow($("env-rows"), "env", "", "", null); $("env-rows").lastChild.firstChild.focus(); });
-$("reload").addEventListener("click", load);
-$("reset").addEventListener("click", load);
+$("reload").addEventListener("click", () => load(true));
+$("reset").addEventListener("click", () => load(false));
 load();
+watch();
