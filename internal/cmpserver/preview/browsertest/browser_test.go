@@ -49,6 +49,11 @@ func chromium(t *testing.T) string {
 
 // startPreview runs strata cmp preview in-process and returns its URL.
 func startPreview(t *testing.T) string {
+	return startPreviewOf(t, appDir, plugin, repoRoot)
+}
+
+// startPreviewOf runs strata cmp preview on an application of its own.
+func startPreviewOf(t *testing.T, appDir, plugin, repoRoot string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	var stderr bytes.Buffer
@@ -238,4 +243,72 @@ func docs(t *testing.T, stream string) []any {
 		out = append(out, v)
 	}
 	return out
+}
+
+// TestWatch: when a file of the application changes, the page reads the
+// dynamic announcement again (a new parameter appears, the value set in
+// the form stays) and renders again, with no click.
+func TestWatch(t *testing.T) {
+	exe := chromium(t)
+	repo := t.TempDir()
+	app := filepath.Join(repo, "app")
+	if err := os.MkdirAll(app, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, data string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(app, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := filepath.Join(repo, "plugin.yaml")
+	if err := os.WriteFile(cfg, []byte(`apiVersion: argoproj.io/v1alpha1
+kind: ConfigManagementPlugin
+metadata:
+  name: dynamic
+spec:
+  generate:
+    command: [sh, -c, 'printf "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n" "$(cat name)-${PARAM_SUFFIX:-none}"']
+  parameters:
+    dynamic:
+      command: [cat, params.json]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write("params.json", `[{"name": "suffix", "title": "Suffix"}]`)
+	write("name", "first")
+	url := startPreviewOf(t, app, cfg, repo)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Flag("disable-gpu", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	bctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	ctx, cancelRun := context.WithTimeout(bctx, 45*time.Second)
+	defer cancelRun()
+	wait := func(what, cond string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+			status, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("status").textContent + " | " + document.getElementById("error").textContent`))
+			t.Fatalf("waiting for %s (%s): %v; page status: %s", what, cond, err, status)
+		}
+	}
+	manifests := `[...document.querySelectorAll("#manifests pre.manifest")].map(p => p.textContent).join("\n")`
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	wait("the form", `document.querySelectorAll("#fields .field").length === 1`)
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`[data-param="suffix"] input`), "blue")); err != nil {
+		t.Fatal(err)
+	}
+	wait("the render with the value", manifests+`.includes("name: first-blue")`)
+
+	write("name", "second")
+	wait("a render after the file changed", manifests+`.includes("name: second-blue")`)
+	write("params.json", `[{"name": "suffix", "title": "Suffix"}, {"name": "extra", "title": "Extra"}]`)
+	wait("the new parameter", `document.querySelectorAll("#fields .field").length === 2`)
+	wait("the value kept", `document.querySelector('[data-param="suffix"] input').value === "blue"`)
 }
