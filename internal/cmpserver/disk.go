@@ -94,8 +94,11 @@ func (g *diskGuard) watch(ctx context.Context, ws *tarball.Workspace, tr *hookex
 // finish ends the watch once the request's commands are done, and returns
 // the error that stopped them, if any. When the work volume grew by more
 // than a walk's trigger since the last walk (a command shorter than the
-// walks' interval wrote), or the plugin's error (perr) says a command
-// reached the file size limit, it measures the workspace a last time.
+// walks' interval wrote), or the plugin failed (perr: a command that
+// reached the file size limit may have failed on EFBIG rather than died of
+// SIGXFSZ, as a PID namespace's first process does, and the file system
+// may not count its delayed writes yet), it measures the workspace a last
+// time.
 func (w *diskWatch) finish(perr error) error {
 	if w == nil {
 		return nil
@@ -104,7 +107,7 @@ func (w *diskWatch) finish(perr error) error {
 	if err := w.tr.Stopped(); err != nil {
 		return err
 	}
-	if used, ok := volumeUsed(w.ws.TempDir()); ok && used-w.last < w.trigger() && !errors.Is(perr, ErrDiskBudget) {
+	if used, ok := volumeUsed(w.ws.TempDir()); ok && used-w.last < w.trigger() && perr == nil {
 		return nil
 	}
 	u, err := w.ws.Usage()
