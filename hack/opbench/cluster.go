@@ -324,26 +324,18 @@ func printTable(o clusterOptions, dir string, ops []*operator) {
 			return medianOf(append(slices.Clone(op.cold), op.warm...), settledMB)
 		}, "MB"})
 	}
-	fmt.Printf("%-30s", "")
-	for _, op := range ops {
-		fmt.Printf(" %15s", op.name)
+	names := make([]string, len(ops))
+	for i, op := range ops {
+		names[i] = op.name
 	}
-	if len(ops) == 2 {
-		fmt.Printf(" %22s", ops[1].name+"/"+ops[0].name)
-	}
-	fmt.Println()
-	for _, r := range rows {
-		fmt.Printf("%-30s", r.label)
-		var v []float64
+	table := make([]comparisonRow, len(rows))
+	for i, r := range rows {
+		table[i] = comparisonRow{label: r.label, unit: r.unit}
 		for _, op := range ops {
-			v = append(v, r.get(op))
-			fmt.Printf(" %12.2f %-2s", v[len(v)-1], r.unit)
+			table[i].vals = append(table[i].vals, r.get(op))
 		}
-		if len(v) == 2 && v[0] > 0 {
-			fmt.Printf(" %21.2f×", v[1]/v[0])
-		}
-		fmt.Println()
 	}
+	printComparison(names, table)
 	for _, op := range ops {
 		fmt.Printf("%s: %d release revisions written by %d no-op restarts (0 = releases left alone)\n", op.name, op.newRevisions, len(op.warm))
 	}
@@ -406,4 +398,33 @@ func startControlPlane(ctx context.Context, dir string) (*kubetest.Cluster, erro
 		}
 	}
 	return kubetest.StartCluster(ctx, co)
+}
+
+// comparisonRow is one line of a side-by-side table: a value per operator.
+type comparisonRow struct {
+	label, unit string
+	vals        []float64
+}
+
+// printComparison prints rows with a column per operator name and, for
+// two operators, the ratio of the second's value to the first's.
+func printComparison(names []string, rows []comparisonRow) {
+	fmt.Printf("%-30s", "")
+	for _, n := range names {
+		fmt.Printf(" %15s", n)
+	}
+	if len(names) == 2 {
+		fmt.Printf(" %22s", names[1]+"/"+names[0])
+	}
+	fmt.Println()
+	for _, r := range rows {
+		fmt.Printf("%-30s", r.label)
+		for _, v := range r.vals {
+			fmt.Printf(" %12.2f %-2s", v, r.unit)
+		}
+		if len(r.vals) == 2 && r.vals[0] > 0 {
+			fmt.Printf(" %21.2f×", r.vals[1]/r.vals[0])
+		}
+		fmt.Println()
+	}
 }

@@ -429,17 +429,13 @@ func printWatchTable(o clusterOptions, w watchOptions, ops []*operator, runs map
 		{"RssAnon peak", "MB", func(r watchRun) float64 { return float64(r.peakAnon) / (1 << 20) }},
 		{"peak RSS (ru_maxrss)", "MB", func(r watchRun) float64 { return mb(r.m.rssKB) }},
 	}
-	fmt.Printf("%-30s", "")
-	for _, op := range ops {
-		fmt.Printf(" %15s", op.name)
+	names := make([]string, len(ops))
+	for i, op := range ops {
+		names[i] = op.name
 	}
-	if len(ops) == 2 {
-		fmt.Printf(" %22s", ops[1].name+"/"+ops[0].name)
-	}
-	fmt.Println()
-	for _, row := range rows {
-		fmt.Printf("%-30s", row.label)
-		var v []float64
+	table := make([]comparisonRow, len(rows))
+	for i, row := range rows {
+		table[i] = comparisonRow{label: row.label, unit: row.unit}
 		for _, op := range ops {
 			var xs []float64
 			for _, r := range runs[op.name] {
@@ -450,12 +446,8 @@ func printWatchTable(o clusterOptions, w watchOptions, ops []*operator, runs map
 			if len(xs) > 0 {
 				med = xs[len(xs)/2]
 			}
-			v = append(v, med)
-			fmt.Printf(" %12.2f %-2s", med, row.unit)
+			table[i].vals = append(table[i].vals, med)
 		}
-		if len(v) == 2 && v[0] > 0 {
-			fmt.Printf(" %21.2f×", v[1]/v[0])
-		}
-		fmt.Println()
 	}
+	printComparison(names, table)
 }
