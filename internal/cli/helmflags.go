@@ -322,10 +322,10 @@ func (f *localFlags) remoteChart(ctx context.Context, ref string) (appDir, root 
 	return appDir, root, remove, nil
 }
 
-// valueLayers is what a plugin offering --explain has: the built-in Helm
-// plugin's layers of values (helmplugin.Plugin.ValueLayers).
-type valueLayers interface {
-	ValueLayers(ctx context.Context, req *params.Request) ([]*values.Layer, error)
+// valueExplainer is what a plugin offering --explain has: the built-in
+// Helm plugin (helmplugin.Plugin.ExplainValues).
+type valueExplainer interface {
+	ExplainValues(ctx context.Context, req *params.Request, path document.Path) ([]values.Explanation, error)
 }
 
 // explain prints, instead of the manifests, where each value the chart
@@ -344,19 +344,11 @@ func (f *localFlags) explain(cmd *cobra.Command, g *globals, dir, path, output s
 		format = output
 	}
 	return f.run(cmd, g, dir, func(plugin cmpserver.Plugin, req *params.Request) error {
-		vl, ok := plugin.(valueLayers)
+		ve, ok := plugin.(valueExplainer)
 		if !ok {
 			return fmt.Errorf("the %s plugin cannot explain its values", f.plugin.builtin)
 		}
-		layers, err := vl.ValueLayers(cmd.Context(), req)
-		if err != nil {
-			return err
-		}
-		res, err := values.Merge(layers, values.MergeOptions{Provenance: true})
-		if err != nil {
-			return err
-		}
-		exps, err := res.Explain(p, values.ExplainOptions{})
+		exps, err := ve.ExplainValues(cmd.Context(), req, p)
 		if err != nil {
 			return err
 		}

@@ -111,3 +111,18 @@ func (p *Plugin) ValueLayers(ctx context.Context, req *params.Request) ([]*value
 	}
 	return layers, ctx.Err()
 }
+
+// ExplainValues explains the values the chart of req gets (ValueLayers,
+// merged with provenance): for each leaf under path (nil: all), the layer
+// that set it and the values it overrode.
+func (p *Plugin) ExplainValues(ctx context.Context, req *params.Request, path document.Path) ([]values.Explanation, error) {
+	layers, err := p.ValueLayers(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	res, err := values.Merge(layers, values.MergeOptions{Provenance: true})
+	if err != nil {
+		return nil, err
+	}
+	return res.Explain(path, values.ExplainOptions{})
+}

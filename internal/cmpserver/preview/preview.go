@@ -295,15 +295,15 @@ type Rendered struct {
 	Values string `json:"values,omitempty"`
 }
 
-// valueLayers is what a plugin that can explain its values has
-// (helmplugin.Plugin.ValueLayers).
-type valueLayers interface {
-	ValueLayers(ctx context.Context, req *params.Request) ([]*values.Layer, error)
+// valueExplainer is what a plugin that can explain its values has
+// (helmplugin.Plugin.ExplainValues).
+type valueExplainer interface {
+	ExplainValues(ctx context.Context, req *params.Request, path document.Path) ([]values.Explanation, error)
 }
 
 // explain returns cmp generate --explain's text for the parameters and
 // env, or why there is none.
-func (h *Handler) explain(ctx context.Context, vl valueLayers, ps []params.Parameter, env []string) string {
+func (h *Handler) explain(ctx context.Context, ve valueExplainer, ps []params.Parameter, env []string) string {
 	l := h.Local
 	l.Parameters, l.Env = ps, append(slices.Clip(l.Env), env...)
 	req, cleanup, err := l.Request(ctx)
@@ -311,20 +311,12 @@ func (h *Handler) explain(ctx context.Context, vl valueLayers, ps []params.Param
 		return "(cannot explain the values: " + err.Error() + ")"
 	}
 	defer cleanup()
-	layers, err := vl.ValueLayers(ctx, req)
-	if err != nil {
-		return "(cannot explain the values: " + err.Error() + ")"
-	}
-	res, err := values.Merge(layers, values.MergeOptions{Provenance: true})
-	if err != nil {
-		return "(cannot explain the values: " + err.Error() + ")"
-	}
-	exps, err := res.Explain(nil, values.ExplainOptions{})
-	if err != nil {
-		return "(cannot explain the values: " + err.Error() + ")"
-	}
+	exps, err := ve.ExplainValues(ctx, req, nil)
 	var b bytes.Buffer
-	if err := values.WriteExplanations(&b, exps, "text"); err != nil {
+	if err == nil {
+		err = values.WriteExplanations(&b, exps, "text")
+	}
+	if err != nil {
 		return "(cannot explain the values: " + err.Error() + ")"
 	}
 	return b.String()
@@ -407,8 +399,8 @@ func (h *Handler) render(ctx context.Context, rr RenderRequest) (res Rendered, o
 		return res, true
 	}
 	res.Manifests, res.Resources = text, resources
-	if vl, ok := h.Local.Plugin.(valueLayers); ok {
-		res.Values = h.explain(ctx, vl, ps, env)
+	if ve, ok := h.Local.Plugin.(valueExplainer); ok {
+		res.Values = h.explain(ctx, ve, ps, env)
 	}
 	if base != nil {
 		if b.err != nil {
