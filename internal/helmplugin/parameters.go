@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/params"
 )
 
@@ -261,7 +262,7 @@ func suggestName(name string) string {
 		if n == m || n == strings.TrimSuffix(m, "s") || n+"s" == m {
 			return fmt.Sprintf(" (did you mean %q?)", sp.name)
 		}
-		if d := distance(n, m); d < bestD {
+		if d := document.EditDistance(n, m); d < bestD {
 			best, bestD = sp.name, d
 		}
 	}
@@ -269,30 +270,6 @@ func suggestName(name string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// distance is the Levenshtein distance, bounded to short names.
-func distance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 1 << 30
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // userValues reports whether the parameters give Helm user values: values

@@ -215,7 +215,7 @@ func (p *configParser) unknownTop(path document.Path, key string) error {
 		return p.fail(path, "mutating webhooks are not supported by strata's operator (kubernetesValidating and kubernetesCustomResourceConversion are); move this binding to a hook run by shell-operator or remove it")
 	}
 	// "is a forbidden property" is shell-operator's wording for it.
-	if s := suggest(key, topKeys(p.kind)); s != "" {
+	if s := document.Closest(key, topKeys(p.kind)); s != "" {
 		return p.fail(path, "unknown field (%s is a forbidden property); did you mean %s?", key, s)
 	}
 	return p.fail(path, "unknown field (%s is a forbidden property); a %s hook's configuration has %s", key, p.kind, strings.Join(topKeys(p.kind), ", "))
@@ -227,44 +227,6 @@ func topKeys(k Kind) []string {
 		out = append(out, string(b))
 	}
 	return append(out, "schedule", "kubernetes", string(KubernetesValidating), string(KubernetesConversion), "settings")
-}
-
-// suggest returns the candidate that differs from s only by case, or by
-// at most two edits, or "".
-func suggest(s string, candidates []string) string {
-	best, bestD := "", 3
-	for _, c := range candidates {
-		if strings.EqualFold(c, s) {
-			return c
-		}
-		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // order reads a lifecycle binding's order: an integer.
@@ -343,7 +305,7 @@ func (p *configParser) strList(path document.Path, v any, what string) ([]string
 }
 
 func (p *configParser) unknown(path document.Path, key string, known []string) error {
-	if s := suggest(key, known); s != "" {
+	if s := document.Closest(key, known); s != "" {
 		return p.fail(path, "unknown field; did you mean %s?", s)
 	}
 	return p.fail(path, "unknown field; known fields are %s", strings.Join(known, ", "))
@@ -629,7 +591,7 @@ func (p *configParser) watchEvents(path document.Path, v any) ([]WatchEvent, err
 		e := WatchEvent(s)
 		if e != Added && e != Modified && e != Deleted {
 			hint := "Added, Modified or Deleted"
-			if x := suggest(s, []string{"Added", "Modified", "Deleted"}); x != "" {
+			if x := document.Closest(s, []string{"Added", "Modified", "Deleted"}); x != "" {
 				hint = x
 			}
 			return nil, p.fail(path.Append(document.Index(i)), "%q is not a watch event; write %s", s, hint)
@@ -974,7 +936,7 @@ func (p *configParser) v0(root map[string]any, c *Config) error {
 		case slices.Contains(otherKindKeys[p.kind], b):
 			errs = append(errs, p.unknownTop(path, key))
 		default:
-			if s := suggest(key, append([]string{"configVersion"}, v0Keys[p.kind]...)); s != "" {
+			if s := document.Closest(key, append([]string{"configVersion"}, v0Keys[p.kind]...)); s != "" {
 				errs = append(errs, p.fail(path, "unknown field (%s is a forbidden property); did you mean %s?", key, s))
 				continue
 			}

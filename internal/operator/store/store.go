@@ -253,7 +253,7 @@ func (s *Store) unknownKeys(cfg *config.Config) []error {
 	known := sortedKeys(s.modules)
 	bad := func(key, suffix, where string) {
 		msg := fmt.Sprintf("config store %s: %s%s: no module has the values key %q", where, key, suffix, key)
-		if m := suggestKey(key, known); m != "" {
+		if m := document.Closest(key, known); m != "" {
 			msg += fmt.Sprintf("; did you mean %s%s?", m, suffix)
 		} else if len(known) > 0 {
 			msg += "; the modules' keys are " + strings.Join(known, ", ")
@@ -280,44 +280,6 @@ func (s *Store) unknownKeys(cfg *config.Config) []error {
 		}
 	}
 	return errs
-}
-
-// suggestKey returns the candidate that differs from s only by case or
-// by at most two edits (the closest), or "".
-func suggestKey(s string, candidates []string) string {
-	best, bestD := "", 3
-	for _, c := range candidates {
-		if strings.EqualFold(c, s) {
-			return c
-		}
-		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func sectionSource(cfg *config.Config, key string) string {
