@@ -151,7 +151,14 @@ func (b *Bench) Run(ctx context.Context) (*Report, error) {
 	}
 	var cmd []running
 	for _, f := range filesystems {
-		for _, kind := range []string{"argo", "strata"} {
+		kinds := []string{"argo", "strata"}
+		if f.name == "disk" {
+			// strata as deploy/cmp runs it: Kubernetes' RuntimeDefault
+			// seccomp profile refuses user namespaces, so each command
+			// is followed through the process tree.
+			kinds = append(kinds, "strata-pt")
+		}
+		for _, kind := range kinds {
 			sd, err := socketDir()
 			if err != nil {
 				return nil, err
@@ -169,6 +176,10 @@ func (b *Bench) Run(ctx context.Context) (*Report, error) {
 			case "strata":
 				sp.argv = []string{b.Strata, "cmp", "serve", "--config", filepath.Join(conf, "plugin.yaml"),
 					"--socket-dir", sd, "--cache-dir", filepath.Join(work, "cache")}
+				sp.env = env
+			case "strata-pt":
+				sp.argv = []string{b.Strata, "cmp", "serve", "--config", filepath.Join(conf, "plugin.yaml"),
+					"--socket-dir", sd, "--cache-dir", filepath.Join(work, "cache"), "--process-tree-only"}
 				sp.env = env
 			}
 			log.Info("starting", "server", sp.name, "work", work)

@@ -33,12 +33,16 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 	buf.WriteString("| repository | work dir | p50 vs Argo CD | req/s vs Argo CD | p50 vs floor | p50 vs floor + command | req/s vs floor + command |\n|---|---|---:|---:|---:|---:|---:|\n")
 	for _, r := range rep.Repos {
 		floor, fc := r.find("floor", ""), r.find("floorcmd", "")
-		for _, fs := range []string{"disk", "tmpfs"} {
-			s, a := r.find("strata", fs), r.find("argo", fs)
+		for _, row := range []struct{ server, fs string }{{"strata", "disk"}, {"strata", "tmpfs"}, {"strata-pt", "disk"}} {
+			s, a := r.find(row.server, row.fs), r.find("argo", row.fs)
 			if s == nil || a == nil || floor == nil || fc == nil {
 				continue
 			}
-			fmt.Fprintf(&buf, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Name, fs,
+			label := row.fs
+			if row.server == "strata-pt" {
+				label += ", process tree"
+			}
+			fmt.Fprintf(&buf, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Name, label,
 				ratio(s.One.Quantile(0.5), a.One.Quantile(0.5)),
 				fmt.Sprintf("%.2f×", s.Many.PerSecond()/a.Many.PerSecond()),
 				ratio(s.One.Quantile(0.5), floor.One.Quantile(0.5)),
@@ -97,6 +101,8 @@ func serverName(kind string) string {
 		return "Argo CD's sidecar"
 	case "strata":
 		return "strata"
+	case "strata-pt":
+		return "strata, `--process-tree-only` (as under RuntimeDefault seccomp)"
 	case "floorcmd":
 		return "floor + command (drain, hash, start `cat` once)"
 	}

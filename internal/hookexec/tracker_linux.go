@@ -208,7 +208,6 @@ func removeIPC(table, idCol string, since time.Time, rm func(id uintptr) syscall
 // t was made, that no running command accounts for, until a reading of the
 // process table finds none.
 func (t *Tracker) killLeftovers() error {
-	self := os.Getpid()
 	selfGroup := syscall.Getpgrp()
 	min := t.mark.ticks() - 1
 	deadline := time.Now().Add(closeDeadline)
@@ -217,7 +216,7 @@ func (t *Tracker) killLeftovers() error {
 	for {
 		starting.Lock()
 		lead := runningLeaders()
-		procs, err := readProcs(self)
+		procs, err := readChildren(lead)
 		starting.Unlock()
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrSurvivor, err)
