@@ -26,7 +26,6 @@ var rank = map[string]int{
 	"internal/golden":     0,
 	"internal/eventually": 0,
 	"internal/startgc":    0,
-	"internal/exepages":   0,
 	"internal/stamp":      0,
 	"internal/memlimit":   0,
 	"internal/rsswatch":   0,

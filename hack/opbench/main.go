@@ -133,7 +133,7 @@ func run(dir string, modules, count int, sameOrder bool, bin string, fresh bool,
 		return err
 	}
 	var cold, warm, coldCPU, warmCPU []time.Duration
-	var rss, settled []int64
+	var rss, settled, anon []int64
 	for i := range count {
 		state := filepath.Join(dir, "state")
 		if err := os.RemoveAll(state); err != nil {
@@ -150,8 +150,9 @@ func run(dir string, modules, count int, sameOrder bool, bin string, fresh bool,
 		cold, warm = append(cold, c.ready), append(warm, w.ready)
 		coldCPU, warmCPU = append(coldCPU, c.cpu), append(warmCPU, w.cpu)
 		rss, settled = append(rss, c.rssKB, w.rssKB), append(settled, c.settledRSSKB, w.settledRSSKB)
-		fmt.Printf("round %d: cold %v, no-op restart %v, peak RSS %.1f MB / %.1f MB, CPU %v / %v", i+1, c.ready.Round(time.Millisecond), w.ready.Round(time.Millisecond),
-			mb(c.rssKB), mb(w.rssKB), c.cpu.Round(10*time.Millisecond), w.cpu.Round(10*time.Millisecond))
+		anon = append(anon, c.peakAnon, w.peakAnon)
+		fmt.Printf("round %d: cold %v, no-op restart %v, peak RssAnon %.1f MB / %.1f MB, peak RSS %.1f MB / %.1f MB, CPU %v / %v", i+1, c.ready.Round(time.Millisecond), w.ready.Round(time.Millisecond),
+			anonMB(c.peakAnon), anonMB(w.peakAnon), mb(c.rssKB), mb(w.rssKB), c.cpu.Round(10*time.Millisecond), w.cpu.Round(10*time.Millisecond))
 		if settle > 0 {
 			fmt.Printf(", RSS %v after ready %.1f MB / %.1f MB", settle, mb(c.settledRSSKB), mb(w.settledRSSKB))
 		}
@@ -166,6 +167,7 @@ func run(dir string, modules, count int, sameOrder bool, bin string, fresh bool,
 	fmt.Printf("%-28s %10v %10v\n", "no-op restart → converge", warm[len(warm)/2].Round(time.Millisecond), warm[len(warm)-1].Round(time.Millisecond))
 	fmt.Printf("%-28s %10v %10v\n", "CPU to first converge", coldCPU[len(coldCPU)/2].Round(10*time.Millisecond), coldCPU[len(coldCPU)-1].Round(10*time.Millisecond))
 	fmt.Printf("%-28s %10v %10v\n", "CPU to no-op converge", warmCPU[len(warmCPU)/2].Round(10*time.Millisecond), warmCPU[len(warmCPU)-1].Round(10*time.Millisecond))
+	fmt.Printf("%-28s %10s %9.1fMB\n", "peak RssAnon (operator)", "", anonMB(slices.Max(anon)))
 	fmt.Printf("%-28s %10s %9.1fMB\n", "peak RSS (operator)", "", mb(slices.Max(rss)))
 	if settle > 0 {
 		slices.Sort(settled)
@@ -214,6 +216,8 @@ func splitList(s string) []string {
 }
 
 func mb(kb int64) float64 { return float64(kb) / 1024 }
+
+func anonMB(b int64) float64 { return float64(b) / (1 << 20) }
 
 // evictPageCache drops the binary's pages from the page cache, so that the
 // runs read it from disk as a pod started from an image does. A binary just

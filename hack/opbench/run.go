@@ -5,14 +5,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/strata-dev/strata/internal/rsswatch"
 )
 
 // launch is one operator process to measure.
@@ -50,8 +54,13 @@ type measurement struct {
 	// waited for by then (its hooks).
 	cpu, hooksCPU time.Duration
 	// rssKB is the operator process's peak resident set over its whole
-	// life (wait4's ru_maxrss), its children not included.
+	// life (wait4's ru_maxrss), its children not included: the binary's
+	// file pages it touched count in it.
 	rssKB int64
+	// peakAnon is the peak of its anonymous resident memory (RssAnon,
+	// sampled while it ran): the memory a user pays for, which file pages
+	// the kernel may drop do not lower.
+	peakAnon int64
 	// settledRSSKB is its resident set (VmRSS) once it has run for
 	// launch.settle after it turned ready: what a converged operator
 	// holds. 0 when not measured.
@@ -94,6 +103,8 @@ func (l launch) run(ctx context.Context) (measurement, error) {
 	if l.started != nil {
 		l.started(cmd.Process.Pid)
 	}
+	var peakAnon atomic.Int64
+	go rsswatch.Watch(cmd.Process.Pid, math.MaxInt64, &peakAnon, make(chan struct{}))
 	exited := make(chan struct{})
 	var waitErr error
 	go func() {
@@ -182,6 +193,7 @@ func (l launch) run(ctx context.Context) (measurement, error) {
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		m.rssKB = ru.Maxrss
 	}
+	m.peakAnon = peakAnon.Load()
 	return m, nil
 }
 

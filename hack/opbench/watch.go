@@ -282,10 +282,6 @@ func (o clusterOptions) measureWatch(ctx context.Context, c *kubetest.Cluster, c
 	if l.settle <= 0 {
 		l.settle = 2 * time.Second
 	}
-	var peak atomic.Int64
-	l.started = func(pid int) {
-		go rsswatch.Watch(pid, math.MaxInt64, &peak, make(chan struct{}))
-	}
 	var sent map[string]time.Time
 	l.during = func(ctx context.Context, pid int) error {
 		anon, ok := rsswatch.RssAnon(pid)
@@ -323,7 +319,7 @@ func (o clusterOptions) measureWatch(ctx context.Context, c *kubetest.Cluster, c
 	if r.m, err = l.run(ctx); err != nil {
 		return r, err
 	}
-	r.peakAnon = peak.Load()
+	r.peakAnon = r.m.peakAnon
 	return r, nil
 }
 

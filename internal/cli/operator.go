@@ -14,7 +14,6 @@ import (
 	"sync"
 	"syscall"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -22,7 +21,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/internal/document"
-	"github.com/strata-dev/strata/internal/exepages"
 	"github.com/strata-dev/strata/internal/manifest"
 	"github.com/strata-dev/strata/internal/operator"
 	"github.com/strata-dev/strata/internal/operator/debug"
@@ -126,10 +124,6 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 			if envErr != nil {
 				return envErr
 			}
-			release, err := exepages.Enabled()
-			if err != nil {
-				return err
-			}
 			log, err := operatorLogger(cmd, g, &s)
 			if err != nil {
 				return err
@@ -138,14 +132,6 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 			routeClientLogs(log)
 			if _, err := setMemoryLimit(log, "operator", nil); err != nil {
 				return err
-			}
-			if release {
-				w := exepages.StopWatch()
-				if w.Err != nil {
-					log.Warn("could not release the binary's pages ($"+exepages.Env+"=false turns this off)", "after", "package initialisation", "error", w.Err)
-				}
-				log.Debug("released the binary's resident pages", "after", "package initialisation", "releases", w.Releases, "bytes", w.Bytes)
-				releaseExePages(log, "start-up")
 			}
 			if _, set := os.LookupEnv("GOGC"); !set {
 				// A long-running process with a small live heap: the
@@ -158,15 +144,6 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 			e, err := operator.New(s, log)
 			if err != nil {
 				return err
-			}
-			if release {
-				go func() {
-					select {
-					case <-e.Ready():
-						releaseExePages(log, "the first converge")
-					case <-ctx.Done():
-					}
-				}()
 			}
 			return e.Run(ctx)
 		},
@@ -195,21 +172,6 @@ Lease up; a leader that loses the Lease exits non-zero to restart clean.`,
 	fs.DurationVar(&s.RetryPeriod, "ha-retry-period", s.RetryPeriod, "how often the Lease is tried and renewed (default 10s)")
 	fs.DurationVar(&s.ShutdownGrace, "shutdown-grace", s.ShutdownGrace, "with --ha: how long the task in hand may finish after SIGTERM before the Lease is given up (default 30s)")
 	return cmd
-}
-
-// releaseExePages drops from the resident set the pages of the binary's
-// code and read-only data touched so far — most of them by the
-// initialisation of the linked packages, never read again — so that they
-// do not add to the operator's memory while it works; those it uses again
-// fault back in from the page cache. See internal/exepages.
-func releaseExePages(log *slog.Logger, after string) {
-	start := time.Now()
-	r, err := exepages.Release()
-	if err != nil {
-		log.Warn("could not release the binary's pages ($"+exepages.Env+"=false turns this off)", "after", after, "error", err)
-		return
-	}
-	log.Debug("released the binary's resident pages", "after", after, "mappings", r.Mappings, "bytes", r.Bytes, "took", time.Since(start))
 }
 
 // clientLogs makes routeClientLogs take effect once per process: klog's
