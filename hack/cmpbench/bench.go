@@ -153,10 +153,10 @@ func (b *Bench) Run(ctx context.Context) (*Report, error) {
 	for _, f := range filesystems {
 		kinds := []string{"argo", "strata"}
 		if f.name == "disk" {
-			// strata as deploy/cmp runs it: Kubernetes' RuntimeDefault
-			// seccomp profile refuses user namespaces, so each command
-			// is followed through the process tree.
-			kinds = append(kinds, "strata-pt")
+			// strata with each command in its own namespaces, where
+			// the kernel allows them (Kubernetes' RuntimeDefault
+			// seccomp profile does not).
+			kinds = append(kinds, "strata-ns")
 		}
 		for _, kind := range kinds {
 			sd, err := socketDir()
@@ -177,9 +177,9 @@ func (b *Bench) Run(ctx context.Context) (*Report, error) {
 				sp.argv = []string{b.Strata, "cmp", "serve", "--config", filepath.Join(conf, "plugin.yaml"),
 					"--socket-dir", sd, "--cache-dir", filepath.Join(work, "cache")}
 				sp.env = env
-			case "strata-pt":
+			case "strata-ns":
 				sp.argv = []string{b.Strata, "cmp", "serve", "--config", filepath.Join(conf, "plugin.yaml"),
-					"--socket-dir", sd, "--cache-dir", filepath.Join(work, "cache"), "--process-tree-only"}
+					"--socket-dir", sd, "--cache-dir", filepath.Join(work, "cache"), "--command-namespaces"}
 				sp.env = env
 			}
 			log.Info("starting", "server", sp.name, "work", work)

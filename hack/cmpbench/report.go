@@ -33,14 +33,14 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 	buf.WriteString("| repository | work dir | p50 vs Argo CD | req/s vs Argo CD | p50 vs floor | p50 vs floor + command | req/s vs floor + command |\n|---|---|---:|---:|---:|---:|---:|\n")
 	for _, r := range rep.Repos {
 		floor, fc := r.find("floor", ""), r.find("floorcmd", "")
-		for _, row := range []struct{ server, fs string }{{"strata", "disk"}, {"strata", "tmpfs"}, {"strata-pt", "disk"}} {
+		for _, row := range []struct{ server, fs string }{{"strata", "disk"}, {"strata", "tmpfs"}, {"strata-ns", "disk"}} {
 			s, a := r.find(row.server, row.fs), r.find("argo", row.fs)
 			if s == nil || a == nil || floor == nil || fc == nil {
 				continue
 			}
 			label := row.fs
-			if row.server == "strata-pt" {
-				label += ", process tree"
+			if row.server == "strata-ns" {
+				label += ", --command-namespaces"
 			}
 			fmt.Fprintf(&buf, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Name, label,
 				ratio(s.One.Quantile(0.5), a.One.Quantile(0.5)),
@@ -101,8 +101,8 @@ func serverName(kind string) string {
 		return "Argo CD's sidecar"
 	case "strata":
 		return "strata"
-	case "strata-pt":
-		return "strata, `--process-tree-only` (as under RuntimeDefault seccomp)"
+	case "strata-ns":
+		return "strata, `--command-namespaces`"
 	case "floorcmd":
 		return "floor + command (drain, hash, start `cat` once)"
 	}

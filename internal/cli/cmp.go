@@ -236,6 +236,7 @@ func newCmpServeCmd(g *globals) *cobra.Command {
 		repoLimits   tarball.Limits
 		diskBytes    int64
 		recycleBytes int64
+		namespaces   bool
 		processTree  bool
 		memoryBudget int64
 		written      int64
@@ -312,15 +313,18 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 			}()
 			if cp, ok := p.(*cmpserver.CommandPlugin); ok {
 				p = cp.Hiding(store.Root())
+				namespaces = namespaces && !processTree
 				nsErr, err := cmpserver.TrackCommands(cmd.Context())
 				switch {
 				case err != nil:
 					log.Warn("processes the commands leave behind cannot be followed; workspaces are not recycled", "reason", err)
 					recycleBytes = -1
-				case processTree:
-					log.Info("commands run in the server's namespaces (--process-tree-only): what they leave behind is found through the process tree")
+				case !namespaces:
+					log.Info("commands run in the server's namespaces: what they leave behind is found through the process tree")
 				case nsErr != nil:
 					log.Info("commands run in the server's namespaces: what they leave behind is found through the process tree", "reason", nsErr)
+				default:
+					log.Info("each command runs in its own user, PID and IPC namespaces (--command-namespaces)")
 				}
 				switch {
 				case recycleBytes < 0:
@@ -336,7 +340,7 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 				defer c.Close() // the Helm plugin's render workers
 			}
 			srv := &cmpserver.Server{Plugin: p, Store: store, Limits: repoLimits, ShutdownGrace: grace, Logger: log, Metrics: flags.metrics,
-				ProcessTreeOnly: processTree, MemoryBudget: budget.bytes, MemoryBudgetFrom: budget.from,
+				CommandNamespaces: namespaces, MemoryBudget: budget.bytes, MemoryBudgetFrom: budget.from,
 				MaxWrittenBytes: written, MaxWrittenBytesTotal: writtenTotal}
 			if _, ok := p.(*cmpserver.CommandPlugin); ok {
 				logDiskBudget(log, written, writtenTotal)
@@ -361,7 +365,10 @@ more), removes the workspaces and the repository cache, and removes its socket.`
 	fs.Int64Var(&cacheBytes, "cache-bytes", tarball.DefaultCacheBytes, "size of the repository cache (0: the default; negative: keep no repository between requests, though concurrent identical requests still share one extraction)")
 	fs.Int64Var(&recycleBytes, "recycle-bytes", tarball.DefaultRecycleBytes, "with --config: repository bytes kept in the workspaces of finished requests for later requests of the same repository, "+
 		"each checked before it is handed out again (0: the default; negative: remove every workspace after its request)")
-	fs.BoolVar(&processTree, "process-tree-only", false, "with --config: run commands in the server's own namespaces, and find what they leave behind through the process tree, even where the kernel allows each command its own user, PID and IPC namespaces (see docs/cmp.md)")
+	fs.BoolVar(&namespaces, "command-namespaces", false, "with --config: run each command in its own user, PID and IPC namespaces where the kernel allows it, instead of following what it leaves behind through the process tree; "+
+		"each start then copies the server's page tables, a cost that grows with the server's memory (see docs/cmp.md)")
+	fs.BoolVar(&processTree, "process-tree-only", false, "the default now")
+	_ = fs.MarkDeprecated("process-tree-only", "the process tree is the default; --command-namespaces asks for namespaces")
 	fs.DurationVar(&grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.StringVar(&metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address (host:port, or unix:PATH); off when empty")
 	d := tarball.DefaultLimits()

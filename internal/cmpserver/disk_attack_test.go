@@ -54,7 +54,7 @@ func diskServer(t *testing.T, processTree bool) (pluginpb.ConfigManagementPlugin
 	p := newCommandPlugin(t, "  generate:\n    command: [sh, run.sh]\n", opts, nil)
 	m := cmpserver.NewMetrics()
 	client := serve(t, dir, &cmpserver.Server{Plugin: p.Hiding(store.Root()), Store: store, ShutdownGrace: 5 * time.Second,
-		ProcessTreeOnly: processTree, MaxWrittenBytes: attackPerRequest, MaxWrittenBytesTotal: attackTotal, Metrics: m})
+		CommandNamespaces: !processTree, MaxWrittenBytes: attackPerRequest, MaxWrittenBytesTotal: attackTotal, Metrics: m})
 	return client, store, m
 }
 

@@ -88,7 +88,7 @@ func TestRecycledWorkspaces(t *testing.T) {
 				}
 				opts := cmpserver.CommandOptions{Env: []string{"PATH=" + os.Getenv("PATH"), "LEFTOVER=" + bin}}
 				p := newCommandPlugin(t, "  generate:\n    command: [sh, run.sh]\n", opts, nil)
-				client := serve(t, dir, &cmpserver.Server{Plugin: p.Hiding(store.Root()), Store: store, ShutdownGrace: 5 * time.Second, ProcessTreeOnly: m.processTree})
+				client := serve(t, dir, &cmpserver.Server{Plugin: p.Hiding(store.Root()), Store: store, ShutdownGrace: 5 * time.Second, CommandNamespaces: !m.processTree})
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				defer cancel()
 				request := func(app string) []string {

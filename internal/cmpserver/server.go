@@ -132,12 +132,16 @@ type Server struct {
 	// pinging more often is told to go away (GOAWAY too_many_pings), as
 	// gRPC does, and its requests fail.
 	KeepAliveMin time.Duration
-	// ProcessTreeOnly follows what a request's commands start through
-	// the process tree alone, even where the kernel would let each
-	// command run in its own user, PID and IPC namespaces (see
-	// hookexec.Tracker): for commands that cannot run in a user
-	// namespace.
-	ProcessTreeOnly bool
+	// CommandNamespaces runs each command of a request in its own user,
+	// PID and IPC namespaces where the kernel allows it (see
+	// hookexec.Tracker); otherwise what the commands start is followed
+	// through the process tree. Namespaces rest on the kernel's own
+	// guarantees, but Go can start a command in a new user namespace only
+	// with a full fork: each start copies the server's page tables and
+	// makes every page the server writes next a copy-on-write fault, a
+	// cost that grows with the server's memory and falls on every request
+	// in flight (docs/cmp.md).
+	CommandNamespaces bool
 	// MemoryBudget bounds the memory the requests' work may hold at once,
 	// in bytes (see ErrMemoryBudget): the output of a generate or dynamic
 	// parameters command is estimated before it is read, and a request
@@ -317,7 +321,7 @@ func (svc *service) tracker(ws *tarball.Workspace) *hookexec.Tracker {
 		return nil
 	}
 	t := hookexec.NewTracker()
-	t.NoNamespaces = svc.s.ProcessTreeOnly
+	t.NoNamespaces = !svc.s.CommandNamespaces
 	return t
 }
 
