@@ -53,7 +53,12 @@ var ErrSurvivor = errors.New("a process the commands started may still run")
 // A Tracker is made per request; its commands may run concurrently.
 type Tracker struct {
 	// NoNamespaces makes the Tracker follow the process tree even where
-	// the kernel allows namespaces. Set it before the first Run.
+	// the kernel allows namespaces. Set it before the first Run. A
+	// server with many requests in flight wants it: Go starts a command
+	// in a new user namespace only with a full fork, which copies this
+	// process's page tables and turns its next write to each page into a
+	// copy-on-write fault, a cost that grows with the process's memory
+	// and falls on all its goroutines (a vfork otherwise).
 	NoNamespaces bool
 
 	mark    Mark
