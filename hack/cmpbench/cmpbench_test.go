@@ -48,13 +48,14 @@ func TestQuick(t *testing.T) {
 	if string(table) != stdout.String() {
 		t.Errorf("-out file differs from stdout:\n%s\nstdout:\n%s", table, stdout.String())
 	}
-	// A row per server and repository, a ratio row per repository.
+	// A row per server and repository, a ratio row per strata server and
+	// repository, a target row per repository.
 	for _, repo := range []string{"10 files", "~220 small files, Helm-style", "200 files"} {
-		if got := strings.Count(string(table), "| "+repo+" |"); got != 6 {
-			t.Errorf("report has %d rows for %s, want 6 (4 servers, 1 ratio, 1 target):\n%s", got, repo, table)
+		if got := strings.Count(string(table), "| "+repo+" |"); got != 8 {
+			t.Errorf("report has %d rows for %s, want 8 (5 servers, 2 ratios, 1 target):\n%s", got, repo, table)
 		}
 	}
-	for _, want := range []string{"| Argo CD's sidecar | disk |", "| strata | disk |", "| floor (drain and hash) | – |", "| floor + command (drain, hash, start `cat` once) | – |", "`helm template` process", "peak RSS"} {
+	for _, want := range []string{"| Argo CD's sidecar | disk |", "| strata | disk |", "| strata, `--command-namespaces` | disk |", "| disk, --command-namespaces |", "| floor (drain and hash) | – |", "| floor + command (drain, hash, start `cat` once) | – |", "`helm template` process", "peak RSS"} {
 		if !strings.Contains(string(table), want) {
 			t.Errorf("report lacks %q:\n%s", want, table)
 		}
