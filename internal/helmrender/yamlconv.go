@@ -1,4 +1,4 @@
-package helmplugin
+package helmrender
 
 import (
 	"bufio"
@@ -36,17 +36,19 @@ import (
 // functions.
 var errReference = errors.New("left to the reference decoder")
 
-// loadValues reads a values document as Helm's loader.LoadValues does (a
+// LoadValues reads a values document as Helm's loader.LoadValues does (a
 // stream of YAML documents merged in order), with the same result and the
 // same errors.
-func loadValues(data []byte) (map[string]any, error) {
-	if vals, err := loadValuesFast(data); err == nil {
+func LoadValues(data []byte) (map[string]any, error) {
+	if vals, err := LoadValuesFast(data); err == nil {
 		return vals, nil
 	}
 	return loader.LoadValues(bytes.NewReader(data))
 }
 
-func loadValuesFast(data []byte) (map[string]any, error) {
+// LoadValuesFast is LoadValues without the fallback: an error means the
+// fast path did not read data (not that Helm would refuse it).
+func LoadValuesFast(data []byte) (map[string]any, error) {
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		// As LoadValues does (helm/helm#32506), on a copy: data may be the
 		// cache's or the caller's.

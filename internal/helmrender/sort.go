@@ -1,4 +1,4 @@
-package helmplugin
+package helmrender
 
 import (
 	"crypto/sha256"
@@ -32,10 +32,11 @@ type doc struct {
 type parsed struct {
 	json          string
 	kind, version string
-	hook          bool // it has a helm.sh/hook annotation,
-	known         bool // every hook it names is one Helm knows,
-	test          bool // and one of them is test
-	headed        bool // a CRD's: kind and version are read (see streamJSON)
+	name          string // metadata.name
+	hook          bool   // it has a helm.sh/hook annotation,
+	known         bool   // every hook it names is one Helm knows,
+	test          bool   // and one of them is test
+	headed        bool   // a CRD's: kind and version are read (see streamJSON)
 	// checked: read by yamlCheck (docCache.check), json is empty and bound
 	// bounds its length; kind and version are set.
 	checked bool
@@ -48,7 +49,7 @@ type parsed struct {
 // the same documents, and reading YAML is the costliest part of a render
 // after running the templates. Only successes are kept.
 type docCache struct {
-	lru *lru[parsed]
+	lru *Cache[parsed]
 	// reference reads every document with sigs.k8s.io/yaml only
 	// (Options.ReferenceYAML).
 	reference bool
@@ -63,6 +64,45 @@ func (c docCache) checking() bool { return c.check && !c.reference }
 
 // docOverhead is what a cache entry costs besides its text and JSON.
 const docOverhead = 256
+
+// headName is the head's metadata.name.
+func headName(h releaseutil.SimpleHead) string {
+	if h.Metadata == nil {
+		return ""
+	}
+	return h.Metadata.Name
+}
+
+// A Document is a rendered document as Sort returns it.
+type Document struct {
+	// Source is the template that rendered it, Text its text, as
+	// releaseutil.SortManifests gives them (Manifest.Name and .Content,
+	// Hook.Path and .Manifest).
+	Source, Text string
+	// APIVersion, Kind and Name are read from its head as Helm's sorter
+	// reads them.
+	APIVersion, Kind, Name string
+}
+
+// Sort sorts rendered files as Helm's releaseutil.SortManifests does
+// with releaseutil.InstallOrder (see sortRendered), with the same
+// documents, order and errors: the hooks Helm knows, then the other
+// manifests, each in install order. Documents are read with the fast path
+// (yamlconv.go), each once, in parallel, without a cache.
+func Sort(files map[string]string) (hooks, manifests []Document, err error) {
+	h, m, err := sortRendered(files, docCache{})
+	if err != nil {
+		return nil, nil, err
+	}
+	out := func(docs []*doc) []Document {
+		ds := make([]Document, len(docs))
+		for i, d := range docs {
+			ds[i] = Document{Source: d.source, Text: d.text, APIVersion: d.version, Kind: d.kind, Name: d.name}
+		}
+		return ds
+	}
+	return out(h), out(m), nil
+}
 
 // sortRendered does what Helm's releaseutil.SortManifests does with the
 // rendered templates (split each file into documents, read each document's
@@ -80,13 +120,13 @@ func sortRendered(files map[string]string, cache docCache) (hooks, manifests []*
 	}
 	// Each file is split in parallel, its documents kept in order.
 	split := make([][]*doc, len(names))
-	parallel(len(names), func(i int) {
+	Parallel(len(names), func(i int) {
 		for _, text := range splitManifests(files[names[i]]) {
 			split[i] = append(split[i], &doc{source: names[i], text: text})
 		}
 	})
 	docs := slices.Concat(split...)
-	parallel(len(docs), func(i int) { docs[i].parse(cache) })
+	Parallel(len(docs), func(i int) { docs[i].parse(cache) })
 	for _, d := range docs {
 		if d.err != nil {
 			return nil, nil, d.err // the first in Helm's order, as Helm reports it
@@ -155,7 +195,7 @@ func (d *doc) parse(cache docCache) {
 		// again below; such a document goes the usual way.
 		head, bound, err := yamlCheck(printedText(d.text, middle))
 		if err == nil && !(mayEndInBlockScalar(d.text) && headHasLineBreak(head)) {
-			d.parsed = parsed{kind: head.Kind, version: head.Version, checked: true, bound: bound}
+			d.parsed = parsed{kind: head.Kind, version: head.Version, name: headName(head), checked: true, bound: bound}
 			d.readHooks(head)
 			return
 		}
@@ -171,7 +211,7 @@ func (d *doc) parse(cache docCache) {
 	var key [32]byte
 	if cache.lru != nil {
 		key = sha256.Sum256(text)
-		if p, ok := cache.lru.get(key); ok {
+		if p, ok := cache.lru.Get(key); ok {
 			d.parsed = p
 			return
 		}
@@ -182,16 +222,20 @@ func (d *doc) parse(cache docCache) {
 		err = sigsyaml.Unmarshal([]byte(d.text), &head)
 	}
 	if err != nil {
-		if js == nil {
+		// Helm's sorter reads the text itself: its error, when it has one,
+		// is the one Helm reports (the line numbers of its text).
+		if herr := sigsyaml.Unmarshal([]byte(d.text), &releaseutil.SimpleHead{}); herr != nil {
+			d.err = fmt.Errorf("YAML parse error on %s: %w", d.source, herr)
+		} else if js == nil {
 			d.err = fmt.Errorf("YAML parse error on %s: error converting YAML to JSON: %w", d.source, err)
 		} else {
 			d.err = fmt.Errorf("YAML parse error on %s: %w", d.source, err)
 		}
 		return
 	}
-	d.parsed = parsed{json: string(js), kind: head.Kind, version: head.Version}
+	d.parsed = parsed{json: string(js), kind: head.Kind, version: head.Version, name: headName(head)}
 	d.readHooks(head)
-	cache.lru.add(key, int64(len(text)+len(js)+docOverhead), d.parsed)
+	cache.lru.Add(key, int64(len(text)+len(js)+docOverhead), d.parsed)
 }
 
 // mayEndInBlockScalar reports whether text could hold a block scalar
@@ -211,6 +255,9 @@ func headHasLineBreak(h releaseutil.SimpleHead) bool {
 	}
 	if h.Metadata == nil {
 		return false
+	}
+	if strings.HasSuffix(h.Metadata.Name, "\n") {
+		return true
 	}
 	for _, v := range h.Metadata.Annotations {
 		if strings.HasSuffix(v, "\n") {
@@ -283,8 +330,8 @@ func sortByKind(docs []*doc) {
 	})
 }
 
-// parallel runs fn(0..n-1) on up to GOMAXPROCS goroutines.
-func parallel(n int, fn func(int)) {
+// Parallel runs fn(0..n-1) on up to GOMAXPROCS goroutines.
+func Parallel(n int, fn func(int)) {
 	workers := min(runtime.GOMAXPROCS(0), n)
 	if workers <= 1 {
 		for i := range n {
