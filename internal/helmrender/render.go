@@ -1,14 +1,12 @@
 package helmrender
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"runtime"
 	"slices"
 	"strings"
@@ -22,7 +20,6 @@ import (
 	"helm.sh/helm/v4/pkg/engine"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	k8sversion "k8s.io/apimachinery/pkg/util/version"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/internal/deadline"
@@ -537,67 +534,22 @@ type streamDoc struct {
 	err    error
 }
 
-// splitStream splits a YAML stream into documents the way Kubernetes tools
-// do (lines of "---"). A "# Source: " comment at the start of a document
-// names its source.
+// splitStream splits a YAML stream into documents as Kubernetes' YAML
+// reader does (manifest.SplitReader), as Argo CD reads helm's output. A
+// "# Source: " comment at the start of a document names its source.
 func splitStream(stream string, source string) ([]*streamDoc, error) {
-	if docs, ok := splitStreamFast(stream, source); ok {
-		return docs, nil
+	texts, err := manifest.SplitReader(stream)
+	if err != nil {
+		return nil, fmt.Errorf("%s: splitting the YAML documents: %w", where(source), err)
 	}
-	var docs []*streamDoc
-	r := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(stream)))
-	for {
-		raw, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: splitting the YAML documents: %w", where(source), err)
-		}
-		doc := string(raw)
-		if s := sourceOf(doc); s != "" {
+	docs := make([]*streamDoc, len(texts))
+	for i, text := range texts {
+		if s := sourceOf(text); s != "" {
 			source = s
 		}
-		docs = append(docs, &streamDoc{text: doc, source: source})
+		docs[i] = &streamDoc{text: text, source: source}
 	}
-}
-
-// splitStreamFast is splitStream on a stream that ends in a line break
-// and holds no carriage return, the common case, without Kubernetes'
-// reader, which reads it a line at a time into buffers: a line starting
-// with "---" ends the document before it, or, first in a document, is part
-// of it; the documents are the stream's own bytes. ok is false for any other stream,
-// and for a "---" line followed by more than white space and a comment,
-// which the reader reports as an error.
-func splitStreamFast(stream string, source string) (docs []*streamDoc, ok bool) {
-	if len(stream) == 0 || stream[len(stream)-1] != '\n' || strings.IndexByte(stream, '\r') >= 0 {
-		return nil, false
-	}
-	start := 0 // where the document being read starts
-	end := func(at int) {
-		if at > start {
-			doc := stream[start:at]
-			if s := sourceOf(doc); s != "" {
-				source = s
-			}
-			docs = append(docs, &streamDoc{text: doc, source: source})
-		}
-	}
-	for i := 0; i < len(stream); {
-		next := i + strings.IndexByte(stream[i:], '\n') + 1
-		if line := stream[i:next]; strings.HasPrefix(line, "---") {
-			if rest := strings.TrimSpace(line[3:]); len(rest) > 0 && rest[0] != '#' {
-				return nil, false
-			}
-			if i > start {
-				end(i)
-				start = next
-			} // else it starts the document, and stays in it (as in the reader)
-		}
-		i = next
-	}
-	end(len(stream))
-	return docs, true
+	return docs, nil
 }
 
 // convertStreams reads the documents of CRD files, in parallel.

@@ -9,11 +9,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unicode"
 
 	release "helm.sh/helm/v4/pkg/release/v1"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/strata-dev/strata/internal/manifest"
 )
 
 // A doc is one rendered document: where it came from, its text, and what
@@ -121,7 +122,7 @@ func sortRendered(files map[string]string, cache docCache) (hooks, manifests []*
 	// Each file is split in parallel, its documents kept in order.
 	split := make([][]*doc, len(names))
 	Parallel(len(names), func(i int) {
-		for _, text := range splitManifests(files[names[i]]) {
+		for _, text := range manifest.SplitRendered(files[names[i]]) {
 			split[i] = append(split[i], &doc{source: names[i], text: text})
 		}
 	})
@@ -140,46 +141,6 @@ func sortRendered(files map[string]string, cache docCache) (hooks, manifests []*
 	sortByKind(manifests)
 	sortByKind(hooks)
 	return hooks, manifests, nil
-}
-
-// splitManifests splits a rendered file into documents as Helm's
-// releaseutil.SplitManifests does, with the same texts, in order: white
-// space dropped from the start of the file; a line starting with "---"
-// (and the spaces and tabs after it) separates documents, wherever the
-// line ends; documents of white space only are dropped, the others lose
-// the white space at their start and keep the rest. It finds the
-// separators by hand instead of with Helm's regular expression, which
-// costs as much as reading the documents.
-func splitManifests(s string) []string {
-	s = strings.TrimLeftFunc(s, unicode.IsSpace)
-	var docs []string
-	add := func(d string) {
-		if strings.TrimSpace(d) != "" {
-			docs = append(docs, strings.TrimLeftFunc(d, unicode.IsSpace))
-		}
-	}
-	beg, from := 0, 0
-	for {
-		at := -1 // where the next separator starts
-		if from == 0 && strings.HasPrefix(s, "---") {
-			at = 0
-		} else if start := max(from-1, 0); start < len(s) {
-			// A separator starts a line: after a line break at from-1 or later.
-			if k := strings.Index(s[start:], "\n---"); k >= 0 {
-				at = start + k + 1
-			}
-		}
-		if at < 0 {
-			add(s[beg:])
-			return docs
-		}
-		add(s[beg:at])
-		end := at + len("---")
-		for end < len(s) && (s[end] == ' ' || s[end] == '\t') {
-			end++
-		}
-		beg, from = end, end
-	}
 }
 
 // parse reads the document's JSON form as Argo CD reads it from helm

@@ -1,11 +1,9 @@
 package helmrender
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -15,8 +13,9 @@ import (
 	"go.yaml.in/yaml/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/strata-dev/strata/internal/manifest"
 )
 
 // Helm reads YAML with sigs.k8s.io/yaml: yaml.v2 decodes the text into
@@ -62,17 +61,13 @@ func LoadValuesFast(data []byte) (map[string]any, error) {
 		}
 		return valuesMap(ms)
 	}
+	docs, err := manifest.SplitReader(string(data))
+	if err != nil {
+		return nil, errReference
+	}
 	vals := map[string]any{}
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		raw, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return vals, nil
-		}
-		if err != nil {
-			return nil, errReference
-		}
-		ms, _, err := decodeMapping(raw)
+	for _, raw := range docs {
+		ms, _, err := decodeMapping([]byte(raw))
 		if err != nil {
 			return nil, err
 		}
@@ -82,6 +77,7 @@ func LoadValuesFast(data []byte) (map[string]any, error) {
 		}
 		vals = loader.MergeMaps(vals, m)
 	}
+	return vals, nil
 }
 
 // decodeMapping decodes a document that must be a mapping, or null (nil,
