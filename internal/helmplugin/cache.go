@@ -2,95 +2,19 @@ package helmplugin
 
 import (
 	"bytes"
-	"container/list"
 	"crypto/sha256"
 	"fmt"
 	"strings"
-	"sync"
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
 	"github.com/strata-dev/strata/internal/document"
+	"github.com/strata-dev/strata/internal/helmrender"
 )
 
-// A lru keeps values by a SHA-256, bounded by entries and by the bytes
-// each entry stands for. It stores and returns what it is given: the
-// caches built on it copy on the way in and on the way out.
-type lru[V any] struct {
-	mu       sync.Mutex
-	maxItems int
-	maxBytes int64
-	bytes    int64
-	order    *list.List // of *lruEntry[V], most recent first
-	byKey    map[[32]byte]*list.Element
-
-	hits, misses, evictions uint64
-}
-
-type lruEntry[V any] struct {
-	key  [32]byte
-	size int64
-	v    V
-}
-
-// newLRU returns a cache of at most maxItems entries and maxBytes bytes,
-// or nil (which keeps nothing) when maxItems is not positive.
-func newLRU[V any](maxItems int, maxBytes int64) *lru[V] {
-	if maxItems <= 0 || maxBytes <= 0 {
-		return nil
-	}
-	return &lru[V]{maxItems: maxItems, maxBytes: maxBytes, order: list.New(), byKey: map[[32]byte]*list.Element{}}
-}
-
-func (c *lru[V]) get(key [32]byte) (V, bool) {
-	var zero V
-	if c == nil {
-		return zero, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	el, ok := c.byKey[key]
-	if !ok {
-		c.misses++
-		return zero, false
-	}
-	c.hits++
-	c.order.MoveToFront(el)
-	return el.Value.(*lruEntry[V]).v, true
-}
-
-// add keeps v unless the key is there already or v alone is larger than
-// the cache; it evicts the least recently used entries past the bounds.
-func (c *lru[V]) add(key [32]byte, size int64, v V) {
-	if c == nil || size > c.maxBytes {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.byKey[key]; ok {
-		return
-	}
-	c.byKey[key] = c.order.PushFront(&lruEntry[V]{key: key, size: size, v: v})
-	c.bytes += size
-	for c.order.Len() > c.maxItems || c.bytes > c.maxBytes {
-		last := c.order.Back()
-		e := last.Value.(*lruEntry[V])
-		c.order.Remove(last)
-		delete(c.byKey, e.key)
-		c.bytes -= e.size
-		c.evictions++
-	}
-}
-
-// CacheStats are a cache's counters since the plugin was made (Hits,
-// Misses, Evictions) and what it holds now (Bytes, Entries). A cache that
-// keeps nothing (its size set to none) counts nothing.
-type CacheStats struct {
-	Hits, Misses, Evictions uint64
-	Bytes                   int64
-	Entries                 int
-}
+// CacheStats are a cache's counters (see helmrender.CacheStats).
+type CacheStats = helmrender.CacheStats
 
 // Stats are the plugin's caches' counters.
 type Stats struct {
@@ -106,7 +30,7 @@ type Stats struct {
 // With render workers, Charts and Documents are the sums of the workers'
 // caches (those of workers gone included, their Bytes and Entries too).
 func (p *Plugin) Stats() Stats {
-	s := Stats{Charts: p.charts.lru.stats(), Documents: p.docs.lru.stats(), Values: p.values.lru.stats(), Announcements: p.flat.stats()}
+	s := Stats{Charts: p.charts.lru.Stats(), Documents: p.render.Stats(), Values: p.values.lru.Stats(), Announcements: p.flat.Stats()}
 	if p.pool != nil {
 		w := p.pool.stats()
 		s.Charts, s.Documents = w.Charts, w.Documents
@@ -114,21 +38,12 @@ func (p *Plugin) Stats() Stats {
 	return s
 }
 
-func (c *lru[V]) stats() CacheStats {
-	if c == nil {
-		return CacheStats{}
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return CacheStats{Hits: c.hits, Misses: c.misses, Evictions: c.evictions, Bytes: c.bytes, Entries: c.order.Len()}
-}
-
 // A valuesCache keeps parsed values documents by the SHA-256 of their
 // text, so that announcing parameters for a chart whose values.yaml (or
 // values file) was seen before does not parse it again. Entries are never
 // handed out: parse returns a deep copy.
 type valuesCache struct {
-	lru *lru[map[string]any]
+	lru *helmrender.Cache[map[string]any]
 	// reference reads every document with Helm's own loader.LoadValues
 	// (Options.ReferenceYAML).
 	reference bool
@@ -146,7 +61,7 @@ func (c valuesCache) load(data []byte) (map[string]any, error) {
 	if c.reference {
 		return loader.LoadValues(bytes.NewReader(data))
 	}
-	return loadValues(data)
+	return helmrender.LoadValues(data)
 }
 
 // parse returns the values in data as Helm's loader.LoadValues reads them,
@@ -156,14 +71,14 @@ func (c valuesCache) parse(data []byte) (map[string]any, error) {
 		return c.load(data)
 	}
 	h := sha256.Sum256(data)
-	if vals, ok := c.lru.get(h); ok {
+	if vals, ok := c.lru.Get(h); ok {
 		return copyValues(vals), nil
 	}
 	vals, err := c.load(data)
 	if err != nil {
 		return nil, err
 	}
-	c.lru.add(h, int64(len(data)), copyValues(vals))
+	c.lru.Add(h, int64(len(data)), copyValues(vals))
 	return vals, nil
 }
 
@@ -174,10 +89,12 @@ func (c valuesCache) parse(data []byte) (map[string]any, error) {
 // chart it is given (dependencies enabled or removed, values imported,
 // and templates may change the maps they are handed), so entries are
 // never handed out: get and add copy the whole chart (cloneChart).
-type chartCache struct{ lru *lru[*chart.Chart] }
+type chartCache struct {
+	lru *helmrender.Cache[*chart.Chart]
+}
 
 func (c chartCache) get(digest [32]byte) (*chart.Chart, bool) {
-	ch, ok := c.lru.get(digest)
+	ch, ok := c.lru.Get(digest)
 	if !ok {
 		return nil, false
 	}
@@ -186,7 +103,7 @@ func (c chartCache) get(digest [32]byte) (*chart.Chart, bool) {
 
 func (c chartCache) add(digest [32]byte, size int64, ch *chart.Chart) {
 	if c.lru != nil {
-		c.lru.add(digest, size, cloneChart(ch))
+		c.lru.Add(digest, size, cloneChart(ch))
 	}
 }
 

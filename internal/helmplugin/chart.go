@@ -21,6 +21,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
 	"github.com/strata-dev/strata/internal/document"
+	"github.com/strata-dev/strata/internal/helmrender"
 	"github.com/strata-dev/strata/internal/values"
 )
 
@@ -309,9 +310,11 @@ type valueSet struct {
 // flags: values files in order, the inline values (Argo CD passes them as a
 // last values file), then --set (helm-parameters), --set-string
 // (helm-string-parameters) and --set-file (file-parameters). Within a map
-// parameter, entries are applied in key order. Values files are parsed and
-// merged by Helm's own code, so numbers and multi-document files read as in
-// helm.
+// parameter, entries are applied in key order. Values files are parsed by
+// helmrender.LoadValues, which reads them as Helm's loader.LoadValues does
+// (numbers, multi-document files, errors; a fast path held to Helm's by
+// differential tests, Helm's own function with Options.ReferenceYAML), and
+// merged by Helm's loader.MergeMaps.
 func (j *job) userValues(chartValues map[string]any) (*valueSet, error) {
 	s := j.s
 	user := map[string]any{}
@@ -348,7 +351,7 @@ func (j *job) userValues(chartValues map[string]any) (*valueSet, error) {
 		if err := checkValuesNodes([]byte(s.values), j.lim.MaxValuesNodes); err != nil {
 			return nil, &paramError{name: ParamValues, err: err}
 		}
-		m, err := loadValues([]byte(s.values))
+		m, err := helmrender.LoadValues([]byte(s.values))
 		if err != nil {
 			return nil, &paramError{name: ParamValues, msg: "failed to parse the values as YAML", err: err}
 		}

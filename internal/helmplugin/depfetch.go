@@ -158,11 +158,11 @@ func (r *depResolver) httpGet(e *repo.Entry, u string, limit int64, what string)
 // fails and an older copy is at hand, the older copy is used.
 func (r *depResolver) index(src depSource) (*repo.IndexFile, error) {
 	key := sha256.Sum256([]byte("index\x00" + src.url))
-	if e, ok := r.indexes.get(key); ok && r.now().Sub(e.fetched) < r.opts.IndexTTL {
+	if e, ok := r.indexes.Get(key); ok && r.now().Sub(e.fetched) < r.opts.IndexTTL {
 		return e.idx, nil
 	}
 	v, err, _ := r.flight.Do("index\x00"+src.url, func() (any, error) {
-		old, ok := r.indexes.get(key)
+		old, ok := r.indexes.Get(key)
 		if ok && r.now().Sub(old.fetched) < r.opts.IndexTTL {
 			return old.idx, nil
 		}
@@ -173,7 +173,7 @@ func (r *depResolver) index(src depSource) (*repo.IndexFile, error) {
 		fname := filepath.Join(r.opts.RepositoryCache, helmpath.CacheIndexFile(name))
 		if fi, err := os.Stat(fname); err == nil && fi.Mode().IsRegular() && r.now().Sub(fi.ModTime()) < r.opts.IndexTTL && fi.Size() <= r.opts.MaxIndexBytes {
 			if idx, err := repo.LoadIndexFile(fname); err == nil {
-				r.indexes.add(key, 1, &indexEntry{idx: idx, fetched: fi.ModTime()})
+				r.indexes.Add(key, 1, &indexEntry{idx: idx, fetched: fi.ModTime()})
 				return idx, nil
 			}
 		}
@@ -201,7 +201,7 @@ func (r *depResolver) index(src depSource) (*repo.IndexFile, error) {
 		if err != nil {
 			return nil, &DependencyError{Err: fmt.Errorf("the repository's index.yaml: %w", err), Hint: "the repository serves no valid index; check its URL"}
 		}
-		r.indexes.add(key, 1, &indexEntry{idx: idx, fetched: r.now()})
+		r.indexes.Add(key, 1, &indexEntry{idx: idx, fetched: r.now()})
 		return idx, nil
 	})
 	if err != nil {

@@ -20,6 +20,8 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/registry"
 	"helm.sh/helm/v4/pkg/repo/v1"
+
+	"github.com/strata-dev/strata/internal/helmrender"
 )
 
 // DependencyOptions say where the dependencies of Chart.yaml that charts/
@@ -86,11 +88,11 @@ func (o DependencyOptions) withDefaults() DependencyOptions {
 type depResolver struct {
 	opts    DependencyOptions
 	config  configFiles
-	charts  *lru[*chart.Chart]
-	indexes *lru[*indexEntry]
+	charts  *helmrender.Cache[*chart.Chart]
+	indexes *helmrender.Cache[*indexEntry]
 	// resolved keeps what a version (range) resolved to, by source, name
 	// and range, for IndexTTL.
-	resolved *lru[resolution]
+	resolved *helmrender.Cache[resolution]
 	flight   singleflight.Group
 	now      func() time.Time
 }
@@ -113,9 +115,9 @@ func newDepResolver(o DependencyOptions) *depResolver {
 	return &depResolver{
 		opts:     o,
 		config:   configFiles{repoPath: o.RepositoryConfig, registryPath: o.RegistryConfig},
-		charts:   newLRU[*chart.Chart](1<<16, o.CacheBytes),
-		indexes:  newLRU[*indexEntry](32, 1<<62),
-		resolved: newLRU[resolution](1<<14, 1<<62),
+		charts:   helmrender.NewCache[*chart.Chart](1<<16, o.CacheBytes),
+		indexes:  helmrender.NewCache[*indexEntry](32, 1<<62),
+		resolved: helmrender.NewCache[resolution](1<<14, 1<<62),
 		now:      time.Now,
 	}
 }
@@ -400,11 +402,11 @@ func (r *depResolver) fetchShared(src depSource, name, version string) (*chart.C
 		return nil, err
 	}
 	key := sha256.Sum256([]byte(strings.Join([]string{src.kind, src.url, name, res.version, res.digest}, "\x00")))
-	if ch, ok := r.charts.get(key); ok {
+	if ch, ok := r.charts.Get(key); ok {
 		return ch, nil
 	}
 	v, err, _ := r.flight.Do("chart\x00"+string(key[:]), func() (any, error) {
-		if ch, ok := r.charts.get(key); ok {
+		if ch, ok := r.charts.Get(key); ok {
 			return ch, nil
 		}
 		var data []byte
@@ -427,7 +429,7 @@ func (r *depResolver) fetchShared(src depSource, name, version string) (*chart.C
 				return nil, &DependencyError{Version: res.version, Err: fmt.Errorf("the archive fetched holds version %q", ch.Metadata.Version), Hint: "the repository's index is wrong; tell its owner"}
 			}
 		}
-		r.charts.add(key, chartSize(ch), ch)
+		r.charts.Add(key, chartSize(ch), ch)
 		return ch, nil
 	})
 	if err != nil {
@@ -458,11 +460,11 @@ func chartSize(ch *chart.Chart) int64 {
 // digest, kept for IndexTTL.
 func (r *depResolver) resolve(src depSource, name, version string) (resolution, error) {
 	key := sha256.Sum256([]byte(strings.Join([]string{src.kind, src.url, name, version}, "\x00")))
-	if res, ok := r.resolved.get(key); ok && r.now().Sub(res.at) < r.opts.IndexTTL {
+	if res, ok := r.resolved.Get(key); ok && r.now().Sub(res.at) < r.opts.IndexTTL {
 		return res, nil
 	}
 	v, err, _ := r.flight.Do("resolve\x00"+string(key[:]), func() (any, error) {
-		if res, ok := r.resolved.get(key); ok && r.now().Sub(res.at) < r.opts.IndexTTL {
+		if res, ok := r.resolved.Get(key); ok && r.now().Sub(res.at) < r.opts.IndexTTL {
 			return res, nil
 		}
 		var res resolution
@@ -476,7 +478,7 @@ func (r *depResolver) resolve(src depSource, name, version string) (resolution, 
 			return nil, err
 		}
 		res.at = r.now()
-		r.resolved.add(key, 1, res)
+		r.resolved.Add(key, 1, res)
 		return res, nil
 	})
 	if err != nil {

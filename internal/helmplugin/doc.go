@@ -46,10 +46,14 @@
 // helm-parameters lists of charts announced without user values are cached
 // by the SHA-256 of their content (see Options). A cached chart is never
 // handed out: Helm changes the chart it renders, so each render gets a
-// complete copy. YAML is read with Helm's rules (sigs.k8s.io/yaml) by
-// faster paths that give the same results, and fall back to Helm's own
-// functions for anything they are not sure to reproduce (yamlconv.go,
-// blockyaml.go).
+// complete copy.
 //
-// Only this package imports the Helm SDK (helm.sh/helm/v4).
+// The render itself (Helm's engine, the sort into install order, helm
+// template's output read back as Argo CD reads it, the output's limits,
+// the rendered documents' cache, the fast YAML path and its reference
+// switch) is package helmrender's, which the operator's releases render
+// through too; this package adds what a request brings: parameters,
+// values files, the chart's directory and its dependencies. The Helm SDK
+// (helm.sh/helm/v4) is imported by the Helm packages only: helmrender,
+// this package and operator/release.
 package helmplugin

@@ -14,6 +14,8 @@ import (
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/ignore"
+
+	"github.com/strata-dev/strata/internal/helmrender"
 )
 
 // loadDir loads the chart in dir as Helm's loader.LoadDir does, with the
@@ -23,7 +25,7 @@ import (
 // large chart: the files are read in parallel, each into a buffer of its
 // size (Helm's reader grows one from 512 bytes), and the values.yaml of
 // the chart and of its subchart directories, its largest YAML, are read by
-// the fast YAML path (see loadValues) meanwhile instead of by LoadFiles. Anything out of the
+// the fast YAML path (see helmrender.LoadValues) meanwhile instead of by LoadFiles. Anything out of the
 // common way (an irregular file, a file that cannot be read or changed
 // size since the walk, a chart past Helm's size budget, a values.yaml the
 // fast path leaves to Helm, any error) and the chart is loaded by
@@ -68,7 +70,7 @@ func loadDirFast(dir string) (ch *chart.Chart, ok bool) {
 	}
 	files := make([]*archive.BufferedFile, len(found))
 	failed := make([]bool, len(found))
-	parallel(len(found), func(i int) {
+	helmrender.Parallel(len(found), func(i int) {
 		f := found[i]
 		data, err := readExactly(f.path, f.info.Size())
 		if err != nil {
@@ -104,7 +106,7 @@ func loadDirFast(dir string) (ch *chart.Chart, ok bool) {
 	parsed := make(chan struct{})
 	go func() {
 		defer close(parsed)
-		parallel(len(vfs), func(i int) { vfs[i].values, vfs[i].err = loadValuesFast(vfs[i].orig.Data) })
+		helmrender.Parallel(len(vfs), func(i int) { vfs[i].values, vfs[i].err = helmrender.LoadValuesFast(vfs[i].orig.Data) })
 	}()
 	ch, err = loader.LoadFiles(files)
 	<-parsed

@@ -16,6 +16,7 @@ import (
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 
+	"github.com/strata-dev/strata/internal/helmrender"
 	"github.com/strata-dev/strata/internal/params"
 )
 
@@ -159,13 +160,14 @@ type Plugin struct {
 	opts   Options
 	lim    Limits
 	log    *slog.Logger
-	sem    chan struct{}
 	values valuesCache
 	// flat keeps the flattened helm-parameters of charts announced
 	// without user values, by the SHA-256 of values.yaml (see Announce).
-	flat   *lru[map[string]string]
+	flat   *helmrender.Cache[map[string]string]
 	charts chartCache
-	docs   docCache
+	// render renders in-process: the slots of MaxConcurrent, the
+	// timeout, the rendered documents' cache.
+	render *helmrender.Renderer
 	deps   *depResolver
 	// pool runs the renders when Options.Workers has a command.
 	pool *pool
@@ -199,12 +201,15 @@ func New(opts Options) *Plugin {
 		docBytes = 64 << 20
 	}
 	lim := opts.Limits.withDefaults()
-	p := &Plugin{opts: opts, lim: lim, log: log.With("plugin", Name), sem: make(chan struct{}, n),
-		values: valuesCache{lru: newLRU[map[string]any](orDefault(opts.CacheEntries, 256), lim.MaxTotalValuesBytes), reference: opts.ReferenceYAML, maxNodes: lim.MaxValuesNodes},
-		flat:   newLRU[map[string]string](orDefault(opts.CacheEntries, 256), lim.MaxTotalValuesBytes),
-		charts: chartCache{newLRU[*chart.Chart](orDefault(opts.ChartCacheEntries, 64), chartBytes)},
-		docs:   docCache{lru: newLRU[parsed](1<<20, docBytes), reference: opts.ReferenceYAML},
-		deps:   newDepResolver(opts.Dependencies),
+	p := &Plugin{opts: opts, lim: lim, log: log.With("plugin", Name),
+		values: valuesCache{lru: helmrender.NewCache[map[string]any](orDefault(opts.CacheEntries, 256), lim.MaxTotalValuesBytes), reference: opts.ReferenceYAML, maxNodes: lim.MaxValuesNodes},
+		flat:   helmrender.NewCache[map[string]string](orDefault(opts.CacheEntries, 256), lim.MaxTotalValuesBytes),
+		charts: chartCache{helmrender.NewCache[*chart.Chart](orDefault(opts.ChartCacheEntries, 64), chartBytes)},
+		render: helmrender.New(helmrender.Options{
+			Limits:  helmrender.Limits{MaxManifests: lim.MaxManifests, MaxManifestBytes: lim.MaxManifestBytes},
+			Timeout: opts.Timeout, MaxConcurrent: n, DocumentCacheBytes: docBytes, ReferenceYAML: opts.ReferenceYAML,
+		}),
+		deps: newDepResolver(opts.Dependencies),
 	}
 	if len(opts.Workers.Command) > 0 {
 		// Each worker keeps its share of the caches.
@@ -289,7 +294,7 @@ func (p *Plugin) Announce(ctx context.Context, req *params.Request) ([]params.An
 			return nil, err
 		}
 		key = sha256.Sum256(data)
-		if m, ok := p.flat.get(key); ok {
+		if m, ok := p.flat.Get(key); ok {
 			return j.announce(maps.Clone(m))
 		}
 	}
@@ -302,7 +307,7 @@ func (p *Plugin) Announce(ctx context.Context, req *params.Request) ([]params.An
 	if err == nil && plain {
 		for _, a := range anns {
 			if a.Name == ParamHelmParameters && len(a.Map) < p.lim.MaxAnnouncedValues {
-				p.flat.add(key, flatSize(a.Map), maps.Clone(a.Map))
+				p.flat.Add(key, flatSize(a.Map), maps.Clone(a.Map))
 			}
 		}
 	}
@@ -324,7 +329,7 @@ func (p *Plugin) announce(ctx context.Context, req *params.Request) ([]params.An
 			return nil, err
 		}
 		key := sha256.Sum256(data)
-		if m, ok := p.flat.get(key); ok {
+		if m, ok := p.flat.Get(key); ok {
 			return j.announce(maps.Clone(m))
 		}
 		vals, err := j.parseChartValues(data)
@@ -338,7 +343,7 @@ func (p *Plugin) announce(ctx context.Context, req *params.Request) ([]params.An
 		// copies: flatten only reads).
 		m, complete := j.flatValues(&valueSet{chart: vals, user: map[string]any{}})
 		if complete {
-			p.flat.add(key, flatSize(m), maps.Clone(m))
+			p.flat.Add(key, flatSize(m), maps.Clone(m))
 		}
 		return j.announce(m)
 	}

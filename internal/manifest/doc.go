@@ -13,6 +13,13 @@
 // for the caller's own errors about it ("document 2 at items[1] has no
 // kind").
 //
+// Two other splitters cut streams by other tools' rules, for who must
+// read as those tools do: SplitReader as Kubernetes' YAML reader (Argo
+// CD's repo-server reading helm template's output, Helm reading a values
+// file of several documents), SplitRendered as Helm cuts the files its
+// templates rendered before sorting them. Each is held to the tool's own
+// code by a differential test and a fuzzer.
+//
 // ListItems is the rule of Argo CD's repo-server for lists of objects: an
 // object whose items field is a list holds the objects of its items (the
 // repo-server unpacks any such object, whatever its kind; `kind: List` and

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/strata-dev/strata/internal/deadline"
 )
 
 // DefaultTimeout is the time a zero File.Timeout allows.
@@ -45,29 +47,16 @@ func (f *File) Render(ctx context.Context, sets []*ApplicationSet) ([]map[string
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	type outcome struct {
-		apps []map[string]any
-		err  error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		apps, err := f.renderSets(ctx, sets)
-		done <- outcome{apps, err}
-	}()
-	select {
-	case o := <-done:
-		return o.apps, o.err
-	case <-ctx.Done():
+	apps, err := deadline.Run(ctx, timeout, func(ctx context.Context) ([]map[string]any, error) {
+		return f.renderSets(ctx, sets)
+	})
+	if stop := (*deadline.StoppedError)(nil); errors.As(err, &stop) {
 		if timeout > 0 {
-			return nil, fmt.Errorf("%w after %s: %w", ErrTimeout, timeout, ctx.Err())
+			return nil, fmt.Errorf("%w after %s: %w", ErrTimeout, timeout, stop.Err)
 		}
-		return nil, fmt.Errorf("%w: %w", ErrTimeout, ctx.Err())
+		return nil, fmt.Errorf("%w: %w", ErrTimeout, stop.Err)
 	}
+	return apps, err
 }
 
 func (f *File) renderSets(ctx context.Context, sets []*ApplicationSet) ([]map[string]any, error) {

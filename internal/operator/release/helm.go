@@ -18,7 +18,6 @@ import (
 	"helm.sh/helm/v4/pkg/kube"
 	rcommon "helm.sh/helm/v4/pkg/release/common"
 	rspb "helm.sh/helm/v4/pkg/release/v1"
-	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	"helm.sh/helm/v4/pkg/storage/driver"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -38,6 +37,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/internal/document"
+	"github.com/strata-dev/strata/internal/manifest"
 )
 
 // Defaults of Helm, as addon-operator's.
@@ -527,7 +527,7 @@ func (h *Helm) Absent(ctx context.Context, name string) ([]string, error) {
 	groups := map[key][]object{}
 	var keys []key
 	var absent []string
-	for _, doc := range releaseutil.SplitManifests(rel.Manifest) {
+	for _, doc := range manifest.SplitRendered(rel.Manifest) {
 		var o object
 		if err := sigsyaml.Unmarshal([]byte(doc), &o); err != nil || o.Kind == "" || o.Metadata.Name == "" {
 			continue // comments only, or not an object Helm applied

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -16,17 +17,14 @@ import (
 	"time"
 
 	"helm.sh/helm/v4/pkg/chart/common"
-	commonutil "helm.sh/helm/v4/pkg/chart/common/util"
 	"helm.sh/helm/v4/pkg/chart/loader/archive"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
-	"helm.sh/helm/v4/pkg/engine"
 	"helm.sh/helm/v4/pkg/ignore"
-	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
-	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/strata-dev/strata/internal/deadline"
 	"github.com/strata-dev/strata/internal/document"
+	"github.com/strata-dev/strata/internal/helmrender"
 	"github.com/strata-dev/strata/internal/operator/module"
 )
 
@@ -228,35 +226,16 @@ func (r *Renderer) Render(ctx context.Context, m *module.Module, values map[stri
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
+	files, err := deadline.Run(ctx, timeout, func(ctx context.Context) (map[string]string, error) {
+		return r.template(ctx, ch, m, values)
+	})
+	if stop := (*deadline.StoppedError)(nil); errors.As(err, &stop) {
+		return fail(fmt.Errorf("rendering chart of %s stopped: %w", m.Path, stop.Cause))
 	}
-	type result struct {
-		files map[string]string
-		err   error
+	if err != nil {
+		return fail(fmt.Errorf("rendering chart of %s: %w", m.Path, err))
 	}
-	done := make(chan result, 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				done <- result{err: fmt.Errorf("rendering failed: %v", p)}
-			}
-		}()
-		files, err := r.template(ctx, ch, m, values)
-		done <- result{files, err}
-	}()
-	var res result
-	select {
-	case res = <-done:
-	case <-ctx.Done():
-		return fail(fmt.Errorf("rendering chart of %s stopped: %w", m.Path, context.Cause(ctx)))
-	}
-	if res.err != nil {
-		return fail(fmt.Errorf("rendering chart of %s: %w", m.Path, res.err))
-	}
-	if err := out.assemble(res.files, r.maxBytes()); err != nil {
+	if err := out.assemble(files, r.maxBytes()); err != nil {
 		return fail(err)
 	}
 	out.Checksum = checksum(out.CRDs, out.Manifests)
@@ -269,11 +248,10 @@ func (r *Renderer) Render(ctx context.Context, m *module.Module, values map[stri
 }
 
 // template renders the chart's templates as `helm template` does,
-// client-only.
+// client-only, with the capabilities the Renderer gives (a cluster's, or
+// Helm's defaults with KubeVersion, as Helm linked as a library reports
+// them).
 func (r *Renderer) template(ctx context.Context, ch *chart.Chart, m *module.Module, values map[string]any) (map[string]string, error) {
-	if err := chartutil.ProcessDependencies(ch, values); err != nil {
-		return nil, fmt.Errorf("chart dependencies: %w", err)
-	}
 	var caps *common.Capabilities
 	if r.Capabilities != nil {
 		caps = r.Capabilities().Copy()
@@ -289,62 +267,37 @@ func (r *Renderer) template(ctx context.Context, ch *chart.Chart, m *module.Modu
 		caps = common.DefaultCapabilities.Copy()
 		caps.KubeVersion = *kver
 	}
-	opts := common.ReleaseOptions{Name: m.Name, Namespace: r.Namespace, Revision: 1, IsInstall: true}
-	rv, err := commonutil.ToRenderValuesWithSchemaValidation(ch, values, opts, caps, false)
-	if err != nil {
-		return nil, err
-	}
-	var eng engine.Engine
-	files, err := eng.RenderWithContext(ctx, ch, rv)
-	if err != nil {
-		return nil, err
-	}
-	for name := range files {
-		if strings.HasSuffix(name, "NOTES.txt") {
-			delete(files, name)
-		}
-	}
-	return files, nil
+	t := helmrender.Template{ReleaseName: m.Name, Namespace: r.Namespace, Capabilities: caps}
+	return t.Run(ctx, ch, values)
 }
 
 // assemble orders the rendered files and writes the manifest stream.
 func (out *Rendered) assemble(files map[string]string, max int64) error {
-	hooks, manifests, err := releaseutil.SortManifests(files, nil, releaseutil.InstallOrder)
+	hooks, manifests, err := helmrender.Sort(files)
 	if err != nil {
 		return fmt.Errorf("rendered manifests: %w", err)
 	}
 	var b bytes.Buffer
-	write := func(source, content string, hook bool, head *releaseutil.SimpleHead) error {
-		fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", source, strings.TrimSpace(content))
+	write := func(d helmrender.Document, hook bool) error {
+		fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", d.Source, strings.TrimSpace(d.Text))
 		if int64(b.Len()) > max {
 			return fmt.Errorf("rendered manifests are larger than the limit of %d bytes", max)
 		}
-		o := Object{Source: source, Hook: hook}
-		if head != nil {
-			o.APIVersion, o.Kind = head.Version, head.Kind
-			if head.Metadata != nil {
-				o.Name = head.Metadata.Name
-			}
-		}
-		out.Objects = append(out.Objects, o)
+		out.Objects = append(out.Objects, Object{APIVersion: d.APIVersion, Kind: d.Kind, Name: d.Name, Source: d.Source, Hook: hook})
 		return nil
 	}
 	var rel bytes.Buffer
 	for _, m := range manifests {
-		if err := write(m.Name, m.Content, false, m.Head); err != nil {
+		if err := write(m, false); err != nil {
 			return err
 		}
-		fmt.Fprintf(&rel, "---\n# Source: %s\n%s\n", m.Name, m.Content)
+		fmt.Fprintf(&rel, "---\n# Source: %s\n%s\n", m.Source, m.Text)
 	}
 	out.release = rel.Bytes()
 	for _, h := range hooks {
-		var head releaseutil.SimpleHead
-		_ = sigsyaml.Unmarshal([]byte(h.Manifest), &head) // SortManifests read it already
-		if err := write(h.Path, h.Manifest, true, &head); err != nil {
+		if err := write(h, true); err != nil {
 			return err
 		}
-		out.Objects[len(out.Objects)-1].Kind = h.Kind
-		out.Objects[len(out.Objects)-1].Name = h.Name
 	}
 	out.Manifests = b.Bytes()
 	return nil

@@ -1,4 +1,4 @@
-package helmplugin
+package helmrender
 
 import (
 	"crypto/sha256"
@@ -9,11 +9,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unicode"
 
 	release "helm.sh/helm/v4/pkg/release/v1"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/strata-dev/strata/internal/manifest"
 )
 
 // A doc is one rendered document: where it came from, its text, and what
@@ -32,10 +33,11 @@ type doc struct {
 type parsed struct {
 	json          string
 	kind, version string
-	hook          bool // it has a helm.sh/hook annotation,
-	known         bool // every hook it names is one Helm knows,
-	test          bool // and one of them is test
-	headed        bool // a CRD's: kind and version are read (see streamJSON)
+	name          string // metadata.name
+	hook          bool   // it has a helm.sh/hook annotation,
+	known         bool   // every hook it names is one Helm knows,
+	test          bool   // and one of them is test
+	headed        bool   // a CRD's: kind and version are read (see streamJSON)
 	// checked: read by yamlCheck (docCache.check), json is empty and bound
 	// bounds its length; kind and version are set.
 	checked bool
@@ -48,7 +50,7 @@ type parsed struct {
 // the same documents, and reading YAML is the costliest part of a render
 // after running the templates. Only successes are kept.
 type docCache struct {
-	lru *lru[parsed]
+	lru *Cache[parsed]
 	// reference reads every document with sigs.k8s.io/yaml only
 	// (Options.ReferenceYAML).
 	reference bool
@@ -63,6 +65,45 @@ func (c docCache) checking() bool { return c.check && !c.reference }
 
 // docOverhead is what a cache entry costs besides its text and JSON.
 const docOverhead = 256
+
+// headName is the head's metadata.name.
+func headName(h releaseutil.SimpleHead) string {
+	if h.Metadata == nil {
+		return ""
+	}
+	return h.Metadata.Name
+}
+
+// A Document is a rendered document as Sort returns it.
+type Document struct {
+	// Source is the template that rendered it, Text its text, as
+	// releaseutil.SortManifests gives them (Manifest.Name and .Content,
+	// Hook.Path and .Manifest).
+	Source, Text string
+	// APIVersion, Kind and Name are read from its head as Helm's sorter
+	// reads them.
+	APIVersion, Kind, Name string
+}
+
+// Sort sorts rendered files as Helm's releaseutil.SortManifests does
+// with releaseutil.InstallOrder (see sortRendered), with the same
+// documents, order and errors: the hooks Helm knows, then the other
+// manifests, each in install order. Documents are read with the fast path
+// (yamlconv.go), each once, in parallel, without a cache.
+func Sort(files map[string]string) (hooks, manifests []Document, err error) {
+	h, m, err := sortRendered(files, docCache{})
+	if err != nil {
+		return nil, nil, err
+	}
+	out := func(docs []*doc) []Document {
+		ds := make([]Document, len(docs))
+		for i, d := range docs {
+			ds[i] = Document{Source: d.source, Text: d.text, APIVersion: d.version, Kind: d.kind, Name: d.name}
+		}
+		return ds
+	}
+	return out(h), out(m), nil
+}
 
 // sortRendered does what Helm's releaseutil.SortManifests does with the
 // rendered templates (split each file into documents, read each document's
@@ -80,13 +121,13 @@ func sortRendered(files map[string]string, cache docCache) (hooks, manifests []*
 	}
 	// Each file is split in parallel, its documents kept in order.
 	split := make([][]*doc, len(names))
-	parallel(len(names), func(i int) {
-		for _, text := range splitManifests(files[names[i]]) {
+	Parallel(len(names), func(i int) {
+		for _, text := range manifest.SplitRendered(files[names[i]]) {
 			split[i] = append(split[i], &doc{source: names[i], text: text})
 		}
 	})
 	docs := slices.Concat(split...)
-	parallel(len(docs), func(i int) { docs[i].parse(cache) })
+	Parallel(len(docs), func(i int) { docs[i].parse(cache) })
 	for _, d := range docs {
 		if d.err != nil {
 			return nil, nil, d.err // the first in Helm's order, as Helm reports it
@@ -102,46 +143,6 @@ func sortRendered(files map[string]string, cache docCache) (hooks, manifests []*
 	return hooks, manifests, nil
 }
 
-// splitManifests splits a rendered file into documents as Helm's
-// releaseutil.SplitManifests does, with the same texts, in order: white
-// space dropped from the start of the file; a line starting with "---"
-// (and the spaces and tabs after it) separates documents, wherever the
-// line ends; documents of white space only are dropped, the others lose
-// the white space at their start and keep the rest. It finds the
-// separators by hand instead of with Helm's regular expression, which
-// costs as much as reading the documents.
-func splitManifests(s string) []string {
-	s = strings.TrimLeftFunc(s, unicode.IsSpace)
-	var docs []string
-	add := func(d string) {
-		if strings.TrimSpace(d) != "" {
-			docs = append(docs, strings.TrimLeftFunc(d, unicode.IsSpace))
-		}
-	}
-	beg, from := 0, 0
-	for {
-		at := -1 // where the next separator starts
-		if from == 0 && strings.HasPrefix(s, "---") {
-			at = 0
-		} else if start := max(from-1, 0); start < len(s) {
-			// A separator starts a line: after a line break at from-1 or later.
-			if k := strings.Index(s[start:], "\n---"); k >= 0 {
-				at = start + k + 1
-			}
-		}
-		if at < 0 {
-			add(s[beg:])
-			return docs
-		}
-		add(s[beg:at])
-		end := at + len("---")
-		for end < len(s) && (s[end] == ' ' || s[end] == '\t') {
-			end++
-		}
-		beg, from = end, end
-	}
-}
-
 // parse reads the document's JSON form as Argo CD reads it from helm
 // template's output, where it is printed followed by a line break (see
 // printedText), and its head as Helm's sorter reads it from the text
@@ -155,7 +156,7 @@ func (d *doc) parse(cache docCache) {
 		// again below; such a document goes the usual way.
 		head, bound, err := yamlCheck(printedText(d.text, middle))
 		if err == nil && !(mayEndInBlockScalar(d.text) && headHasLineBreak(head)) {
-			d.parsed = parsed{kind: head.Kind, version: head.Version, checked: true, bound: bound}
+			d.parsed = parsed{kind: head.Kind, version: head.Version, name: headName(head), checked: true, bound: bound}
 			d.readHooks(head)
 			return
 		}
@@ -171,7 +172,7 @@ func (d *doc) parse(cache docCache) {
 	var key [32]byte
 	if cache.lru != nil {
 		key = sha256.Sum256(text)
-		if p, ok := cache.lru.get(key); ok {
+		if p, ok := cache.lru.Get(key); ok {
 			d.parsed = p
 			return
 		}
@@ -182,16 +183,20 @@ func (d *doc) parse(cache docCache) {
 		err = sigsyaml.Unmarshal([]byte(d.text), &head)
 	}
 	if err != nil {
-		if js == nil {
+		// Helm's sorter reads the text itself: its error, when it has one,
+		// is the one Helm reports (the line numbers of its text).
+		if herr := sigsyaml.Unmarshal([]byte(d.text), &releaseutil.SimpleHead{}); herr != nil {
+			d.err = fmt.Errorf("YAML parse error on %s: %w", d.source, herr)
+		} else if js == nil {
 			d.err = fmt.Errorf("YAML parse error on %s: error converting YAML to JSON: %w", d.source, err)
 		} else {
 			d.err = fmt.Errorf("YAML parse error on %s: %w", d.source, err)
 		}
 		return
 	}
-	d.parsed = parsed{json: string(js), kind: head.Kind, version: head.Version}
+	d.parsed = parsed{json: string(js), kind: head.Kind, version: head.Version, name: headName(head)}
 	d.readHooks(head)
-	cache.lru.add(key, int64(len(text)+len(js)+docOverhead), d.parsed)
+	cache.lru.Add(key, int64(len(text)+len(js)+docOverhead), d.parsed)
 }
 
 // mayEndInBlockScalar reports whether text could hold a block scalar
@@ -211,6 +216,9 @@ func headHasLineBreak(h releaseutil.SimpleHead) bool {
 	}
 	if h.Metadata == nil {
 		return false
+	}
+	if strings.HasSuffix(h.Metadata.Name, "\n") {
+		return true
 	}
 	for _, v := range h.Metadata.Annotations {
 		if strings.HasSuffix(v, "\n") {
@@ -283,8 +291,8 @@ func sortByKind(docs []*doc) {
 	})
 }
 
-// parallel runs fn(0..n-1) on up to GOMAXPROCS goroutines.
-func parallel(n int, fn func(int)) {
+// Parallel runs fn(0..n-1) on up to GOMAXPROCS goroutines.
+func Parallel(n int, fn func(int)) {
 	workers := min(runtime.GOMAXPROCS(0), n)
 	if workers <= 1 {
 		for i := range n {

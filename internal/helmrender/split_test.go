@@ -1,4 +1,4 @@
-package helmplugin
+package helmrender
 
 import (
 	"bufio"
@@ -6,12 +6,9 @@ import (
 	"errors"
 	"io"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
@@ -29,43 +26,8 @@ var splitCases = []string{
 	"kind: A\n---kind: B\n---\t kind: C", "\n---\n\n---\n \t\n---\n",
 }
 
-// helmSplit is releaseutil.SplitManifests's documents in order.
-func helmSplit(s string) []string {
-	m := releaseutil.SplitManifests(s)
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
-	var docs []string
-	for _, k := range keys {
-		docs = append(docs, m[k])
-	}
-	return docs
-}
-
-func TestSplitManifestsMatchesHelm(t *testing.T) {
-	for _, s := range splitCases {
-		if diff := cmp.Diff(helmSplit(s), splitManifests(s)); diff != "" {
-			t.Errorf("splitManifests(%q) differs from Helm's (-helm +strata):\n%s", s, diff)
-		}
-	}
-}
-
-// FuzzSplitManifests holds splitManifests to releaseutil.SplitManifests.
-func FuzzSplitManifests(f *testing.F) {
-	for _, s := range splitCases {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if want, got := helmSplit(s), splitManifests(s); !slices.Equal(want, got) {
-			t.Errorf("splitManifests(%q) = %q, Helm's %q", s, got, want)
-		}
-	})
-}
-
-// readerSplit splits a stream with Kubernetes' YAML reader only (the way
-// splitStream takes when splitStreamFast declines).
+// readerSplit splits a stream with Kubernetes' YAML reader only, as Argo
+// CD reads helm's output.
 func readerSplit(stream []byte) ([]string, error) {
 	var docs []string
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(stream)))
@@ -112,10 +74,6 @@ func TestSplitStreamMatchesReader(t *testing.T) {
 	for _, s := range append(slices.Clone(splitCases), more...) {
 		checkSplitStream(t, []byte(s))
 		checkSplitStream(t, []byte(printedText(s, middle)))
-	}
-	// A CRD file as printed takes the fast way.
-	if _, ok := splitStreamFast(printedText(more[0], middle), "f"); !ok {
-		t.Error("splitStreamFast declined a plain stream")
 	}
 }
 

@@ -1,11 +1,9 @@
-package helmplugin
+package helmrender
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -15,8 +13,9 @@ import (
 	"go.yaml.in/yaml/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/strata-dev/strata/internal/manifest"
 )
 
 // Helm reads YAML with sigs.k8s.io/yaml: yaml.v2 decodes the text into
@@ -36,17 +35,19 @@ import (
 // functions.
 var errReference = errors.New("left to the reference decoder")
 
-// loadValues reads a values document as Helm's loader.LoadValues does (a
+// LoadValues reads a values document as Helm's loader.LoadValues does (a
 // stream of YAML documents merged in order), with the same result and the
 // same errors.
-func loadValues(data []byte) (map[string]any, error) {
-	if vals, err := loadValuesFast(data); err == nil {
+func LoadValues(data []byte) (map[string]any, error) {
+	if vals, err := LoadValuesFast(data); err == nil {
 		return vals, nil
 	}
 	return loader.LoadValues(bytes.NewReader(data))
 }
 
-func loadValuesFast(data []byte) (map[string]any, error) {
+// LoadValuesFast is LoadValues without the fallback: an error means the
+// fast path did not read data (not that Helm would refuse it).
+func LoadValuesFast(data []byte) (map[string]any, error) {
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		// As LoadValues does (helm/helm#32506), on a copy: data may be the
 		// cache's or the caller's.
@@ -60,17 +61,13 @@ func loadValuesFast(data []byte) (map[string]any, error) {
 		}
 		return valuesMap(ms)
 	}
+	docs, err := manifest.SplitReader(string(data))
+	if err != nil {
+		return nil, errReference
+	}
 	vals := map[string]any{}
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		raw, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return vals, nil
-		}
-		if err != nil {
-			return nil, errReference
-		}
-		ms, _, err := decodeMapping(raw)
+	for _, raw := range docs {
+		ms, _, err := decodeMapping([]byte(raw))
 		if err != nil {
 			return nil, err
 		}
@@ -80,6 +77,7 @@ func loadValuesFast(data []byte) (map[string]any, error) {
 		}
 		vals = loader.MergeMaps(vals, m)
 	}
+	return vals, nil
 }
 
 // decodeMapping decodes a document that must be a mapping, or null (nil,

@@ -1,4 +1,4 @@
-package helmplugin
+package helmrender
 
 import (
 	"bytes"
@@ -96,13 +96,13 @@ func BenchmarkYAMLToJSON(b *testing.B) {
 // with Helm's loader.LoadValues.
 func BenchmarkLoadValues(b *testing.B) {
 	data := benchValues()
-	if _, err := loadValuesFast(data); err != nil {
+	if _, err := LoadValuesFast(data); err != nil {
 		b.Fatalf("the benchmark's values leave the fast path: %v", err)
 	}
 	b.Run("reference=false", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			if _, err := loadValues(data); err != nil {
+			if _, err := LoadValues(data); err != nil {
 				b.Fatal(err)
 			}
 		}

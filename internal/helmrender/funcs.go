@@ -1,4 +1,4 @@
-package helmplugin
+package helmrender
 
 import (
 	"fmt"
@@ -8,11 +8,11 @@ import (
 
 // boundedFuncs replaces template functions that can build a value of any
 // size in one call with versions that refuse one larger than the rendered
-// output may be (Limits.MaxManifestBytes): such a value cannot end up in
+// output may be (maxBytes): such a value cannot end up in
 // the manifests, and building it could take all the memory there is.
 // Below the bound they are sprig's, unchanged.
-func boundedFuncs(lim Limits) template.FuncMap {
-	limit := int64(lim.MaxManifestBytes)
+func boundedFuncs(maxBytes int) template.FuncMap {
+	limit := int64(maxBytes)
 	return template.FuncMap{
 		// sprig: func(count int, str string) string { return strings.Repeat(str, count) }
 		"repeat": func(count int, str string) (string, error) {

@@ -1,4 +1,4 @@
-package helmplugin
+package helmrender
 
 import (
 	"bytes"
@@ -328,20 +328,20 @@ func checkLoadValues(t *testing.T, data []byte) {
 	t.Helper()
 	orig := bytes.Clone(data)
 	want, wantErr := loader.LoadValues(bytes.NewReader(data))
-	got, gotErr := loadValuesFast(data)
+	got, gotErr := LoadValuesFast(data)
 	if !bytes.Equal(data, orig) {
-		t.Fatalf("loadValuesFast(%q) changed its input", orig)
+		t.Fatalf("LoadValuesFast(%q) changed its input", orig)
 	}
 	switch {
 	case gotErr != nil && gotErr != errReference:
-		t.Fatalf("loadValuesFast(%q) error = %v, want errReference", data, gotErr)
+		t.Fatalf("LoadValuesFast(%q) error = %v, want errReference", data, gotErr)
 	case gotErr != nil:
 		return
 	case wantErr != nil:
-		t.Fatalf("loadValuesFast(%q) read it; Helm fails: %v", data, wantErr)
+		t.Fatalf("LoadValuesFast(%q) read it; Helm fails: %v", data, wantErr)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Fatalf("loadValuesFast(%q) differs from loader.LoadValues (-helm +fast):\n%s", data, diff)
+		t.Fatalf("LoadValuesFast(%q) differs from loader.LoadValues (-helm +fast):\n%s", data, diff)
 	}
 }
 
@@ -508,8 +508,8 @@ const manifestDoc = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: w
 // files and manifests do not go the reference way.
 func TestFastPathTaken(t *testing.T) {
 	values := "image:\n  repository: nginx\n  tag: \"1.27\"\nreplicas: 3\nratio: 0.5\nenabled: yes\nlist: [a, {b: c}]\n"
-	if _, err := loadValuesFast([]byte(values)); err != nil {
-		t.Errorf("loadValuesFast(%q) = %v, want the fast path", values, err)
+	if _, err := LoadValuesFast([]byte(values)); err != nil {
+		t.Errorf("LoadValuesFast(%q) = %v, want the fast path", values, err)
 	}
 	for _, doc := range []string{strings.TrimSuffix(values, "list: [a, {b: c}]\n"), manifestDoc, "a:\n  - x: 1\n    y: [] # c\n  - 'q'\nb: {}\n", "a:\n  description: |-\n    One.\n\n    Two.\n  script: |\n    x\n",
 		flowCases[2], flowCases[6], flowCases[8], "a:\n  - [a, 'b']\n  - x\n", "port: 80\n  # comment\nnext: 1\n"} {

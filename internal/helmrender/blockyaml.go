@@ -1,4 +1,4 @@
-package helmplugin
+package helmrender
 
 import (
 	"math"
