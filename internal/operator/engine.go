@@ -27,6 +27,7 @@ import (
 	"github.com/strata-dev/strata/internal/operator/module"
 	"github.com/strata-dev/strata/internal/operator/queue"
 	"github.com/strata-dev/strata/internal/operator/schedule"
+	"github.com/strata-dev/strata/internal/operator/store"
 	"github.com/strata-dev/strata/internal/operator/webhook"
 	"github.com/strata-dev/strata/internal/stamp"
 )
@@ -138,7 +139,7 @@ func New(s Settings, log *slog.Logger) (*Engine, error) {
 		timeout = 0
 	}
 	env := hookEnv()
-	e.runner = &hook.Runner{Env: env, TempDir: s.TempDir, Timeout: timeout}
+	e.runner = &hook.Runner{Env: env, TempDir: s.TempDir, Timeout: timeout, CheckPatch: store.CheckHookPatch}
 	e.resolver = &module.Resolver{Env: env, Timeout: timeout, TempDir: s.TempDir}
 	retry, retryMax := s.Retry, s.RetryMax
 	if retry <= 0 {
