@@ -62,6 +62,38 @@ var rank = map[string]int{
 	"hack": 7,
 }
 
+// subrank orders the packages inside the tree of one rank entry, where
+// the rank table alone lets them import one another: in a tree with
+// subranks, every package has one (packages under a listed directory share
+// it) and may import only packages of the tree with a strictly lower
+// subrank — the tree's root has the highest, its subpackages never import
+// it.
+var subrank = map[string]int{
+	// The operator: its queues, schedules, debug socket, Lease, config
+	// store and module discovery know nothing of each other; the hook
+	// protocol (hook) and the releases (release) come next; then what
+	// builds on the hook protocol — its metrics, kubernetes bindings and
+	// patches, webhooks, and the values store (which holds hooks' typed
+	// patches and owns their scope rule); the engine last.
+	"internal/operator/queue":    0,
+	"internal/operator/schedule": 0,
+	"internal/operator/debug":    0,
+	"internal/operator/lease":    0,
+	"internal/operator/config":   0,
+	"internal/operator/module":   0,
+
+	"internal/operator/hook":    1,
+	"internal/operator/release": 1,
+
+	"internal/operator/hookmetrics": 2,
+	"internal/operator/kubebind":    2,
+	"internal/operator/kubepatch":   2,
+	"internal/operator/webhook":     2,
+	"internal/operator/store":       2,
+
+	"internal/operator": 3,
+}
+
 // product is the program strata ships; testOnly are the packages that
 // exist for tests. The product must not pull in one of them, nor package
 // testing, through any chain of imports.
@@ -78,6 +110,28 @@ var restricted = []struct {
 	// The bench and load drivers under hack/ drive the API server directly.
 	{"k8s.io/client-go", []string{"internal/kube", "internal/operator", "internal/layers/controller", "hack"}},
 	{"sigs.k8s.io/controller-runtime", []string{"internal/kube", "internal/operator", "internal/layers/controller"}},
+}
+
+// subOwner returns the subrank entry a package directory of the tree of
+// rank entry root belongs to: the root itself, or the listed directory
+// below the root it lies in.
+func subOwner(dir, root string) (string, bool) {
+	if dir == root {
+		_, ok := subrank[root]
+		return root, ok
+	}
+	for d := dir; d != root && d != "." && d != "/"; d = filepath.Dir(d) {
+		if _, ok := subrank[d]; ok {
+			return d, true
+		}
+	}
+	return "", false
+}
+
+// subranked reports whether the tree of rank entry root has subranks.
+func subranked(root string) bool {
+	_, ok := subrank[root]
+	return ok
 }
 
 // within reports whether dir is one of dirs or lies under one.
@@ -117,6 +171,8 @@ func TestLayeringCatchesViolations(t *testing.T) {
 	want := []string{
 		"internal/cmpserver/server.go imports helm.sh/helm/v4/pkg/action: only [internal/helmrender internal/helmplugin internal/operator/release] may",
 		"internal/cmpserver/server.go (rank 3) imports github.com/strata-dev/strata/internal/generator (rank 3): imports must point down",
+		"internal/operator/gizmo/gizmo.go: package internal/operator/gizmo has no subrank; add it to the subrank table in layering_test.go",
+		"internal/operator/queue/queue.go (subrank 0) imports github.com/strata-dev/strata/internal/operator/store (subrank 2): imports within internal/operator must point down",
 		"internal/values/tree.go (rank 1) imports github.com/strata-dev/strata/internal/cli (rank 5): imports must point down",
 		"internal/widget/widget.go: package internal/widget has no rank; add it to the rank table in layering_test.go",
 		"cmd/strata pulls in the test-only package internal/golden: cmd/strata → internal/cli → internal/golden",
@@ -158,6 +214,9 @@ func violations(root string) ([]string, error) {
 			problems = append(problems, fmt.Sprintf("%s: package %s has no rank; add it to the rank table in layering_test.go", rel, dir))
 			return nil
 		}
+		if _, ok := subOwner(dir, self); !ok && subranked(self) {
+			problems = append(problems, fmt.Sprintf("%s: package %s has no subrank; add it to the subrank table in layering_test.go", rel, dir))
+		}
 		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
 		if err != nil {
 			return err
@@ -182,6 +241,13 @@ func violations(root string) ([]string, error) {
 			}
 			if dep != self && rank[dep] >= rank[self] {
 				problems = append(problems, fmt.Sprintf("%s (rank %d) imports %s (rank %d): imports must point down", rel, rank[self], ip, rank[dep]))
+			}
+			if dep == self && subranked(self) {
+				from, ok1 := subOwner(dir, self)
+				to, ok2 := subOwner(target, self)
+				if ok1 && ok2 && from != to && subrank[to] >= subrank[from] {
+					problems = append(problems, fmt.Sprintf("%s (subrank %d) imports %s (subrank %d): imports within %s must point down", rel, subrank[from], ip, subrank[to], self))
+				}
 			}
 		}
 		return nil

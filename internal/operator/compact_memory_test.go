@@ -35,7 +35,7 @@ func TestCompactKeepsLastStates(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	queued := eventTask(he, "cms", hook.Added, bigObject("big", 0, 800<<10))
 	for v := 1; v <= 300; v++ {
-		mergeHookRuns(queued, eventTask(he, "cms", hook.Modified, bigObject("big", v, 800<<10)))
+		mergeTasks(queued, eventTask(he, "cms", hook.Modified, bigObject("big", v, 800<<10)))
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)
@@ -65,7 +65,7 @@ func TestCompactBelowBudgetKeepsEveryEvent(t *testing.T) {
 	he := &hookEntry{h: &hook.Hook{Name: "h.sh"}}
 	queued := eventTask(he, "cms", hook.Added, bigObject("a", 0, 1<<10))
 	for v := 1; v <= 300; v++ {
-		mergeHookRuns(queued, eventTask(he, "cms", hook.Modified, bigObject("a", v, 1<<10)))
+		mergeTasks(queued, eventTask(he, "cms", hook.Modified, bigObject("a", v, 1<<10)))
 	}
 	if n := len(queued.Data.(*hookRun).contexts); n != 301 {
 		t.Errorf("%d contexts, want all 301 events", n)

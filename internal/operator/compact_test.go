@@ -23,7 +23,7 @@ func TestCompactHookRuns(t *testing.T) {
 		ran = append(ran, tk)
 		return nil, nil
 	}
-	qs := queue.New(h, queue.Options{Merge: mergeHookRuns})
+	qs := queue.New(h, queue.Options{Merge: mergeTasks})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { qs.Run(ctx); close(done) }()

@@ -37,6 +37,12 @@
 // changed modules; a release whose resources went missing runs its
 // module. The first converge done makes /readyz ready.
 //
+// Each kind of task is a type in a file of its own (task_*.go: hookRun,
+// moduleRun, parallelRun, moduleDelete, modulePurge, reloadAll, discover,
+// convergeDone, enableGlobalBindings, reloadGlobalHooks) holding what it
+// works on, with its Kind, its description and its run; the queues' handler
+// runs it through the job interface (tasks.go).
+//
 // A failed task stays at the head of its queue and is retried with
 // backoff; Render (strata operator render) instead stops at the first
 // failure.

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,6 +27,7 @@ import (
 	"github.com/strata-dev/strata/internal/operator/module"
 	"github.com/strata-dev/strata/internal/operator/queue"
 	"github.com/strata-dev/strata/internal/operator/schedule"
+	"github.com/strata-dev/strata/internal/operator/store"
 	"github.com/strata-dev/strata/internal/operator/webhook"
 	"github.com/strata-dev/strata/internal/stamp"
 )
@@ -139,7 +139,7 @@ func New(s Settings, log *slog.Logger) (*Engine, error) {
 		timeout = 0
 	}
 	env := hookEnv()
-	e.runner = &hook.Runner{Env: env, TempDir: s.TempDir, Timeout: timeout}
+	e.runner = &hook.Runner{Env: env, TempDir: s.TempDir, Timeout: timeout, CheckPatch: store.CheckHookPatch}
 	e.resolver = &module.Resolver{Env: env, Timeout: timeout, TempDir: s.TempDir}
 	retry, retryMax := s.Retry, s.RetryMax
 	if retry <= 0 {
@@ -152,7 +152,7 @@ func New(s Settings, log *slog.Logger) (*Engine, error) {
 	e.m = newMetrics(s.MetricsPrefix, e.reg)
 	qopts := queue.Options{
 		Backoff: queue.Exponential(retry, retryMax),
-		Merge:   mergeHookRuns,
+		Merge:   mergeTasks,
 		OnDone:  e.taskDone,
 	}
 	if !s.NoQueueActionMetrics {
@@ -381,8 +381,8 @@ func (e *Engine) start(ctx context.Context) error {
 		back.watchConfig(ctx, e.configChanged)
 		back.watchReleases(ctx, e.s.ReleaseCheck, e.releaseMissing)
 	}
-	tasks := e.lifecycleTasks(entries, hook.OnStartup, "", "OperatorStartup")
-	tasks = append(tasks, &queue.Task{Kind: KindEnableGlobalBindings, Description: "enable global hooks' kubernetes and schedule bindings"})
+	tasks := lifecycleTasks(entries, hook.OnStartup, "OperatorStartup")
+	tasks = append(tasks, newTask(enableGlobalBindings{}))
 	tasks = append(tasks, reloadAllTask("OperatorStartup"))
 	return e.queues.Add(tasks...)
 }
@@ -446,44 +446,6 @@ func (e *Engine) configure(ctx context.Context, hooks []*hook.Hook, moduleName s
 		}
 	}
 	return out, nil
-}
-
-// lifecycleTasks returns a task per hook of entries with lifecycle
-// binding b, sorted by order then name.
-func (e *Engine) lifecycleTasks(entries []*hookEntry, b hook.BindingType, moduleName, activation string) []*queue.Task {
-	var sel []*hookEntry
-	for _, he := range entries {
-		if _, ok := he.cfg.Order(b); ok {
-			sel = append(sel, he)
-		}
-	}
-	sortByOrder(sel, b)
-	tasks := make([]*queue.Task, 0, len(sel))
-	for _, he := range sel {
-		kind := KindGlobalHookRun
-		if moduleName != "" {
-			kind = KindModuleHookRun
-		}
-		tasks = append(tasks, &queue.Task{
-			Kind:        kind,
-			Description: fmt.Sprintf("%s %s", he.label(), b),
-			Data: &hookRun{entry: he, binding: b, activation: activation,
-				contexts: []hook.BindingContext{{BindingType: b, Binding: string(b)}}},
-		})
-	}
-	return tasks
-}
-
-// sortByOrder sorts hooks by their order of binding b, then by name.
-func sortByOrder(hs []*hookEntry, b hook.BindingType) {
-	sort.SliceStable(hs, func(i, j int) bool {
-		oi, _ := hs[i].cfg.Order(b)
-		oj, _ := hs[j].cfg.Order(b)
-		if oi != oj {
-			return oi < oj
-		}
-		return hs[i].h.Name < hs[j].h.Name
-	})
 }
 
 // HTTPHandler serves /metrics, /healthz and /readyz.

@@ -130,11 +130,8 @@ func (e *Engine) runHook(ctx context.Context, he *hookEntry, b hook.BindingType,
 		}
 	}
 	if len(valuesOps) > 0 {
-		vp, err := values.NewJSONPatch(valuesOps.Maps(), he.label()+" $VALUES_JSON_PATCH_PATH", nil)
-		if err != nil {
-			return ch, fmt.Errorf("%s: values patch: %w", he.label(), err)
-		}
-		res, err := e.back.values.ApplyPatch(store.Patch{Scope: key, Hook: he.h.Name, Binding: binding, Time: start, Ops: vp})
+		res, err := e.back.values.ApplyPatch(store.Patch{Scope: key, Hook: he.h.Name, Binding: binding, Time: start,
+			Ops: valuesOps, Source: "values patch ($VALUES_JSON_PATCH_PATH)"})
 		if err != nil {
 			return ch, fmt.Errorf("%s: %w", he.label(), err)
 		}

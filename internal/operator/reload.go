@@ -3,7 +3,6 @@ package operator
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -11,9 +10,6 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-
-	"github.com/strata-dev/strata/internal/operator/hook"
-	"github.com/strata-dev/strata/internal/operator/queue"
 )
 
 // Reload on change (Settings.ReloadOnChange): the module directories and
@@ -150,7 +146,7 @@ func (e *Engine) filesChanged(paths []string, global string) {
 	if len(globalFiles) > 0 {
 		e.log.Info("global hook files changed: reloading the global hooks", "files", strings.Join(globalFiles, ", "))
 		e.record("files changed: reload global hooks")
-		if err := e.queues.Add(&queue.Task{Kind: KindReloadGlobalHooks, Description: "reload global hooks", CompactKey: "reload-global-hooks"}); err != nil && !errors.Is(err, context.Canceled) {
+		if err := e.queues.Add(reloadGlobalHooksTask()); err != nil && !errors.Is(err, context.Canceled) {
 			e.log.Error("queueing a reload of the global hooks", "error", err)
 		}
 	}
@@ -167,50 +163,4 @@ func (e *Engine) filesChanged(paths []string, global string) {
 // within reports whether p is dir or below it.
 func within(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
-}
-
-// reloadGlobalHooks reads and configures the global hooks again, then
-// replaces the running ones: the old hooks' schedules and monitors stop
-// and their queued runs are dropped; the new hooks run onStartup, start
-// their bindings (Synchronization) and a 'reload all modules' follows, as
-// at start-up.
-func (e *Engine) reloadGlobalHooks(ctx context.Context) ([]*queue.Task, error) {
-	hooks, skipped, err := hook.DiscoverGlobal(e.s.GlobalHooksDir)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range skipped {
-		e.log.Warn("skipping a file in the global hooks directory that is not executable", "file", p)
-	}
-	entries, err := e.configure(ctx, hooks, "")
-	if err != nil {
-		return nil, fmt.Errorf("reloading the global hooks (the old ones keep running until this succeeds): %w", err)
-	}
-	e.mu.Lock()
-	old := e.global
-	for _, he := range old {
-		for _, id := range he.sched {
-			e.ticker.Remove(id)
-		}
-		he.sched, he.started, he.syncs, he.stale = nil, false, nil, true
-	}
-	if e.stopGlobalMon != nil {
-		e.stopGlobalMon()
-		e.globalMon, e.stopGlobalMon = nil, nil
-	}
-	e.global = entries
-	e.mu.Unlock()
-	for _, he := range old {
-		e.m.bindingCount.DeleteLabelValues("", he.h.Name)
-	}
-	names := make([]string, 0, len(entries))
-	for _, he := range entries {
-		e.m.bindingCount.WithLabelValues("", he.h.Name).Set(float64(bindingCount(he.cfg)))
-		names = append(names, he.h.Name)
-	}
-	e.log.Info("global hooks reloaded", "hooks", strings.Join(names, ", "))
-	e.record("global hooks reloaded: " + joinNames(names))
-	tasks := e.lifecycleTasks(entries, hook.OnStartup, "", "GlobalHooksChanged")
-	tasks = append(tasks, &queue.Task{Kind: KindEnableGlobalBindings, Description: "enable global hooks' kubernetes and schedule bindings"})
-	return append(tasks, reloadAllTask("GlobalHooksChanged")), nil
 }

@@ -169,7 +169,7 @@ func patchViews(ps []store.Patch) []PatchView {
 			v.Time = p.Time.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 		}
 		if p.Ops != nil {
-			v.Operations = p.Ops.Operations()
+			v.Operations = p.Ops.Maps()
 		}
 		out = append(out, v)
 	}

@@ -42,7 +42,7 @@ func TestSyncTasksGroups(t *testing.T) {
 				he.syncs = append(he.syncs, hook.BindingContext{BindingType: hook.Kubernetes, Binding: bb.name, Type: hook.TypeSynchronization, Group: bb.group})
 			}
 			var queued []*queue.Task
-			main, err := syncTasks(he, KindGlobalHookRun, "OperatorStartup", tc.oneShot, func(ts ...*queue.Task) error {
+			main, err := syncTasks(he, "OperatorStartup", tc.oneShot, func(ts ...*queue.Task) error {
 				queued = append(queued, ts...)
 				return nil
 			})

@@ -42,8 +42,9 @@
 // removes it): a directory per run would cost more than the rest of the
 // run's own work on a journaling file system.
 // Every output is parsed and checked before Run returns: values patches
-// are held to the hook's scope (a module hook writes only under
-// /<moduleKey>, a global hook only under /global and /<key>Enabled). A
+// are held to the hook's scope by [Runner.CheckPatch] (the operator's
+// values store's one rule, store.CheckHookPatch: a module hook writes only
+// under /<moduleKey>, a global hook only under /global and /<key>Enabled). A
 // hook that fails, hangs, floods its output or writes a bad file is an
 // error and none of its outputs is returned.
 package hook

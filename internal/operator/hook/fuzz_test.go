@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/strata-dev/strata/internal/operator/hook"
+	"github.com/strata-dev/strata/internal/operator/store"
 )
 
 func FuzzParseConfig(f *testing.F) {
@@ -84,8 +85,8 @@ func FuzzParsePatch(f *testing.F) {
 		if _, err := json.Marshal(p.Maps()); err != nil {
 			t.Fatalf("Maps: %v", err)
 		}
-		_ = p.CheckScope(hook.Module, "m", "fuzz")
-		_ = p.CheckScope(hook.Global, "", "fuzz")
+		_ = store.CheckScope(p, "m", "fuzz")
+		_ = store.CheckScope(p, store.GlobalKey, "fuzz")
 	})
 }
 

@@ -45,15 +45,6 @@ func ParsePatch(data []byte, source string) (Patch, error) {
 	return parsePatch(data, source)
 }
 
-// CheckScope checks that every path of the patch is one a hook of kind k
-// (with module values key moduleKey) may change: a module hook only
-// /<moduleKey> and below; a global hook /global and below and the
-// /<key>Enabled flags. A patch out of scope is an error naming the
-// operation's line and what the hook may write instead.
-func (p Patch) CheckScope(k Kind, moduleKey, source string) error {
-	return checkScope(p, k, moduleKey, source)
-}
-
 // MetricAction is what a metric operation does.
 type MetricAction string
 

@@ -331,40 +331,6 @@ func lineOr(p *document.Pos, def int) int {
 	return def
 }
 
-// firstSegment returns the first key of a JSON pointer, unescaped, and
-// whether the pointer goes deeper.
-func firstSegment(ptr string) (string, bool) {
-	s := strings.TrimPrefix(ptr, "/")
-	seg, _, deeper := strings.Cut(s, "/")
-	seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
-	return seg, deeper
-}
-
-func checkScope(p Patch, k Kind, moduleKey, source string) error {
-	for i, op := range p {
-		for _, ptr := range []string{op.Path, op.From} {
-			if ptr == "" && ptr == op.From {
-				continue
-			}
-			seg, deeper := firstSegment(ptr)
-			switch k {
-			case Module:
-				if seg != moduleKey {
-					return outErr(source, op.Line, "operation %d (%s %s) is outside the module's values; a hook of module %s may change only /%s/...", i, op.Op, ptr, moduleKey, moduleKey)
-				}
-			case Global:
-				ok := seg == "global" || (!deeper && strings.HasSuffix(seg, "Enabled") && len(seg) > len("Enabled"))
-				if !ok {
-					return outErr(source, op.Line, "operation %d (%s %s) is outside the global values; a global hook may change only /global/... and the /<moduleKey>Enabled flags", i, op.Op, ptr)
-				}
-			default:
-				return fmt.Errorf("%s: checking scope for kind %v", source, k)
-			}
-		}
-	}
-	return nil
-}
-
 var (
 	metricNameRE = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
 	labelNameRE  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)

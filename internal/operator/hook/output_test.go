@@ -68,49 +68,6 @@ func matches(got, want string) bool {
 	return got == want
 }
 
-func TestCheckScope(t *testing.T) {
-	tests := []struct {
-		name  string
-		kind  hook.Kind
-		patch string
-		want  string // "" for no error
-	}{
-		{"module own values", hook.Module, `[{"op":"add","path":"/certManager/a","value":1},{"op":"add","path":"/certManager","value":{}}]`, ""},
-		{"module other module", hook.Module, "[{\"op\":\"add\",\"path\":\"/certManager/a\",\"value\":1},\n{\"op\":\"add\",\"path\":\"/other/a\",\"value\":1}]",
-			"p line 2: operation 1 (add /other/a) is outside the module's values; a hook of module certManager may change only /certManager/..."},
-		{"module global", hook.Module, `[{"op":"remove","path":"/global/a"}]`,
-			"p line 1: operation 0 (remove /global/a) is outside the module's values; a hook of module certManager may change only /certManager/..."},
-		{"module prefix is not the key", hook.Module, `[{"op":"add","path":"/certManagerX/a","value":1}]`,
-			"p line 1: operation 0 (add /certManagerX/a) is outside the module's values; a hook of module certManager may change only /certManager/..."},
-		{"module move from outside", hook.Module, `[{"op":"copy","from":"/global/a","path":"/certManager/a"}]`,
-			"p line 1: operation 0 (copy /global/a) is outside the module's values; a hook of module certManager may change only /certManager/..."},
-		{"global values and flags", hook.Global, `[{"op":"add","path":"/global/a","value":1},{"op":"add","path":"/certManagerEnabled","value":false}]`, ""},
-		{"global module values", hook.Global, `[{"op":"add","path":"/certManager/a","value":1}]`,
-			"p line 1: operation 0 (add /certManager/a) is outside the global values; a global hook may change only /global/... and the /<moduleKey>Enabled flags"},
-		{"global under a flag", hook.Global, `[{"op":"add","path":"/xEnabled/a","value":1}]`,
-			"p line 1: operation 0 (add /xEnabled/a) is outside the global values; a global hook may change only /global/... and the /<moduleKey>Enabled flags"},
-		{"global bare Enabled", hook.Global, `[{"op":"add","path":"/Enabled","value":1}]`,
-			"p line 1: operation 0 (add /Enabled) is outside the global values; a global hook may change only /global/... and the /<moduleKey>Enabled flags"},
-		{"escaped key", hook.Module, `[{"op":"add","path":"/cert~1Manager/a","value":1}]`,
-			"p line 1: operation 0 (add /cert~1Manager/a) is outside the module's values; a hook of module certManager may change only /certManager/..."},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			p, err := hook.ParsePatch([]byte(tc.patch), "p")
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = p.CheckScope(tc.kind, "certManager", "p")
-			switch {
-			case tc.want == "" && err != nil:
-				t.Errorf("CheckScope: %v", err)
-			case tc.want != "" && (err == nil || err.Error() != tc.want):
-				t.Errorf("CheckScope error = %v, want %s", err, tc.want)
-			}
-		})
-	}
-}
-
 func TestParseMetrics(t *testing.T) {
 	in := `{"name":"hook_metric_count","action":"add","value":1,"labels":{"label1":"value1"}}
 {"name":"g","action":"set","value":33}

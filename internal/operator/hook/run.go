@@ -41,6 +41,11 @@ type Runner struct {
 	// MaxLogBytes bounds what a run may write to stdout; a hook writing
 	// more is stopped and fails. 0 is DefaultMaxLogBytes.
 	MaxLogBytes int64
+	// CheckPatch, when set, checks each values patch and config values
+	// patch a run wrote (source names its file) before Run returns it:
+	// an error fails the run. The operator sets the values store's scope
+	// rule (store.CheckHookPatch); nil checks nothing.
+	CheckPatch func(h *Hook, p Patch, source string) error
 
 	mu   sync.Mutex
 	ws   *hookexec.Workspace

@@ -193,14 +193,14 @@ func (r *Runner) run(ctx context.Context, h *Hook, in Input) (*Output, error) {
 		return nil, err
 	} else if out.ValuesPatch, err = ParsePatch(data, src); err != nil {
 		return nil, fmt.Errorf("%s: %w", h, err)
-	} else if err := out.ValuesPatch.CheckScope(h.Kind, h.ModuleKey, src); err != nil {
+	} else if err := r.checkPatch(h, out.ValuesPatch, src); err != nil {
 		return nil, fmt.Errorf("%s: %w", h, err)
 	}
 	if data, src, err := read(fileConfigPatch, "config values patch ($CONFIG_VALUES_JSON_PATCH_PATH)"); err != nil {
 		return nil, err
 	} else if out.ConfigValuesPatch, err = ParsePatch(data, src); err != nil {
 		return nil, fmt.Errorf("%s: %w", h, err)
-	} else if err := out.ConfigValuesPatch.CheckScope(h.Kind, h.ModuleKey, src); err != nil {
+	} else if err := r.checkPatch(h, out.ConfigValuesPatch, src); err != nil {
 		return nil, fmt.Errorf("%s: %w", h, err)
 	}
 	if data, src, err := read(fileMetrics, "metrics ($METRICS_PATH)"); err != nil {
@@ -219,4 +219,12 @@ func (r *Runner) run(ctx context.Context, h *Hook, in Input) (*Output, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkPatch checks a patch of h with CheckPatch, when it is set.
+func (r *Runner) checkPatch(h *Hook, p Patch, source string) error {
+	if r.CheckPatch == nil || len(p) == 0 {
+		return nil
+	}
+	return r.CheckPatch(h, p, source)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/hookexec"
 	"github.com/strata-dev/strata/internal/operator/hook"
+	"github.com/strata-dev/strata/internal/operator/store"
 )
 
 // script writes an executable shell script and returns it as a hook.
@@ -32,7 +33,8 @@ func script(t *testing.T, kind hook.Kind, body string) *hook.Hook {
 }
 
 func runner(t *testing.T) *hook.Runner {
-	r := &hook.Runner{Env: []string{"PATH=" + os.Getenv("PATH")}, TempDir: t.TempDir(), Grace: 200 * time.Millisecond}
+	r := &hook.Runner{Env: []string{"PATH=" + os.Getenv("PATH")}, TempDir: t.TempDir(), Grace: 200 * time.Millisecond,
+		CheckPatch: store.CheckHookPatch}
 	t.Cleanup(func() {
 		if err := r.Close(); err != nil {
 			t.Error(err)
@@ -204,6 +206,25 @@ func TestRunnerRunFailures(t *testing.T) {
 				t.Errorf("Run error %v does not match %v", err, tc.is)
 			}
 		})
+	}
+}
+
+// TestRunnerGlobalEnabledFlag: a global hook's values patch may set
+// /globalEnabled (addon-operator accepts every root key with the Enabled
+// suffix from a global hook); a module hook's may not.
+func TestRunnerGlobalEnabledFlag(t *testing.T) {
+	body := `echo '[{"op":"add","path":"/globalEnabled","value":true}]' > "$VALUES_JSON_PATCH_PATH"`
+	res, err := runner(t).Run(context.Background(), script(t, hook.Global, body), hook.Input{})
+	if err != nil {
+		t.Fatalf("global hook: Run = %v, want the patch accepted", err)
+	}
+	if len(res.ValuesPatch) != 1 || res.ValuesPatch[0].Path != "/globalEnabled" {
+		t.Errorf("global hook: values patch %+v, want the /globalEnabled operation", res.ValuesPatch)
+	}
+	_, err = runner(t).Run(context.Background(), script(t, hook.Module, body), hook.Input{})
+	want := "module myModule hook hooks/hook.sh: values patch ($VALUES_JSON_PATCH_PATH) line 1: operation 0 (add /globalEnabled) is outside the module's values; a hook of module myModule may change only /myModule/..."
+	if err == nil || err.Error() != want || !errors.Is(err, store.ErrScope) {
+		t.Errorf("module hook: Run = %v, want %s (wrapping store.ErrScope)", err, want)
 	}
 }
 

@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/strata-dev/strata/internal/operator/hook"
 	"github.com/strata-dev/strata/internal/operator/module"
 	"github.com/strata-dev/strata/internal/operator/release"
 	"github.com/strata-dev/strata/internal/operator/store"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 // benchTree writes the bench's modules: n modules, each a chart with one
@@ -57,10 +57,7 @@ func BenchmarkConverge50(b *testing.B) {
 		r := &release.Renderer{Namespace: "ops"}
 		rs := &release.Local{Dir: b.TempDir()}
 		for _, m := range set.Modules {
-			p, err := values.NewJSONPatch([]any{map[string]any{"op": "add", "path": "/" + m.Key + "/patched", "value": "yes"}}, "hook", nil)
-			if err != nil {
-				b.Fatal(err)
-			}
+			p := hook.Patch{{Op: "add", Path: "/" + m.Key + "/patched", Value: "yes"}}
 			if _, err := st.ApplyPatch(store.Patch{Scope: m.Key, Hook: "hooks/before", Ops: p}); err != nil {
 				b.Fatal(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/strata-dev/strata/internal/operator/hook"
 	"github.com/strata-dev/strata/internal/values"
 )
 
@@ -61,9 +62,9 @@ func FuzzCompact(f *testing.F) {
 				continue // the store refuses it: not stored
 			}
 			cur = next
-			stored = compact(stored, &storedPatch{ops: ops})
+			stored = compact(stored, &storedPatch{ops: typed(ops)})
 		}
-		var all []any
+		var all hook.Patch
 		for _, p := range stored {
 			all = append(all, p.ops...)
 		}
@@ -78,6 +79,19 @@ func FuzzCompact(f *testing.F) {
 			t.Fatalf("compacted %v\ngave %v\nwant %v", all, got, cur)
 		}
 	})
+}
+
+// typed is ops as a hook's patch.
+func typed(ops []any) hook.Patch {
+	out := make(hook.Patch, len(ops))
+	for i, o := range ops {
+		m := o.(map[string]any)
+		out[i].Op, _ = m["op"].(string)
+		out[i].Path, _ = m["path"].(string)
+		out[i].From, _ = m["from"].(string)
+		out[i].Value = m["value"]
+	}
+	return out
 }
 
 func normalize(v any) any {

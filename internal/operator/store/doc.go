@@ -12,9 +12,12 @@
 // Maps merge deeply, lists and scalars are replaced. Explain tells, for
 // every key, the layer that set it and what it overrode (--explain).
 //
-// ApplyPatch stores a hook's values patch: it checks the patch's scope
-// (module hooks only `/<moduleKey>/…`; global hooks `/global/…` and
-// `/<moduleKey>Enabled`), applies it strictly to the current values
+// ApplyPatch stores a hook's values patch, as the hook's output gave it
+// (hook.Patch): it checks the patch's scope with CheckScope, the one rule
+// for it, which hook runs are held to as well (CheckHookPatch; module
+// hooks only `/<moduleKey>/…`; global hooks `/global/…` and
+// `/<moduleKey>Enabled`, `/globalEnabled` included as in addon-operator),
+// turns it into a JSON patch once, applies it strictly to the current values
 // (removing a missing key fails), validates the result against
 // openapi/values.yaml, and only then stores it — all of it or nothing, a
 // global patch's `*Enabled` flags together with its global values. Stored

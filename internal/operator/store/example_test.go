@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/strata-dev/strata/internal/operator/config"
+	"github.com/strata-dev/strata/internal/operator/hook"
 	"github.com/strata-dev/strata/internal/operator/module"
 	"github.com/strata-dev/strata/internal/operator/store"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 // A module's values from its values.yaml, the config store and a hook's
@@ -25,7 +25,7 @@ func Example() {
 	st, _ := store.New(set, store.Options{})
 	cfg, _ := config.Parse([]byte("certManager: |\n  replicas: 3\n"), "config.yaml", config.Limits{})
 	st.SetConfig(cfg)
-	patch, _ := values.ParseJSONPatch([]byte(`[{"op":"add","path":"/certManager/internal","value":{"ca":"..."}}]`), "patch.json")
+	patch, _ := hook.ParsePatch([]byte(`[{"op":"add","path":"/certManager/internal","value":{"ca":"..."}}]`), "patch.json")
 	st.ApplyPatch(store.Patch{Scope: "certManager", Hook: "hooks/ca.sh", Binding: "beforeHelm",
 		Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Ops: patch})
 

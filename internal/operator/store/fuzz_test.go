@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/strata-dev/strata/internal/operator/hook"
 	"github.com/strata-dev/strata/internal/operator/store"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 // FuzzApplyPatch applies any patch a hook could write, to a module and to
@@ -26,7 +26,7 @@ func FuzzApplyPatch(f *testing.F) {
 		f.Add(s, false)
 	}
 	f.Fuzz(func(t *testing.T, data string, global bool) {
-		p, err := values.ParseJSONPatch([]byte(data), "patch.json")
+		p, err := hook.ParsePatch([]byte(data), "patch.json")
 		if err != nil {
 			return
 		}

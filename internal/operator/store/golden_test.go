@@ -63,10 +63,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, p := range list {
-				ops, err := values.NewJSONPatch(p.Ops, p.Hook, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
+				ops := hookPatch(t, p.Hook, p.Ops)
 				res, err := st.ApplyPatch(store.Patch{Scope: p.Scope, Hook: p.Hook, Binding: p.Binding,
 					Time: time.Date(2026, 1, 2, 3, 4, i, 0, time.UTC), Ops: ops})
 				fmt.Fprintf(&results, "patch %d (%s): changed %v, enabled %v, error %v\n", i, p.Hook, res.Changed, res.Enabled, errText(err, rel))
@@ -83,7 +80,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, p := range st.Patches(k) {
-				ops, _ := json.Marshal(p.Ops.Operations())
+				ops, _ := json.Marshal(p.Ops.Maps())
 				fmt.Fprintf(&vals, "# patch %s: %s\n", p.Name(), ops)
 			}
 			ex, err := st.Explain(k, nil)

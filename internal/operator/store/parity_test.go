@@ -11,7 +11,6 @@ import (
 
 	"github.com/strata-dev/strata/internal/operator/module"
 	"github.com/strata-dev/strata/internal/operator/store"
-	"github.com/strata-dev/strata/internal/values"
 )
 
 // jsonPatch makes a store.Patch of module foo's hook h from a JSON array
@@ -29,11 +28,7 @@ func jsonPatch(t *testing.T, ops string) store.Patch {
 	for i, o := range list {
 		list[i] = fromJSON(o)
 	}
-	jp, err := values.NewJSONPatch(list, "h", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return store.Patch{Scope: "foo", Hook: "h", Ops: jp}
+	return store.Patch{Scope: "foo", Hook: "h", Ops: hookPatch(t, "h", list)}
 }
 
 func fromJSON(v any) any {
@@ -250,11 +245,7 @@ func globalPatch(t *testing.T, ops string) store.Patch {
 	if err := json.Unmarshal([]byte(ops), &list); err != nil {
 		t.Fatal(err)
 	}
-	jp, err := values.NewJSONPatch(list, "g", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return store.Patch{Scope: store.GlobalKey, Hook: "g", Ops: jp}
+	return store.Patch{Scope: store.GlobalKey, Hook: "g", Ops: hookPatch(t, "g", list)}
 }
 
 func writeFiles(t *testing.T, root string, files map[string]string) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/operator/config"
+	"github.com/strata-dev/strata/internal/operator/hook"
 	"github.com/strata-dev/strata/internal/operator/module"
 	"github.com/strata-dev/strata/internal/schema"
 	"github.com/strata-dev/strata/internal/values"
@@ -102,7 +103,7 @@ func (sec *section) layers(cfg *config.Config, provenance bool) ([]*values.Layer
 	}
 	if provenance {
 		for _, p := range sec.patches {
-			jp, err := values.NewJSONPatch(p.ops, p.meta.Hook, nil)
+			jp, err := values.NewJSONPatch(p.ops.Maps(), p.meta.Hook, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -154,7 +155,7 @@ func (sec *section) compute(cfg *config.Config) error {
 	}
 	tree := sec.composite(base, nil)
 	if len(sec.patches) > 0 {
-		var all []any
+		var all hook.Patch
 		for _, p := range sec.patches {
 			all = append(all, p.ops...)
 		}
@@ -187,8 +188,8 @@ func (sec *section) compute(cfg *config.Config) error {
 	return nil
 }
 
-func applyLenient(ops []any, tree map[string]any) (map[string]any, error) {
-	jp, err := values.NewJSONPatch(ops, "stored patches", nil)
+func applyLenient(ops hook.Patch, tree map[string]any) (map[string]any, error) {
+	jp, err := values.NewJSONPatch(ops.Maps(), "stored patches", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -242,14 +243,12 @@ func (sec *section) split(tree map[string]any) (map[string]any, map[string]bool,
 // in effect.
 type storedPatch struct {
 	meta Patch
-	ops  []any
+	ops  hook.Patch
 }
 
 func (p *storedPatch) patch() Patch {
 	out := p.meta
-	if jp, err := values.NewJSONPatch(p.ops, p.meta.Hook, nil); err == nil {
-		out.Ops = jp
-	}
+	out.Ops = slices.Clone(p.ops)
 	return out
 }
 
@@ -268,9 +267,7 @@ func compact(patches []*storedPatch, next *storedPatch) []*storedPatch {
 	}
 	for pi := len(all) - 1; pi >= 0; pi-- {
 		for oi := len(all[pi].ops) - 1; oi >= 0; oi-- {
-			m, _ := all[pi].ops[oi].(map[string]any)
-			op, _ := m["op"].(string)
-			path, _ := m["path"].(string)
+			op, path := all[pi].ops[oi].Op, all[pi].ops[oi].Path
 			if op == "test" {
 				continue
 			}
@@ -295,7 +292,7 @@ func compact(patches []*storedPatch, next *storedPatch) []*storedPatch {
 	}
 	out := make([]*storedPatch, 0, len(all))
 	for pi, p := range all {
-		var ops []any
+		var ops hook.Patch
 		for oi, o := range p.ops {
 			if keep[pi][oi] {
 				ops = append(ops, o)
@@ -361,9 +358,7 @@ func enabledBy(ps []*storedPatch) map[string]string {
 	out := map[string]string{}
 	for _, p := range ps {
 		for _, o := range p.ops {
-			m, _ := o.(map[string]any)
-			path, _ := m["path"].(string)
-			top := strings.TrimPrefix(path, "/")
+			top := strings.TrimPrefix(o.Path, "/")
 			if strings.Contains(top, "/") {
 				continue
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/operator/config"
+	"github.com/strata-dev/strata/internal/operator/hook"
 	"github.com/strata-dev/strata/internal/operator/module"
 	"github.com/strata-dev/strata/internal/schema"
 	"github.com/strata-dev/strata/internal/values"
@@ -57,9 +58,13 @@ type Patch struct {
 	Binding string
 	// Time is when the hook ran.
 	Time time.Time
-	// Ops is the patch. Once stored, only the operations still in effect
-	// are kept (see the package documentation).
-	Ops *values.JSONPatch
+	// Ops is the patch, as the hook's output file gave it (hook.ParsePatch).
+	// Once stored, only the operations still in effect are kept (see the
+	// package documentation).
+	Ops hook.Patch
+	// Source names the file the patch was read from in errors; "" is
+	// "values patch".
+	Source string
 }
 
 // Name is the patch as explain output shows it.
@@ -519,17 +524,22 @@ func (s *Store) ApplyPatch(p Patch) (Result, error) {
 	fail := func(err error) (Result, error) {
 		return Result{}, &SectionError{Section: sec.name, Err: fmt.Errorf("%s: %w", p.Name(), err)}
 	}
-	if p.Ops == nil {
-		return Result{}, nil
-	}
-	ops := p.Ops.Operations()
+	ops := p.Ops
 	if len(ops) == 0 {
 		return Result{}, nil
 	}
-	if err := checkScope(p.Scope, ops); err != nil {
+	source := p.Source
+	if source == "" {
+		source = "values patch"
+	}
+	if err := CheckScope(ops, p.Scope, source); err != nil {
+		var se *ScopeError
+		if errors.As(err, &se) {
+			err = se.applyError()
+		}
 		return fail(err)
 	}
-	strict, err := values.NewJSONPatch(ops, p.Hook, nil)
+	strict, err := values.NewJSONPatch(ops.Maps(), source, nil)
 	if err != nil {
 		return fail(err)
 	}
@@ -553,7 +563,9 @@ func (s *Store) ApplyPatch(p Patch) (Result, error) {
 			return fail(err)
 		}
 	}
-	patches := compact(sec.patches, &storedPatch{meta: p, ops: slices.Clone(ops)})
+	meta := p
+	meta.Ops = nil // the operations in effect are kept apart
+	patches := compact(sec.patches, &storedPatch{meta: meta, ops: slices.Clone(ops)})
 	if max := s.maxOps(); max > 0 {
 		if n := countOps(patches); n > max {
 			return fail(fmt.Errorf("the section would keep %d patch operations, more than the limit of %d; have the hook replace whole keys rather than add to lists", n, max))
@@ -587,9 +599,9 @@ func (s *Store) maxValuesBytes() int64 {
 	return s.opts.MaxValuesBytes
 }
 
-func hasCopy(ops []any) bool {
+func hasCopy(ops hook.Patch) bool {
 	for _, o := range ops {
-		if m, _ := o.(map[string]any); m["op"] == "copy" {
+		if o.Op == "copy" {
 			return true
 		}
 	}
@@ -599,7 +611,7 @@ func hasCopy(ops []any) bool {
 // applyStepwise applies a patch one operation at a time, refusing a copy
 // that would take the values past max bytes of JSON before making it: a
 // few copies of a key into itself would otherwise grow them exponentially.
-func applyStepwise(ops []any, tree map[string]any, max int64) (map[string]any, error) {
+func applyStepwise(ops hook.Patch, tree map[string]any, max int64) (map[string]any, error) {
 	var size int64
 	if max > 0 {
 		data, err := json.Marshal(tree)
@@ -609,9 +621,8 @@ func applyStepwise(ops []any, tree map[string]any, max int64) (map[string]any, e
 		size = int64(len(data))
 	}
 	for i, o := range ops {
-		m, _ := o.(map[string]any)
-		if m["op"] == "copy" && max > 0 {
-			from, _ := m["from"].(string)
+		if o.Op == "copy" && max > 0 {
+			from := o.From
 			if v, ok := pointerValue(tree, from); ok {
 				data, err := json.Marshal(v)
 				if err != nil {
@@ -623,7 +634,7 @@ func applyStepwise(ops []any, tree map[string]any, max int64) (map[string]any, e
 				}
 			}
 		}
-		jp, err := values.NewJSONPatch([]any{o}, "patch", nil)
+		jp, err := values.NewJSONPatch([]any{o.Map()}, "patch", nil)
 		if err != nil {
 			return nil, err
 		}
@@ -673,46 +684,6 @@ func (s *Store) maxOps() int {
 		return 0
 	}
 	return s.opts.MaxPatchOps
-}
-
-// checkScope checks that every operation stays in the hook's values.
-func checkScope(scope string, ops []any) error {
-	for i, o := range ops {
-		m, _ := o.(map[string]any)
-		for _, f := range []string{"path", "from"} {
-			p, ok := m[f].(string)
-			if !ok {
-				continue
-			}
-			if !inScope(scope, p) {
-				allowed := "/" + scope + "/…"
-				if scope == GlobalKey {
-					allowed = "/global/… and /<moduleKey>Enabled"
-				}
-				return fmt.Errorf("%w: operation %d: %s %q: this hook may change only %s", ErrScope, i, f, p, allowed)
-			}
-		}
-		if op, _ := m["op"].(string); op == "test" {
-			continue
-		}
-	}
-	return nil
-}
-
-func inScope(scope, path string) bool {
-	top, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
-	top = strings.ReplaceAll(strings.ReplaceAll(top, "~1", "/"), "~0", "~")
-	if !strings.HasPrefix(path, "/") {
-		return false
-	}
-	if top == scope {
-		return true
-	}
-	if scope == GlobalKey && path == "/"+top {
-		k, ok := strings.CutSuffix(top, module.EnabledSuffix)
-		return ok && k != "" && k != GlobalKey
-	}
-	return false
 }
 
 // Explain tells, for every key under path in a section (path is relative

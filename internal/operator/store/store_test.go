@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/strata-dev/strata/internal/operator/config"
+	"github.com/strata-dev/strata/internal/operator/hook"
 	"github.com/strata-dev/strata/internal/operator/module"
 	"github.com/strata-dev/strata/internal/operator/store"
 	"github.com/strata-dev/strata/internal/schema"
@@ -47,11 +49,21 @@ func patch(t *testing.T, scope, hook string, ops ...map[string]any) store.Patch 
 	for i, o := range ops {
 		list[i] = o
 	}
-	jp, err := values.NewJSONPatch(list, hook, nil)
+	return store.Patch{Scope: scope, Hook: hook, Ops: hookPatch(t, hook, list)}
+}
+
+// hookPatch is ops as a hook's patch file gives them (hook.ParsePatch).
+func hookPatch(t testing.TB, source string, ops []any) hook.Patch {
+	t.Helper()
+	data, err := json.Marshal(ops)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return store.Patch{Scope: scope, Hook: hook, Ops: jp}
+	p, err := hook.ParsePatch(data, source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func parseConfig(t *testing.T, text string) *config.Config {

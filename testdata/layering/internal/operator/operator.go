@@ -1,0 +1,3 @@
+package operator
+
+import _ "github.com/strata-dev/strata/internal/operator/queue"

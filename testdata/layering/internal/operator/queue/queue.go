@@ -1,0 +1,3 @@
+package queue
+
+import _ "github.com/strata-dev/strata/internal/operator/store"
