@@ -31,7 +31,8 @@ type LoadError struct {
 	Line   int    // 1-based; 0 when unknown
 	Column int    // 1-based; 0 when unknown
 	Msg    string
-	Err    error // one of the Err* sentinels
+	Err    error // one of the Err* sentinels, or the error of a Checker
+	Path   Path  // for errors from Decode, the field at fault; nil otherwise
 }
 
 func (e *LoadError) Error() string {

@@ -3,6 +3,8 @@ package params
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -97,7 +99,7 @@ func Check(params []Parameter, announced []Announcement) ([]Warning, error) {
 				check(fmt.Sprintf("array[%d]", j), s)
 			}
 		case CollectionMap:
-			for _, k := range sortedKeys(p.Map) {
+			for _, k := range slices.Sorted(maps.Keys(p.Map)) {
 				check(mapField("map", k), p.Map[k])
 			}
 		}
