@@ -586,69 +586,6 @@ func (e *entry) fits(t ItemType, field, s string, pos *document.Pos) error {
 	return nil
 }
 
-func fix(t ItemType) string {
-	if t == ItemNumber {
-		return "write a number such as 3 or 2.5"
-	}
-	return "write true or false"
-}
-
-// misfit says why s is not a value of type t, or returns "". An empty
-// string fits every type: it stands for no value.
-func misfit(t ItemType, s string) string {
-	if s == "" {
-		return ""
-	}
-	switch t {
-	case ItemNumber:
-		if !isNumber(s) {
-			return fmt.Sprintf("%q is not a number, but itemType is number", document.Clip(s, 40))
-		}
-	case ItemBoolean:
-		if s != "true" && s != "false" {
-			return fmt.Sprintf("%q is not a boolean, but itemType is boolean", document.Clip(s, 40))
-		}
-	}
-	return ""
-}
-
-// isNumber reports whether s is a number as JSON writes one:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func isNumber(s string) bool {
-	i := 0
-	digits := func() int {
-		n := 0
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-			n++
-		}
-		return n
-	}
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	start := i
-	if n := digits(); n == 0 || (n > 1 && s[start] == '0') {
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return i == len(s)
-}
-
 var (
 	itemSynonyms = map[string]string{
 		"str": "string", "text": "string",
