@@ -1,4 +1,4 @@
-package cli
+package document
 
 import (
 	"encoding/json"
@@ -7,15 +7,16 @@ import (
 	"unicode/utf8"
 )
 
-// decodeJSON reads a manifest as a json.Decoder with UseNumber reads it
-// into an interface{} (objects as map[string]any, arrays as []any,
+// DecodeJSONFast reads a JSON text as a json.Decoder with UseNumber reads
+// it into an interface{} (objects as map[string]any, arrays as []any,
 // numbers as json.Number, the last of repeated keys kept), when the text
 // is one JSON value and nothing but white space follows. It reads in one
-// pass what the plugin's encoders write; anything else it is not sure of
-// (an escaped surrogate, invalid UTF-8, nesting deeper than maxJSONDepth,
-// any syntax error) gives false, and the caller reads the text with
-// encoding/json. FuzzDecodeJSON holds it to encoding/json.
-func decodeJSON(s string) (any, bool) {
+// pass what encoding/json's encoders write (a plugin's manifests, say);
+// anything else it is not sure of (an escaped surrogate, invalid UTF-8,
+// nesting deeper than maxJSONDepth, any syntax error) gives false, and the
+// caller reads the text with encoding/json, the reference.
+// FuzzDecodeJSONFast holds it to encoding/json.
+func DecodeJSONFast(s string) (any, bool) {
 	p := jsonParser{s: s}
 	p.space()
 	v, ok := p.value(0)

@@ -1,17 +1,19 @@
-package cli
+package document_test
 
 import (
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
-// checkDecodeJSON: where decodeJSON reads a text, it reads what
-// writeManifests' json.Decoder reads.
+// checkDecodeJSON: where DecodeJSONFast reads a text, it reads what
+// encoding/json's Decoder with UseNumber reads.
 func checkDecodeJSON(t *testing.T, js string) (read bool) {
 	t.Helper()
-	got, ok := decodeJSON(js)
+	got, ok := document.DecodeJSONFast(js)
 	if !ok {
 		return false
 	}
@@ -19,10 +21,10 @@ func checkDecodeJSON(t *testing.T, js string) (read bool) {
 	dec := json.NewDecoder(strings.NewReader(js))
 	dec.UseNumber()
 	if err := dec.Decode(&want); err != nil || dec.More() {
-		t.Fatalf("decodeJSON(%q) read it; encoding/json: %v (more: %v)", js, err, err == nil && dec.More())
+		t.Fatalf("DecodeJSONFast(%q) read it; encoding/json: %v (more: %v)", js, err, err == nil && dec.More())
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("decodeJSON(%q) = %#v, encoding/json %#v", js, got, want)
+		t.Fatalf("DecodeJSONFast(%q) = %#v, encoding/json %#v", js, got, want)
 	}
 	return true
 }
@@ -36,7 +38,7 @@ var jsonCases = []string{
 	strings.Repeat("[", 1100) + strings.Repeat("]", 1100),
 }
 
-func TestDecodeJSON(t *testing.T) {
+func TestDecodeJSONFast(t *testing.T) {
 	read := 0
 	for _, js := range jsonCases {
 		if checkDecodeJSON(t, js) {
@@ -44,12 +46,12 @@ func TestDecodeJSON(t *testing.T) {
 		}
 	}
 	if read < 15 {
-		t.Errorf("decodeJSON reads only %d cases", read)
+		t.Errorf("DecodeJSONFast reads only %d cases", read)
 	}
 }
 
-// FuzzDecodeJSON holds decodeJSON to encoding/json on any text.
-func FuzzDecodeJSON(f *testing.F) {
+// FuzzDecodeJSONFast holds DecodeJSONFast to encoding/json on any text.
+func FuzzDecodeJSONFast(f *testing.F) {
 	for _, js := range jsonCases {
 		f.Add(js)
 	}
