@@ -29,6 +29,7 @@ var rank = map[string]int{
 	"internal/exepages":   0,
 	"internal/stamp":      0,
 	"internal/memlimit":   0,
+	"internal/limits":     0,
 	"internal/rsswatch":   0,
 
 	"internal/values":   1,
