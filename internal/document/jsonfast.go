@@ -144,6 +144,17 @@ func (p *jsonParser) literal(word string) bool {
 	return true
 }
 
+// IsJSONNumber reports whether s is a number as JSON writes one:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func IsJSONNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	p := jsonParser{s: s}
+	_, ok := p.number()
+	return ok && p.i == len(s)
+}
+
 // number reads a number as JSON's grammar has it.
 func (p *jsonParser) number() (any, bool) {
 	s, start := p.s, p.i

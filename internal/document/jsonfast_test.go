@@ -59,3 +59,24 @@ func FuzzDecodeJSONFast(f *testing.F) {
 		checkDecodeJSON(t, js)
 	})
 }
+
+func TestIsJSONNumber(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{
+		{"0", true}, {"-0", true}, {"12", true}, {"1.5", true}, {"1e9", true}, {"-2.5E-3", true}, {"1E+2", true},
+		{"", false}, {"-", false}, {"01", false}, {"1.", false}, {".5", false}, {"+1", false}, {"1e", false},
+		{"0x10", false}, {"NaN", false}, {" 1", false}, {"1 ", false}, {"1_000", false},
+	} {
+		if got := document.IsJSONNumber(tc.s); got != tc.want {
+			t.Errorf("IsJSONNumber(%q) = %v, want %v", tc.s, got, tc.want)
+		}
+		// What encoding/json reads as a number, and nothing else.
+		var n json.Number
+		isNum := json.Unmarshal([]byte(tc.s), &n) == nil && tc.s == strings.TrimSpace(tc.s) && !strings.HasPrefix(tc.s, `"`)
+		if isNum != tc.want {
+			t.Errorf("encoding/json reads %q as a number: %v; the table says %v", tc.s, isNum, tc.want)
+		}
+	}
+}

@@ -186,7 +186,7 @@ func misfit(t ItemType, s string) string {
 	}
 	switch t {
 	case ItemNumber:
-		if !isNumber(s) {
+		if !document.IsJSONNumber(s) {
 			return fmt.Sprintf("%q is not a number, but itemType is number", document.Clip(s, 40))
 		}
 	case ItemBoolean:
@@ -195,41 +195,4 @@ func misfit(t ItemType, s string) string {
 		}
 	}
 	return ""
-}
-
-// isNumber reports whether s is a number as JSON writes one:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func isNumber(s string) bool {
-	i := 0
-	digits := func() int {
-		n := 0
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-			n++
-		}
-		return n
-	}
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	start := i
-	if n := digits(); n == 0 || (n > 1 && s[start] == '0') {
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return i == len(s)
 }
