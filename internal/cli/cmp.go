@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -727,7 +726,7 @@ func (f *localFlags) printParameters(cmd *cobra.Command, g *globals, appDir, out
 		ps = []params.Parameter{}
 	}
 	if format == document.YAML {
-		return encodeYAMLValue(g.stdout, ps)
+		return document.EncodeValue(g.stdout, ps)
 	}
 	return document.EncodeJSONValue(g.stdout, ps)
 }
@@ -838,7 +837,7 @@ func newCmpParametersCmd(g *globals) *cobra.Command {
 					anns = []params.Announcement{}
 				}
 				if format == document.YAML {
-					return encodeYAMLValue(g.stdout, anns)
+					return document.EncodeValue(g.stdout, anns)
 				}
 				return document.EncodeJSONValue(g.stdout, anns)
 			})
@@ -888,18 +887,4 @@ that fails is "no match", as in Argo CD.`,
 	}
 	flags.bind(cmd.Flags())
 	return cmd
-}
-
-// encodeYAMLValue writes any Go value as YAML: its JSON, read back as a
-// tree, so the keys are the JSON names and integers stay exact.
-func encodeYAMLValue(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encoding JSON: %w", err)
-	}
-	tree, _, err := document.Loader{JSON: true, Limits: document.Limits{MaxBytes: int64(len(b)) + 1}}.ParseAny(b, "output")
-	if err != nil {
-		return err
-	}
-	return document.Encode(w, tree, document.YAML)
 }
