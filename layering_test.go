@@ -28,6 +28,7 @@ var rank = map[string]int{
 	"internal/startgc":    0,
 	"internal/stamp":      0,
 	"internal/memlimit":   0,
+	"internal/limits":     0,
 	"internal/rsswatch":   0,
 	"internal/deadline":   0,
 

@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,8 +14,6 @@ import (
 	"runtime/trace"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -30,6 +25,7 @@ import (
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/helmplugin"
 	"github.com/strata-dev/strata/internal/hookexec"
+	"github.com/strata-dev/strata/internal/manifest"
 	"github.com/strata-dev/strata/internal/memlimit"
 	"github.com/strata-dev/strata/internal/params"
 )
@@ -737,7 +733,7 @@ func (f *localFlags) printParameters(cmd *cobra.Command, g *globals, appDir, out
 		ps = []params.Parameter{}
 	}
 	if format == document.YAML {
-		return encodeYAMLValue(g.stdout, ps)
+		return document.EncodeValue(g.stdout, ps)
 	}
 	return document.EncodeJSONValue(g.stdout, ps)
 }
@@ -815,63 +811,7 @@ func writeManifests(g *globals, manifests []string, output string) error {
 	if err != nil {
 		return err
 	}
-	if f == document.JSON {
-		list := make([]any, 0, len(manifests))
-		for i, m := range manifests {
-			v, _, err := document.Loader{JSON: true}.ParseAny([]byte(m), fmt.Sprintf("manifest %d", i))
-			if err != nil {
-				return err
-			}
-			list = append(list, v)
-		}
-		return document.Encode(g.stdout, list, f)
-	}
-	// Each document is encoded on its own, on every CPU, and written in
-	// order through one buffer: encoding YAML costs more than rendering.
-	out := make([]bytes.Buffer, len(manifests))
-	errs := make([]error, len(manifests))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(manifests)) {
-		wg.Go(func() {
-			var yw yamlWriter
-			for i := int(next.Add(1) - 1); i < len(manifests); i = int(next.Add(1) - 1) {
-				// The plugin's manifests are encoding/json's: read them
-				// as it does (decodeJSON, or encoding/json itself) first,
-				// with the Loader's checks when that fails.
-				v, ok := decodeJSON(manifests[i])
-				if !ok {
-					dec := json.NewDecoder(strings.NewReader(manifests[i]))
-					dec.UseNumber()
-					ok = dec.Decode(&v) == nil && !dec.More()
-				}
-				if ok {
-					if b, err := yw.append([]byte("---\n"), v); err == nil {
-						out[i] = *bytes.NewBuffer(b)
-						continue
-					}
-				}
-				v, _, err := document.Loader{JSON: true}.ParseAny([]byte(manifests[i]), fmt.Sprintf("manifest %d", i))
-				if err == nil {
-					out[i].WriteString("---\n")
-					err = document.Encode(&out[i], v, document.YAML)
-				}
-				errs[i] = err
-			}
-		})
-	}
-	wg.Wait()
-	w := bufio.NewWriterSize(g.stdout, 256<<10)
-	for i := range out {
-		if errs[i] != nil {
-			return errs[i]
-		}
-		if _, err := w.Write(out[i].Bytes()); err != nil {
-			return err
-		}
-		out[i] = bytes.Buffer{}
-	}
-	return w.Flush()
+	return manifest.Encoder{Format: f}.Encode(g.stdout, manifests)
 }
 
 func newCmpParametersCmd(g *globals) *cobra.Command {
@@ -904,7 +844,7 @@ func newCmpParametersCmd(g *globals) *cobra.Command {
 					anns = []params.Announcement{}
 				}
 				if format == document.YAML {
-					return encodeYAMLValue(g.stdout, anns)
+					return document.EncodeValue(g.stdout, anns)
 				}
 				return document.EncodeJSONValue(g.stdout, anns)
 			})
@@ -954,18 +894,4 @@ that fails is "no match", as in Argo CD.`,
 	}
 	flags.bind(cmd.Flags())
 	return cmd
-}
-
-// encodeYAMLValue writes any Go value as YAML: its JSON, read back as a
-// tree, so the keys are the JSON names and integers stay exact.
-func encodeYAMLValue(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encoding JSON: %w", err)
-	}
-	tree, _, err := document.Loader{JSON: true, Limits: document.Limits{MaxBytes: int64(len(b)) + 1}}.ParseAny(b, "output")
-	if err != nil {
-		return err
-	}
-	return document.Encode(w, tree, document.YAML)
 }

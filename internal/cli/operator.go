@@ -278,7 +278,7 @@ func writeRenderData(g *globals, res *operator.RenderResult, f document.Format) 
 		out.Lifecycle = []string{}
 	}
 	if f == document.YAML {
-		return encodeYAMLValue(g.stdout, out)
+		return document.EncodeValue(g.stdout, out)
 	}
 	return document.EncodeJSONValue(g.stdout, out)
 }

@@ -1,11 +1,14 @@
 package document
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -13,11 +16,29 @@ import (
 // not have.
 var ErrUnknownField = errors.New("unknown field")
 
+// A Checker is a type with rules of its own for the tree values it is
+// decoded from: a message of its own for a value of the wrong type, a
+// limit. Decode calls CheckTree on the type's zero value with every value
+// of the tree found for a field of the type (null included), before it
+// decodes anything, so the type's decoding by encoding/json sees only
+// values CheckTree accepted. The method needs a value receiver.
+//
+// An error from CheckTree stops Decode: it comes back as a *LoadError at
+// the value's line and path, with the error's text as its message and the
+// error itself wrapped (errors.As finds it).
+type Checker interface {
+	CheckTree(v any) error
+}
+
+var checkerType = reflect.TypeFor[Checker]()
+
 // Decode fills out (a pointer to a struct, or anything encoding/json can
 // decode into) from a tree, strictly: a key the target type does not have
 // (by its json tags) is an error, and so is a value of the wrong type. Errors
 // are *LoadErrors naming source, the line from pos (nil: no lines) and the
-// path of the field.
+// path of the field (in Path, too). Of several unknown keys, or values a
+// Checker rejects, the first written is reported (with no positions, the
+// first by name).
 func Decode(tree any, pos *Pos, source string, out any) error {
 	rv := reflect.ValueOf(out)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
@@ -34,7 +55,7 @@ func Decode(tree any, pos *Pos, source string, out any) error {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			p := fieldPath(te.Field)
-			return &LoadError{Source: source, Line: lineOf(pos.Lookup(p)), Column: colOf(pos.Lookup(p)), Err: ErrSyntax,
+			return &LoadError{Source: source, Line: lineOf(pos.Lookup(p)), Column: colOf(pos.Lookup(p)), Path: p, Err: ErrSyntax,
 				Msg: fmt.Sprintf("%s: expected %s, got a JSON %s", te.Field, typeName(te.Type), te.Value)}
 		}
 		return &LoadError{Source: source, Line: lineOf(pos), Err: ErrSyntax, Msg: err.Error()}
@@ -73,37 +94,38 @@ func typeName(t reflect.Type) string {
 	return t.String()
 }
 
-// checkFields walks tree along type t and reports the first key, in path
-// order, that t has no field for.
+// checkFields walks tree along type t, calling the Checkers it meets, and
+// reports the first key, in the order written, that t has no field for.
 func checkFields(tree any, t reflect.Type, path Path, pos *Pos, source string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if t.Implements(checkerType) {
+		if err := reflect.Zero(t).Interface().(Checker).CheckTree(tree); err != nil {
+			p := pos.Lookup(path)
+			return &LoadError{Source: source, Line: lineOf(p), Column: colOf(p), Path: path, Msg: err.Error(), Err: err}
+		}
 	}
 	switch v := tree.(type) {
 	case map[string]any:
 		switch t.Kind() {
 		case reflect.Struct:
 			fields := jsonFields(t)
-			keys := make([]string, 0, len(v))
-			for k := range v {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
+			for _, k := range writtenKeys(v, pos.Lookup(path)) {
 				ft, ok := fields[k]
 				if !ok {
 					kp := path.Append(Key(k))
 					p := pos.Lookup(kp)
-					return &LoadError{Source: source, Line: lineOf(p), Column: colOf(p), Err: ErrUnknownField,
-						Msg: fmt.Sprintf("unknown field %q; known fields here: %s", kp.String(), strings.Join(sortedKeys(fields), ", "))}
+					return &LoadError{Source: source, Line: lineOf(p), Column: colOf(p), Path: kp, Err: ErrUnknownField,
+						Msg: fmt.Sprintf("unknown field %q; known fields here: %s", kp.String(), strings.Join(slices.Sorted(maps.Keys(fields)), ", "))}
 				}
 				if err := checkFields(v[k], ft, path.Append(Key(k)), pos, source); err != nil {
 					return err
 				}
 			}
 		case reflect.Map:
-			for k, e := range v {
-				if err := checkFields(e, t.Elem(), path.Append(Key(k)), pos, source); err != nil {
+			for _, k := range writtenKeys(v, pos.Lookup(path)) {
+				if err := checkFields(v[k], t.Elem(), path.Append(Key(k)), pos, source); err != nil {
 					return err
 				}
 			}
@@ -154,11 +176,23 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// writtenKeys returns the keys of m in the order they were written, by
+// their positions in pos (keys with none last), then by name.
+func writtenKeys(m map[string]any, pos *Pos) []string {
+	keys := slices.Sorted(maps.Keys(m))
+	if pos == nil {
+		return keys
 	}
-	sort.Strings(keys)
+	at := func(k string) (int, int) {
+		if p := pos.Key(k); p != nil {
+			return p.Line, p.Column
+		}
+		return math.MaxInt, 0
+	}
+	slices.SortStableFunc(keys, func(a, b string) int {
+		la, ca := at(a)
+		lb, cb := at(b)
+		return cmp.Or(cmp.Compare(la, lb), cmp.Compare(ca, cb))
+	})
 	return keys
 }

@@ -2,6 +2,8 @@ package document_test
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -74,5 +76,72 @@ func TestDecodeErrors(t *testing.T) {
 				t.Errorf("Decode(%q) = %v, want errors.Is %v", tc.doc, err, tc.sentinel)
 			}
 		})
+	}
+}
+
+// port is a Checker: a number or null, said in its own words.
+type port int
+
+var errPort = errors.New("bad port")
+
+func (port) CheckTree(v any) error {
+	switch v.(type) {
+	case string, bool, []any, map[string]any:
+		return fmt.Errorf("%w: must be a port number, not %s", errPort, document.Describe(v))
+	}
+	return nil
+}
+
+type checked struct {
+	Name  string          `json:"name"`
+	Port  port            `json:"port"`
+	Ports []port          `json:"ports"`
+	ByKey map[string]port `json:"byKey"`
+	Opt   *port           `json:"opt"`
+}
+
+func TestDecodeChecker(t *testing.T) {
+	tests := []struct {
+		name, doc, want string
+		path            document.Path
+	}{
+		{"field", "name: a\nport: http\n", `c.yaml:2:1: bad port: must be a port number, not the string "http"`, document.Path{document.Key("port")}},
+		{"list item", "ports: [1,\n  x]\n", `c.yaml:2:3: bad port: must be a port number, not the string "x"`, document.Path{document.Key("ports"), document.Index(1)}},
+		{"map value", "byKey:\n  a: 1\n  b: [2]\n", `c.yaml:3:3: bad port: must be a port number, not a list`, document.Path{document.Key("byKey"), document.Key("b")}},
+		{"through a pointer", "opt: true\n", `c.yaml:1:1: bad port: must be a port number, not the boolean true`, document.Path{document.Key("opt")}},
+		// The first problem written is reported, whatever the names.
+		{"first written", "zzz: 1\nport: x\n", `c.yaml:1:1: unknown field "zzz"; known fields here: byKey, name, opt, port, ports`, document.Path{document.Key("zzz")}},
+		{"first written, map", "byKey:\n  z: x\n  a: y\n", `c.yaml:2:3: bad port: must be a port number, not the string "x"`, document.Path{document.Key("byKey"), document.Key("z")}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var c checked
+			err := decodeDoc(t, tc.doc, &c)
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("Decode(%q) = %v, want %q", tc.doc, err, tc.want)
+			}
+			var le *document.LoadError
+			if !errors.As(err, &le) {
+				t.Fatalf("Decode(%q) = %T, want *document.LoadError", tc.doc, err)
+			}
+			if diff := cmp.Diff(tc.path, le.Path); diff != "" {
+				t.Errorf("Decode(%q) path mismatch (-want +got):\n%s", tc.doc, diff)
+			}
+			if strings.HasPrefix(tc.name, "first written") && strings.Contains(tc.want, "unknown") != errors.Is(err, document.ErrUnknownField) {
+				t.Errorf("Decode(%q) = %v, ErrUnknownField mismatch", tc.doc, err)
+			}
+		})
+	}
+
+	var c checked
+	if err := decodeDoc(t, "name: a\nport: 80\nports: [1, 2]\nbyKey: {a: 3}\nopt: null\n", &c); err != nil {
+		t.Fatal(err)
+	}
+	want := checked{Name: "a", Port: 80, Ports: []port{1, 2}, ByKey: map[string]port{"a": 3}}
+	if diff := cmp.Diff(want, c); diff != "" {
+		t.Errorf("Decode mismatch (-want +got):\n%s", diff)
+	}
+	if err := decodeDoc(t, "port: x\n", &c); !errors.Is(err, errPort) {
+		t.Errorf("Decode(port: x) = %v, want errors.Is %v", err, errPort)
 	}
 }

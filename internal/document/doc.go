@@ -10,8 +10,14 @@
 // keys, invalid UTF-8, non-map documents) within Limits (size, depth, nodes
 // after alias expansion); errors are *LoadErrors with the source, line and
 // column, wrapping one of the Err* sentinels. Decode fills structs from a
-// tree strictly, unknown fields being errors with their line. Encode writes
-// trees as YAML or JSON, keys sorted and integers exact.
+// tree strictly, unknown fields being errors with their line; a field type
+// that is a Checker says in its own words what its values must be. Encode
+// writes trees as YAML or JSON, keys sorted and integers exact.
+//
+// Two fast paths serve the plugins' output, each held to its reference by a
+// differential test and a fuzzer: DecodeJSONFast reads JSON as
+// encoding/json does, YAMLWriter writes a map as Encode does. A caller keeps
+// the reference as its switch (manifest.Encoder.Reference).
 //
 // ReadFile and ReadAll are the one bounded read of a file or stream: an
 // input over its limit is an error naming it and the limit (ErrTooLarge),

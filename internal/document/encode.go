@@ -58,6 +58,21 @@ func Encode(w io.Writer, v any, f Format) error {
 	return fmt.Errorf("unknown output format %q: use yaml or json", f)
 }
 
+// EncodeValue writes any Go value (a struct with json tags, say) as YAML:
+// its JSON, read back as a tree, so the keys are the JSON names and
+// integers stay exact.
+func EncodeValue(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding JSON: %w", err)
+	}
+	tree, _, err := Loader{JSON: true, Limits: Limits{MaxBytes: int64(len(b)) + 1}}.ParseAny(b, "output")
+	if err != nil {
+		return err
+	}
+	return Encode(w, tree, YAML)
+}
+
 // MarshalYAML returns the YAML text of v, as Encode writes it.
 func MarshalYAML(v any) ([]byte, error) {
 	var b bytes.Buffer

@@ -72,3 +72,28 @@ func TestSizeExceeds(t *testing.T) {
 		}
 	}
 }
+
+func TestEncodeValue(t *testing.T) {
+	type item struct {
+		Name  string            `json:"name"`
+		Count int64             `json:"count,omitempty"`
+		Big   uint64            `json:"big"`
+		Tags  map[string]string `json:"tags,omitempty"`
+	}
+	var b bytes.Buffer
+	if err := document.EncodeValue(&b, []item{{Name: "yes", Count: 2, Big: 1 << 63, Tags: map[string]string{"b": "1", "a": "on"}}, {Name: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	const want = `- big: 9223372036854775808
+  count: 2
+  name: "yes"
+  tags:
+    a: "on"
+    b: "1"
+- big: 0
+  name: x
+`
+	if b.String() != want {
+		t.Errorf("EncodeValue() =\n%s\nwant\n%s", b.String(), want)
+	}
+}

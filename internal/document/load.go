@@ -31,7 +31,8 @@ type LoadError struct {
 	Line   int    // 1-based; 0 when unknown
 	Column int    // 1-based; 0 when unknown
 	Msg    string
-	Err    error // one of the Err* sentinels
+	Err    error // one of the Err* sentinels, or the error of a Checker
+	Path   Path  // for errors from Decode, the field at fault; nil otherwise
 }
 
 func (e *LoadError) Error() string {
@@ -133,6 +134,11 @@ type Loader struct {
 	// kubectl and the argocd CLI read manifests (sigs.k8s.io/yaml): yes/no/
 	// on/off are booleans, 012 is octal, a key `yes` is "true" (yaml11.go).
 	YAML11 bool
+	// YAML11Bools reads only the values YAML 1.1 takes for booleans as
+	// booleans: y, yes, on, n, no, off (in their usual capitalizations),
+	// unquoted and untagged. Keys and all else are read as YAML 1.2.
+	// addon-operator reads values.yaml files so.
+	YAML11Bools bool
 	// LastKeyWins takes a key given twice in a map for its last value,
 	// as sigs.k8s.io/yaml and encoding/json read it (Argo CD's repo-server
 	// reading a plugin's output), instead of an error (ErrDuplicateKey).
@@ -285,7 +291,7 @@ func (l Loader) parseStream(data []byte, source string) ([]parsedDoc, error) {
 			Msg: "invalid UTF-8: save the file as UTF-8"}
 	}
 	// One converter for the whole stream: the node budget is shared.
-	c := converter{source: source, lim: lim, positions: l.Positions, jsonOnly: l.JSON, yaml11: l.YAML11, lastKeyWins: l.LastKeyWins, lineOff: max(l.FirstLine-1, 0)}
+	c := converter{source: source, lim: lim, positions: l.Positions, jsonOnly: l.JSON, yaml11: l.YAML11, yaml11Bools: l.YAML11Bools, lastKeyWins: l.LastKeyWins, lineOff: max(l.FirstLine-1, 0)}
 	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a UTF-8 byte order mark
 	text := bytes.Trim(data, " \t\r\n")             // YAML's and JSON's white space, not Unicode's: "\u2008" is a value
 	if len(text) == 0 {
@@ -422,18 +428,20 @@ func invalidUTF8At(data []byte) (line, col int) {
 }
 
 type converter struct {
-	jsonOnly   bool
-	yaml11     bool // YAML 1.1 scalars and JSON keys (Loader.YAML11)
-	source     string
-	lim        Limits
-	positions  bool
-	nodes      int
-	lineOff    int        // lines of the file before the data
-	alias      int        // depth of alias resolution: > 0 inside an alias's copy
-	anchored   int        // depth of anchored nodes: > 0 inside one, which aliases may copy again
-	aliasUse   *yaml.Node // the outermost alias being resolved
-	aliasNodes int
-	aliasBytes int64
+	jsonOnly bool
+	yaml11   bool // YAML 1.1 scalars and JSON keys (Loader.YAML11)
+	// yaml11Bools: YAML 1.1 booleans among plain values (Loader.YAML11Bools)
+	yaml11Bools bool
+	source      string
+	lim         Limits
+	positions   bool
+	nodes       int
+	lineOff     int        // lines of the file before the data
+	alias       int        // depth of alias resolution: > 0 inside an alias's copy
+	anchored    int        // depth of anchored nodes: > 0 inside one, which aliases may copy again
+	aliasUse    *yaml.Node // the outermost alias being resolved
+	aliasNodes  int
+	aliasBytes  int64
 
 	lastKeyWins bool // a repeated key replaces the value (Loader.LastKeyWins)
 }
@@ -641,7 +649,14 @@ func (c *converter) scalar(n *yaml.Node) (any, error) {
 		return c.scalar11(n)
 	}
 	switch n.ShortTag() {
-	case "!!str", "!!timestamp", "!!binary":
+	case "!!str":
+		if c.yaml11Bools && n.Style == 0 {
+			if b, ok := yaml11Bools[n.Value]; ok {
+				return b, nil
+			}
+		}
+		return n.Value, nil
+	case "!!timestamp", "!!binary":
 		return n.Value, nil
 	case "!!null":
 		return nil, nil

@@ -321,3 +321,29 @@ func TestCheckNodesAliases(t *testing.T) {
 		t.Errorf("CheckNodes(duplicate key) = %v, want nil", err)
 	}
 }
+
+// TestParseYAML11Bools: with YAML11Bools, the unquoted, untagged values
+// YAML 1.1 reads as booleans are booleans, in aliases and merged maps too;
+// keys, quoted and tagged values, block scalars and numbers stay YAML 1.2.
+func TestParseYAML11Bools(t *testing.T) {
+	const doc = "a: yes\nquoted: [\"yes\", 'no', !!str y]\nlist: [on, off, x, Y, n]\nnested: {f: NO}\n" +
+		"block: |\n  yes\non: kept\nh: &flag Off\ni: *flag\nk: yess\nl: 012\n<<: {m: N}\n"
+	got, _, err := document.Loader{YAML11Bools: true}.Parse([]byte(doc), "values.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"a": true, "quoted": []any{"yes", "no", "y"}, "list": []any{true, false, "x", true, false}, "nested": map[string]any{"f": false},
+		"block": "yes\n", "on": "kept", "h": false, "i": false, "k": "yess", "l": int64(12), "m": false,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Parse(YAML11Bools) mismatch (-want +got):\n%s", diff)
+	}
+	plain, _, err := document.Loader{}.Parse([]byte(doc), "values.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain["a"] != "yes" || plain["m"] != "N" {
+		t.Errorf("Parse() = %v, want yes and N read as strings without YAML11Bools", plain)
+	}
+}

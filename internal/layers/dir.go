@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/layers/v1alpha1"
+	"github.com/strata-dev/strata/internal/limits"
 )
 
 // Limits bound what reading a directory of Kubernetes YAML may cost.
@@ -28,22 +29,7 @@ func DefaultLimits() Limits {
 	return Limits{MaxFiles: 10000, MaxFileBytes: 16 << 20, MaxTotalBytes: 256 << 20, MaxObjects: 100000}
 }
 
-func (l Limits) withDefaults() Limits {
-	d := DefaultLimits()
-	if l.MaxFiles > 0 {
-		d.MaxFiles = l.MaxFiles
-	}
-	if l.MaxFileBytes > 0 {
-		d.MaxFileBytes = l.MaxFileBytes
-	}
-	if l.MaxTotalBytes > 0 {
-		d.MaxTotalBytes = l.MaxTotalBytes
-	}
-	if l.MaxObjects > 0 {
-		d.MaxObjects = l.MaxObjects
-	}
-	return d
-}
+func (l Limits) withDefaults() Limits { return limits.Or(l, DefaultLimits()) }
 
 // DirSource serves the ConfigMaps, Secrets and Catalogs written in the
 // Kubernetes YAML and JSON files of a directory tree. Objects are decoded

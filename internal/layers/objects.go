@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -280,7 +282,7 @@ func checkStringData(o *object, field string) error {
 		return &document.LoadError{Source: o.loc.File, Line: o.loc.Line(document.Path{document.Key(field)}),
 			Msg: fmt.Sprintf("%s: %s must be a map of keys to strings, not %s", o.id(), field, document.Describe(m))}
 	}
-	for _, k := range sortedKeys(mm) {
+	for _, k := range slices.Sorted(maps.Keys(mm)) {
 		switch mm[k].(type) {
 		case string:
 		case map[string]any, []any:
@@ -376,7 +378,7 @@ func (o *object) base64Map(field string, m map[string]string) (map[string][]byte
 		return nil, nil
 	}
 	out := make(map[string][]byte, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		b, err := base64.StdEncoding.DecodeString(m[k])
 		if err != nil {
 			return nil, &document.LoadError{Source: o.loc.File, Line: o.loc.Line(document.Path{document.Key(field), document.Key(k)}),
@@ -466,7 +468,7 @@ func (o *object) checkExtraConfigs() error {
 			return &document.LoadError{Source: o.loc.File, Line: o.loc.Line(p),
 				Msg: fmt.Sprintf("%s: %s must be a map with kind, name, namespace and priority, not %s", o.id(), p, document.Describe(it))}
 		}
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			var ok bool
 			var want string
 			switch k {

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -303,7 +304,7 @@ func valuesKey(ref Ref, data map[string][]byte, candidates []string) (string, er
 			// message, which reaches the App's status and Events.
 			have = "it has " + plural(len(data), "other data key") + " (not named: it is a Secret)"
 		case len(data) > 0:
-			have = "it has " + strings.Join(sortedKeys(data), ", ")
+			have = "it has " + strings.Join(slices.Sorted(maps.Keys(data)), ", ")
 		}
 		return "", fmt.Errorf("%s: %w: strata reads the values from the data key %s; %s",
 			ref, ErrNoValuesKey, quoteOr(candidates), have)
@@ -422,15 +423,6 @@ func redactLoadError(le *document.LoadError) {
 	case errors.Is(le, document.ErrSyntax) && strings.ContainsAny(le.Msg, `"'`):
 		le.Msg = "invalid YAML (the parser's message is withheld: it quotes the Secret's content)"
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // Redacted returns SecretValues and Values with every value a Secret set

@@ -1,5 +1,9 @@
-// Package manifest reads a Kubernetes manifest stream: the output of a
-// config management plugin or a chart, a file of objects, a patch file.
+// Package manifest reads and writes Kubernetes manifest streams. It reads
+// the output of a config management plugin's generate command, files of
+// objects (the layers controller's, an ApplicationSet's, the operator's
+// local cluster), a hook's patch output and the manifests a module's
+// release rendered; it writes a plugin's manifests as the stream
+// `strata cmp generate` prints (Encoder).
 //
 // A stream is a YAML stream (documents separated by "---" lines, or ended
 // by "..."), or a JSON stream (JSON values one after another). Parse cuts

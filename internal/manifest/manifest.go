@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/strata-dev/strata/internal/document"
+	"github.com/strata-dev/strata/internal/limits"
 )
 
 // Limits bound what a stream may cost to read. A zero field takes the
@@ -25,20 +26,7 @@ func DefaultLimits() Limits {
 	return Limits{MaxDocuments: 100_000, MaxBytes: 64 << 20, MaxNodes: 4 << 20}
 }
 
-func (l Limits) withDefaults() Limits {
-	d := DefaultLimits()
-	if l.MaxDocuments > 0 {
-		d.MaxDocuments = l.MaxDocuments
-	}
-	if l.MaxBytes > 0 {
-		d.MaxBytes = l.MaxBytes
-	}
-	if l.MaxNodes > 0 {
-		d.MaxNodes = l.MaxNodes
-	}
-	d.MaxDepth = l.MaxDepth // 0: the loader's default
-	return d
-}
+func (l Limits) withDefaults() Limits { return limits.Or(l, DefaultLimits()) }
 
 // A Document is one non-empty document of a stream.
 type Document struct {

@@ -176,6 +176,21 @@ var announcementCases = []announcementCase{
 		err:   `src:2: announcement [0] "a": itemType: unknown item type "int" (did you mean "number"?); use string, number or boolean`,
 	},
 	{
+		name:  "misspelt item type",
+		input: "- name: a\n  itemType: numbr\n",
+		err:   `src:2: announcement [0] "a": itemType: unknown item type "numbr" (did you mean "number"?); use string, number or boolean`,
+	},
+	{
+		name:  "the first problem written is reported",
+		input: "- name: a\n  string: 3\n  required: 'x'\n- name: b\n  title: [x]\n",
+		err:   `src:2: announcement [0] "a": string: must be a string, not the integer 3; quote it`,
+	},
+	{
+		name:  "the first problem written is reported, whatever the names",
+		input: "- name: a\n  tooltip: 3\n  array: x\n",
+		err:   `src:2: announcement [0] "a": tooltip: must be a string, not the integer 3; quote it`,
+	},
+	{
 		name:  "unknown item type without a guess",
 		input: "- name: a\n  itemType: colour\n",
 		err:   `src:2: announcement [0] "a": itemType: unknown item type "colour"; use string, number or boolean`,
@@ -598,6 +613,7 @@ func TestDecodeAnnouncementsStrict(t *testing.T) {
 	}{
 		{[]any{map[string]any{"name": "a", "default": "x"}}, `plugin.yaml: announcement [0] "a": default: unknown field "default"; the fields are name, title, tooltip, required, itemType, collectionType, string, array, map`},
 		{[]any{map[string]any{"Name": "a"}}, `plugin.yaml: announcement [0]: Name: unknown field "Name"; did you mean "name"?`},
+		{[]any{map[string]any{"name": "a", "titel": "x"}}, `plugin.yaml: announcement [0] "a": titel: unknown field "titel"; did you mean "title"?`},
 	} {
 		_, _, err := params.DecodeAnnouncements(tc.tree, nil, "plugin.yaml")
 		if errText(err) != tc.want {

@@ -3,7 +3,11 @@ package params
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // Check compares parameters with the announcements of the plugin they are
@@ -97,7 +101,7 @@ func Check(params []Parameter, announced []Announcement) ([]Warning, error) {
 				check(fmt.Sprintf("array[%d]", j), s)
 			}
 		case CollectionMap:
-			for _, k := range sortedKeys(p.Map) {
+			for _, k := range slices.Sorted(maps.Keys(p.Map)) {
 				check(mapField("map", k), p.Map[k])
 			}
 		}
@@ -165,4 +169,30 @@ func quoteAll(s []string) []string {
 		out[i] = fmt.Sprintf("%q", v)
 	}
 	return out
+}
+
+func fix(t ItemType) string {
+	if t == ItemNumber {
+		return "write a number such as 3 or 2.5"
+	}
+	return "write true or false"
+}
+
+// misfit says why s is not a value of type t, or returns "". An empty
+// string fits every type: it stands for no value.
+func misfit(t ItemType, s string) string {
+	if s == "" {
+		return ""
+	}
+	switch t {
+	case ItemNumber:
+		if !document.IsJSONNumber(s) {
+			return fmt.Sprintf("%q is not a number, but itemType is number", document.Clip(s, 40))
+		}
+	case ItemBoolean:
+		if s != "true" && s != "false" {
+			return fmt.Sprintf("%q is not a boolean, but itemType is boolean", document.Clip(s, 40))
+		}
+	}
+	return ""
 }

@@ -1,9 +1,12 @@
 package params
 
 import (
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,6 +113,152 @@ func parseDoc(data []byte, source string, yamlOK bool) (any, *document.Pos, erro
 	return l.ParseAny(data, source)
 }
 
+// The shapes of the entries, as document.Decode reads them. The field types
+// say, in their CheckTree methods, what a value must be and what to write
+// instead; everything else (a name is required, the types are known, the
+// defaults fit) is checked on the decoded shape.
+type (
+	announcementShape struct {
+		Name           text     `json:"name"`
+		Title          text     `json:"title"`
+		Tooltip        text     `json:"tooltip"`
+		Required       flag     `json:"required"`
+		ItemType       text     `json:"itemType"`
+		CollectionType text     `json:"collectionType"`
+		String         text     `json:"string"`
+		Array          textList `json:"array"`
+		Map            textMap  `json:"map"`
+	}
+	parameterShape struct {
+		Name   text     `json:"name"`
+		String *text    `json:"string"`
+		Array  textList `json:"array"`
+		Map    textMap  `json:"map"`
+	}
+
+	text     string          // an optional string: null is ""
+	item     string          // an item of an array or a value of a map: a string
+	flag     bool            // an optional boolean: null is false
+	textList []item          // an optional list of strings: null is nil, [] is empty
+	textMap  map[string]item // an optional map of strings: null is nil, {} is empty
+)
+
+var (
+	_ document.Checker = announcementShape{}
+	_ document.Checker = parameterShape{}
+	_ document.Checker = text("")
+	_ document.Checker = item("")
+	_ document.Checker = flag(false)
+	_ document.Checker = textList(nil)
+	_ document.Checker = textMap(nil)
+)
+
+// The fields of each shape, in the order messages list them.
+var (
+	announcementFields = jsonNames[announcementShape]()
+	parameterFields    = jsonNames[parameterShape]()
+)
+
+func jsonNames[T any]() []string {
+	t := reflect.TypeFor[T]()
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	return names
+}
+
+// invalid is what a CheckTree method returns; decoder.decode places it.
+func invalid(sentinel error, format string, args ...any) *Error {
+	return &Error{Msg: fmt.Sprintf(format, args...), Err: sentinel}
+}
+
+func (announcementShape) CheckTree(v any) error { return checkEntry(v) }
+func (parameterShape) CheckTree(v any) error    { return checkEntry(v) }
+
+func checkEntry(v any) error {
+	if _, ok := v.(map[string]any); !ok {
+		return invalid(ErrInvalid, `must be a map with at least a name, such as {"name": "values-files"}, not %s`, document.Describe(v))
+	}
+	return nil
+}
+
+func (text) CheckTree(v any) error {
+	if v == nil {
+		return nil
+	}
+	return item("").CheckTree(v)
+}
+
+func (item) CheckTree(v any) error {
+	if _, ok := v.(string); ok {
+		return nil
+	}
+	return invalid(ErrInvalid, "%s", notString(v))
+}
+
+func (flag) CheckTree(v any) error {
+	switch v := v.(type) {
+	case nil, bool:
+		return nil
+	case string:
+		if v == "true" || v == "false" {
+			return invalid(ErrInvalid, "must be true or false, not %s; remove the quotes", document.Describe(v))
+		}
+	}
+	return invalid(ErrInvalid, "must be true or false, not %s", document.Describe(v))
+}
+
+func (textList) CheckTree(v any) error {
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		if len(v) > MaxItems {
+			return invalid(ErrTooLarge, "holds %d items, more than the limit of %d", len(v), MaxItems)
+		}
+		return nil
+	case string:
+		return invalid(ErrInvalid, "must be a list of strings, not %s; write [%s]", document.Describe(v), strconv.Quote(document.Clip(v, 40)))
+	}
+	return invalid(ErrInvalid, "must be a list of strings, not %s", document.Describe(v))
+}
+
+func (textMap) CheckTree(v any) error {
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case map[string]any:
+		if len(v) > MaxItems {
+			return invalid(ErrTooLarge, "holds %d entries, more than the limit of %d", len(v), MaxItems)
+		}
+		return nil
+	}
+	return invalid(ErrInvalid, `must be a map of strings to strings, such as {"image.tag": "v1"}, not %s`, document.Describe(v))
+}
+
+func (l textList) strings() []string {
+	if l == nil {
+		return nil
+	}
+	out := make([]string, len(l))
+	for i, s := range l {
+		out[i] = string(s)
+	}
+	return out
+}
+
+func (m textMap) strings() map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, s := range m {
+		out[k] = string(s)
+	}
+	return out
+}
+
 // A decoder turns the entries of one list into announcements or parameters.
 type decoder struct {
 	source string
@@ -155,40 +304,67 @@ func (d *decoder) list(tree any, pos *document.Pos) ([]any, error) {
 		fmt.Sprintf("the %ss must be a list, not %s%s", d.kind, document.Describe(tree), hint))
 }
 
-// An entry is one map of a list, being decoded.
+// An entry is one map of a list, decoded into its shape.
 type entry struct {
 	d     *decoder
 	index int
-	name  string
-	m     map[string]any
+	name  string // once it is known to be valid
 	pos   *document.Pos
 }
 
-// start checks that v is a map and decodes its name.
-func (d *decoder) start(i int, v any, pos *document.Pos, fields []string) (*entry, error) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, d.fail(pos, i, "", "", ErrInvalid,
-			fmt.Sprintf(`must be a map with at least a name, such as {"name": "values-files"}, not %s`, document.Describe(v)))
-	}
-	if d.ignoreUnknown {
+// decode decodes entry i of the list, v, into shape (a pointer to
+// announcementShape or parameterShape, whose fields are fields), and
+// checks its name. An unknown field is an error, or with ignoreUnknown a
+// warning, the field dropped.
+func (d *decoder) decode(i int, v any, pos *document.Pos, shape any, fields []string) (*entry, error) {
+	e := &entry{d: d, index: i, pos: pos}
+	m, _ := v.(map[string]any)
+	if m != nil && d.ignoreUnknown {
 		m = foldKeys(m, fields)
-	}
-	e := &entry{d: d, index: i, m: m, pos: pos}
-	name, err := e.str("name")
-	if err != nil {
-		return nil, err
-	}
-	for _, k := range e.keys() {
-		if !slices.Contains(fields, k) {
-			if d.ignoreUnknown {
+		if unknown := unknownKeys(m, pos, fields); len(unknown) > 0 {
+			name := d.validName(m)
+			m = maps.Clone(m)
+			for _, k := range unknown {
 				d.warn(pos.Key(k), i, name, document.Clip(k, 60), unknownField(k, fields)+"; it is ignored")
-				continue
+				delete(m, k)
 			}
-			e.name = name
-			return nil, e.failAt(pos.Key(k), document.Clip(k, 60), ErrInvalid, unknownField(k, fields))
 		}
+		v = m
 	}
+	if err := document.Decode(v, pos, d.source, shape); err != nil {
+		var le *document.LoadError
+		if !errors.As(err, &le) {
+			return nil, err
+		}
+		var field string
+		for j, s := range le.Path {
+			switch {
+			case j == 0:
+				field = document.Clip(s.Key, 60)
+			case s.IsIndex:
+				field += "[" + strconv.Itoa(s.Index) + "]"
+			default:
+				field = mapField(field, s.Key)
+			}
+		}
+		name := ""
+		if field != "name" {
+			name = d.validName(m)
+		}
+		at := pos.Lookup(le.Path)
+		if at == nil {
+			at = pos
+		}
+		var pe *Error
+		switch {
+		case errors.As(le.Err, &pe):
+			return nil, d.fail(at, i, name, field, pe.Err, pe.Msg)
+		case errors.Is(le.Err, document.ErrUnknownField):
+			return nil, d.fail(at, i, name, field, ErrInvalid, unknownField(le.Path[len(le.Path)-1].Key, fields))
+		}
+		return nil, d.fail(at, i, name, field, ErrInvalid, le.Msg)
+	}
+	name, _ := m["name"].(string) // a text: a string, or null or missing
 	if name == "" {
 		at := pos
 		if p := pos.Key("name"); p != nil {
@@ -201,8 +377,36 @@ func (d *decoder) start(i int, v any, pos *document.Pos, fields []string) (*entr
 		return nil, d.fail(pos.Key("name"), i, "", "name", ErrTooLarge,
 			fmt.Sprintf("the name is %d bytes long, more than the limit of %d", len(name), MaxNameBytes))
 	}
+	if err := e.text(pos.Key("name"), "name", name); err != nil {
+		return nil, err
+	}
 	e.name = name
 	return e, nil
+}
+
+// validName returns the name of an entry that has a valid one, for
+// messages about its other fields.
+func (d *decoder) validName(m map[string]any) string {
+	name, _ := m["name"].(string)
+	if len(name) > MaxNameBytes || (d.noNUL && strings.IndexByte(name, 0) >= 0) {
+		return ""
+	}
+	return name
+}
+
+// unknownKeys returns the keys of m that are not fields, in the order
+// they were written (by line, then by name).
+func unknownKeys(m map[string]any, pos *document.Pos, fields []string) []string {
+	var keys []string
+	for k := range m {
+		if !slices.Contains(fields, k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmp.Or(cmp.Compare(lineOf(pos.Key(a)), lineOf(pos.Key(b))), strings.Compare(a, b))
+	})
+	return keys
 }
 
 // foldKeys returns m with each key that is a field but for its case
@@ -230,28 +434,10 @@ func foldKeys(m map[string]any, fields []string) map[string]any {
 
 func unknownField(k string, fields []string) string {
 	msg := fmt.Sprintf("unknown field %q", document.Clip(k, 60))
-	for _, f := range fields {
-		if strings.EqualFold(f, k) {
-			return msg + fmt.Sprintf("; did you mean %q?", f)
-		}
+	if f := document.Closest(k, fields); f != "" {
+		return msg + fmt.Sprintf("; did you mean %q?", f)
 	}
 	return msg + "; the fields are " + strings.Join(fields, ", ")
-}
-
-// keys returns the entry's keys in the order they were written (by line,
-// then by name).
-func (e *entry) keys() []string {
-	keys := make([]string, 0, len(e.m))
-	for k := range e.m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b string) int {
-		if la, lb := lineOf(e.pos.Key(a)), lineOf(e.pos.Key(b)); la != lb {
-			return la - lb
-		}
-		return strings.Compare(a, b)
-	})
-	return keys
 }
 
 func (e *entry) fail(field string, sentinel error, msg string) *Error {
@@ -278,110 +464,34 @@ func (e *entry) text(pos *document.Pos, field, s string) error {
 	return nil
 }
 
-// str decodes an optional string field; null is "".
-func (e *entry) str(key string) (string, error) {
-	s, _, err := e.optStr(key)
-	return s, err
-}
-
-// optStr decodes an optional string field and says whether it is set.
-func (e *entry) optStr(key string) (string, bool, error) {
-	v := e.m[key]
-	if v == nil {
-		return "", false, nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", false, e.fail(key, ErrInvalid, notString(v))
-	}
-	if err := e.text(e.pos.Key(key), key, s); err != nil {
-		return "", false, err
-	}
-	return s, true, nil
-}
-
-func (e *entry) boolean(key string) (bool, error) {
-	switch v := e.m[key].(type) {
-	case nil:
-		return false, nil
-	case bool:
-		return v, nil
-	case string:
-		if v == "true" || v == "false" {
-			return false, e.fail(key, ErrInvalid, fmt.Sprintf("must be true or false, not %s; remove the quotes", document.Describe(v)))
+// texts accounts for and checks the strings of the fields other than the
+// name, in the order of fields: strings (nil: not set), then the items of
+// array and the keys and values of map.
+func (e *entry) texts(strs map[string]*text, fields []string, array textList, m textMap) error {
+	for _, f := range fields {
+		if s := strs[f]; s != nil {
+			if err := e.text(e.pos.Key(f), f, string(*s)); err != nil {
+				return err
+			}
 		}
 	}
-	return false, e.fail(key, ErrInvalid, fmt.Sprintf("must be true or false, not %s", document.Describe(e.m[key])))
-}
-
-// array decodes an optional list of strings; null is nil, [] is empty.
-func (e *entry) array(key string) ([]string, error) {
-	v := e.m[key]
-	if v == nil {
-		return nil, nil
-	}
-	list, ok := v.([]any)
-	if !ok {
-		msg := fmt.Sprintf("must be a list of strings, not %s", document.Describe(v))
-		if s, ok := v.(string); ok {
-			msg += fmt.Sprintf("; write [%s]", strconv.Quote(document.Clip(s, 40)))
+	pos := e.pos.Key("array")
+	for i, s := range array {
+		if err := e.text(pos.Item(i), fmt.Sprintf("array[%d]", i), string(s)); err != nil {
+			return err
 		}
-		return nil, e.fail(key, ErrInvalid, msg)
 	}
-	pos := e.pos.Key(key)
-	if len(list) > MaxItems {
-		return nil, e.fail(key, ErrTooLarge, fmt.Sprintf("holds %d items, more than the limit of %d", len(list), MaxItems))
-	}
-	out := make([]string, len(list))
-	for i, item := range list {
-		field := fmt.Sprintf("%s[%d]", key, i)
-		s, ok := item.(string)
-		if !ok {
-			return nil, e.failAt(pos.Item(i), field, ErrInvalid, notString(item))
-		}
-		if err := e.text(pos.Item(i), field, s); err != nil {
-			return nil, err
-		}
-		out[i] = s
-	}
-	return out, nil
-}
-
-// strMap decodes an optional map of strings; null is nil, {} is empty.
-func (e *entry) strMap(key string) (map[string]string, error) {
-	v := e.m[key]
-	if v == nil {
-		return nil, nil
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, e.fail(key, ErrInvalid, fmt.Sprintf(`must be a map of strings to strings, such as {"image.tag": "v1"}, not %s`, document.Describe(v)))
-	}
-	pos := e.pos.Key(key)
-	if len(m) > MaxItems {
-		return nil, e.fail(key, ErrTooLarge, fmt.Sprintf("holds %d entries, more than the limit of %d", len(m), MaxItems))
-	}
-	out := make(map[string]string, len(m))
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys) // the first error is the same every time
-	for _, k := range keys {
-		field := mapField(key, k)
-		s, ok := m[k].(string)
-		if !ok {
-			return nil, e.failAt(pos.Key(k), field, ErrInvalid, notString(m[k]))
-		}
+	pos = e.pos.Key("map")
+	for _, k := range slices.Sorted(maps.Keys(m)) { // the first error is the same every time
+		field := mapField("map", k)
 		if err := e.text(pos.Key(k), field, k); err != nil {
-			return nil, err
+			return err
 		}
-		if err := e.text(pos.Key(k), field, s); err != nil {
-			return nil, err
+		if err := e.text(pos.Key(k), field, string(m[k])); err != nil {
+			return err
 		}
-		out[k] = s
 	}
-	return out, nil
+	return nil
 }
 
 // mapField names a map entry in messages: map["image.tag"].
@@ -389,39 +499,19 @@ func mapField(field, key string) string {
 	return field + "[" + strconv.Quote(document.Clip(key, 60)) + "]"
 }
 
-var announcementFields = []string{"name", "title", "tooltip", "required", "itemType", "collectionType", "string", "array", "map"}
-
 func (d *decoder) announcement(i int, v any, pos *document.Pos) (Announcement, error) {
-	e, err := d.start(i, v, pos, announcementFields)
+	var s announcementShape
+	e, err := d.decode(i, v, pos, &s, announcementFields)
 	if err != nil {
 		return Announcement{}, err
 	}
-	a := Announcement{Name: e.name}
-	var item, coll string
-	for _, k := range e.keys() {
-		switch k {
-		case "title":
-			a.Title, err = e.str(k)
-		case "tooltip":
-			a.Tooltip, err = e.str(k)
-		case "required":
-			a.Required, err = e.boolean(k)
-		case "itemType":
-			item, err = e.str(k)
-		case "collectionType":
-			coll, err = e.str(k)
-		case "string":
-			a.String, err = e.str(k)
-		case "array":
-			a.Array, err = e.array(k)
-		case "map":
-			a.Map, err = e.strMap(k)
-		}
-		if err != nil {
-			return Announcement{}, err
-		}
+	strs := map[string]*text{"title": &s.Title, "tooltip": &s.Tooltip, "itemType": &s.ItemType, "collectionType": &s.CollectionType, "string": &s.String}
+	if err := e.texts(strs, announcementFields, s.Array, s.Map); err != nil {
+		return Announcement{}, err
 	}
-
+	a := Announcement{Name: e.name, Title: string(s.Title), Tooltip: string(s.Tooltip), Required: bool(s.Required),
+		String: string(s.String), Array: s.Array.strings(), Map: s.Map.strings()}
+	item, coll := string(s.ItemType), string(s.CollectionType)
 	a.ItemType = ItemType(item)
 	switch a.ItemType {
 	case "":
@@ -429,7 +519,7 @@ func (d *decoder) announcement(i int, v any, pos *document.Pos) (Announcement, e
 	case ItemString, ItemNumber, ItemBoolean:
 	default:
 		return Announcement{}, e.fail("itemType", ErrInvalid,
-			fmt.Sprintf("unknown item type %q%s; use string, number or boolean", item, suggest(item, itemSynonyms)))
+			fmt.Sprintf("unknown item type %q%s; use string, number or boolean", item, suggest(item, itemSynonyms, string(ItemString), string(ItemNumber), string(ItemBoolean))))
 	}
 	a.CollectionType = CollectionType(coll)
 	switch a.CollectionType {
@@ -438,7 +528,7 @@ func (d *decoder) announcement(i int, v any, pos *document.Pos) (Announcement, e
 	case CollectionString, CollectionArray, CollectionMap:
 	default:
 		return Announcement{}, e.fail("collectionType", ErrInvalid,
-			fmt.Sprintf("unknown collection type %q%s; use string, array or map", coll, suggest(coll, collectionSynonyms)))
+			fmt.Sprintf("unknown collection type %q%s; use string, array or map", coll, suggest(coll, collectionSynonyms, string(CollectionString), string(CollectionArray), string(CollectionMap))))
 	}
 
 	// The proposal: "We ignore all but the configured collectionType."
@@ -480,7 +570,7 @@ func (d *decoder) announcement(i int, v any, pos *document.Pos) (Announcement, e
 		if len(a.Map) == 0 {
 			a.Map = nil
 		}
-		for _, k := range sortedKeys(a.Map) {
+		for _, k := range slices.Sorted(maps.Keys(a.Map)) {
 			if err := e.fits(a.ItemType, mapField("map", k), a.Map[k], e.pos.Key("map").Key(k)); err != nil {
 				return Announcement{}, err
 			}
@@ -496,69 +586,6 @@ func (e *entry) fits(t ItemType, field, s string, pos *document.Pos) error {
 	return nil
 }
 
-func fix(t ItemType) string {
-	if t == ItemNumber {
-		return "write a number such as 3 or 2.5"
-	}
-	return "write true or false"
-}
-
-// misfit says why s is not a value of type t, or returns "". An empty
-// string fits every type: it stands for no value.
-func misfit(t ItemType, s string) string {
-	if s == "" {
-		return ""
-	}
-	switch t {
-	case ItemNumber:
-		if !isNumber(s) {
-			return fmt.Sprintf("%q is not a number, but itemType is number", document.Clip(s, 40))
-		}
-	case ItemBoolean:
-		if s != "true" && s != "false" {
-			return fmt.Sprintf("%q is not a boolean, but itemType is boolean", document.Clip(s, 40))
-		}
-	}
-	return ""
-}
-
-// isNumber reports whether s is a number as JSON writes one:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func isNumber(s string) bool {
-	i := 0
-	digits := func() int {
-		n := 0
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-			n++
-		}
-		return n
-	}
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	start := i
-	if n := digits(); n == 0 || (n > 1 && s[start] == '0') {
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return i == len(s)
-}
-
 var (
 	itemSynonyms = map[string]string{
 		"str": "string", "text": "string",
@@ -572,16 +599,14 @@ var (
 	}
 )
 
-// suggest returns `(did you mean "x"?)` for a misspelt type name, or "".
-func suggest(s string, synonyms map[string]string) string {
-	l := strings.ToLower(strings.TrimSpace(s))
-	want := synonyms[l]
+// suggest returns `(did you mean "x"?)` for a misspelt type name, or "":
+// a synonym from another language (int, list, dict), else what
+// document.Closest finds among names.
+func suggest(s string, synonyms map[string]string, names ...string) string {
+	s = strings.TrimSpace(s)
+	want := synonyms[strings.ToLower(s)]
 	if want == "" {
-		for _, v := range synonyms {
-			if v == l {
-				want = v
-			}
-		}
+		want = document.Closest(s, names)
 	}
 	if want == "" {
 		return ""
@@ -589,42 +614,21 @@ func suggest(s string, synonyms map[string]string) string {
 	return fmt.Sprintf(" (did you mean %q?)", want)
 }
 
-var parameterFields = []string{"name", "string", "array", "map"}
-
 func (d *decoder) parameter(i int, v any, pos *document.Pos) (Parameter, error) {
-	e, err := d.start(i, v, pos, parameterFields)
+	var s parameterShape
+	e, err := d.decode(i, v, pos, &s, parameterFields)
 	if err != nil {
 		return Parameter{}, err
 	}
-	p := Parameter{Name: e.name}
-	for _, k := range e.keys() {
-		switch k {
-		case "string":
-			var s string
-			var set bool
-			s, set, err = e.optStr(k)
-			if set {
-				p.String = &s
-			}
-		case "array":
-			p.Array, err = e.array(k)
-		case "map":
-			p.Map, err = e.strMap(k)
-		}
-		if err != nil {
-			return Parameter{}, err
-		}
+	if err := e.texts(map[string]*text{"string": s.String}, parameterFields, s.Array, s.Map); err != nil {
+		return Parameter{}, err
+	}
+	p := Parameter{Name: e.name, Array: s.Array.strings(), Map: s.Map.strings()}
+	if s.String != nil {
+		str := string(*s.String)
+		p.String = &str
 	}
 	return p, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // notString says that v, found where a string belongs, is not one.

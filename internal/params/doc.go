@@ -23,8 +23,10 @@
 // keys and values of the wrong type are errors) and bounded (MaxEntries,
 // MaxItems, MaxNameBytes, MaxBytes). Errors name the source, the entry's
 // index and name, the field and the line, and say what to do: a
-// *values.LoadError for the document, an *Error for an entry. Warnings
-// report what was repaired.
+// *document.LoadError for the document, an *Error for an entry. Warnings
+// report what was repaired. Each entry is decoded with document.Decode
+// into a shape whose field types hold the rules for their values
+// (decode.go), then checked as a whole.
 //
 // JSON input is read by a JSON decoder, not as YAML: YAML rejects valid
 // JSON such as surrogate-pair escapes, which Python's json module writes.

@@ -3,6 +3,7 @@ package params
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,7 +79,7 @@ func Env(params []Parameter, buildEnv []string) []string {
 			set(p.Name, *p.String)
 		}
 		// Argo CD's order: the map's entries, then the array's items.
-		for _, k := range sortedKeys(p.Map) {
+		for _, k := range slices.Sorted(maps.Keys(p.Map)) {
 			set(p.Name+"_"+k, p.Map[k])
 		}
 		for i, item := range p.Array {

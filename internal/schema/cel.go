@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -77,7 +79,7 @@ func buildRules(doc *schemaDoc, m obj, loc document.Path) (*ruleNode, error) {
 		n.rules = rules
 	}
 	props, _ := m["properties"].(obj)
-	for _, name := range sortedKeys(props) {
+	for _, name := range slices.Sorted(maps.Keys(props)) {
 		p, ok := props[name].(obj)
 		if !ok {
 			continue

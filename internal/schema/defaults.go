@@ -1,7 +1,9 @@
 package schema
 
 import (
+	"maps"
 	"regexp"
+	"slices"
 
 	"github.com/strata-dev/strata/internal/values"
 )
@@ -48,7 +50,7 @@ func buildDefaulter(m obj, absentOnly bool) *defaulter {
 		}
 	}
 	if pats, ok := m["patternProperties"].(obj); ok && !absentOnly {
-		for _, pat := range sortedKeys(pats) {
+		for _, pat := range slices.Sorted(maps.Keys(pats)) {
 			ps, _ := pats[pat].(obj)
 			re, err := regexp.Compile(pat)
 			if pd := buildDefaulter(ps, absentOnly); pd != nil && err == nil {

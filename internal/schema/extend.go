@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -116,7 +117,7 @@ func mergeParent(doc, parent *schemaDoc, from, to string) {
 	root, proot := doc.root, parent.root
 	for _, kw := range []string{"properties", "patternProperties", "definitions"} {
 		pm, _ := proot[kw].(obj)
-		for _, name := range sortedKeys(pm) {
+		for _, name := range slices.Sorted(maps.Keys(pm)) {
 			m, _ := root[kw].(obj)
 			if m == nil {
 				m = obj{}
@@ -134,7 +135,7 @@ func mergeParent(doc, parent *schemaDoc, from, to string) {
 	if req := unionRequired(proot["required"], root["required"]); req != nil {
 		root["required"] = req
 	}
-	for _, k := range sortedKeys(proot) {
+	for _, k := range slices.Sorted(maps.Keys(proot)) {
 		if k != xExtend && (isExtension(k) || k == "title" || k == "description") {
 			if _, ok := root[k]; !ok {
 				root[k] = proot[k]

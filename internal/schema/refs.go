@@ -3,9 +3,11 @@ package schema
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -146,7 +148,7 @@ func (e *expander) count(d *refDoc, loc document.Path) error {
 // reference returns a copy of the schema ref points at, with m's
 // annotations laid over it.
 func (e *expander) reference(d *refDoc, m obj, ref string, loc document.Path, isRoot bool) (obj, error) {
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if k == "$ref" || refSiblings[k] || isExtension(k) || (isRoot && (k == "definitions" || k == "$schema" || k == "$id" || k == "id")) {
 			continue
 		}

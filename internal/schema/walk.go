@@ -1,8 +1,8 @@
 package schema
 
 import (
+	"maps"
 	"slices"
-	"sort"
 
 	"github.com/strata-dev/strata/internal/document"
 )
@@ -29,7 +29,7 @@ func children(m obj, keywords ...string) []child {
 		switch v := m[kw].(type) {
 		case obj:
 			if kw == "properties" || kw == "patternProperties" || kw == "definitions" {
-				for _, name := range sortedKeys(v) {
+				for _, name := range slices.Sorted(maps.Keys(v)) {
 					s, ok := v[name].(obj)
 					if !ok {
 						continue
@@ -64,13 +64,4 @@ var schemaKeywords = append(slices.Clone(structuralKeywords), combinatorKeywords
 // allChildren lists every sub-schema of m except definitions.
 func allChildren(m obj) []child {
 	return children(m, schemaKeywords...)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

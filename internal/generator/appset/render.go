@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/validate/content"
 
 	"github.com/strata-dev/strata/internal/document"
+	"github.com/strata-dev/strata/internal/limits"
 	"github.com/strata-dev/strata/internal/values"
 )
 
@@ -62,31 +63,7 @@ func DefaultLimits() Limits {
 	}
 }
 
-func (l Limits) withDefaults() Limits {
-	d := DefaultLimits()
-	if l.MaxParamSets > 0 {
-		d.MaxParamSets = l.MaxParamSets
-	}
-	if l.MaxStringBytes > 0 {
-		d.MaxStringBytes = l.MaxStringBytes
-	}
-	if l.MaxOutputBytes > 0 {
-		d.MaxOutputBytes = l.MaxOutputBytes
-	}
-	if l.MaxValueBytes > 0 {
-		d.MaxValueBytes = l.MaxValueBytes
-	}
-	if l.MaxTemplateBytes > 0 {
-		d.MaxTemplateBytes = l.MaxTemplateBytes
-	}
-	if l.MaxTemplateOps > 0 {
-		d.MaxTemplateOps = l.MaxTemplateOps
-	}
-	if l.TemplateTime > 0 {
-		d.TemplateTime = l.TemplateTime
-	}
-	return d
-}
+func (l Limits) withDefaults() Limits { return limits.Or(l, DefaultLimits()) }
 
 // Renderer renders ApplicationSets into Applications.
 type Renderer struct {

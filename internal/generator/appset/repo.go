@@ -16,6 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/strata-dev/strata/internal/limits"
 )
 
 // RepoReader reads the repositories git generators name, as Argo CD's
@@ -55,25 +57,7 @@ func DefaultRepoLimits() RepoLimits {
 	return RepoLimits{MaxEntries: 1 << 20, MaxDepth: 64, MaxFiles: 10000, MaxFileBytes: 4 << 20, MaxBytes: 256 << 20}
 }
 
-func (l RepoLimits) withDefaults() RepoLimits {
-	d := DefaultRepoLimits()
-	if l.MaxEntries > 0 {
-		d.MaxEntries = l.MaxEntries
-	}
-	if l.MaxDepth > 0 {
-		d.MaxDepth = l.MaxDepth
-	}
-	if l.MaxFiles > 0 {
-		d.MaxFiles = l.MaxFiles
-	}
-	if l.MaxFileBytes > 0 {
-		d.MaxFileBytes = l.MaxFileBytes
-	}
-	if l.MaxBytes > 0 {
-		d.MaxBytes = l.MaxBytes
-	}
-	return d
-}
+func (l RepoLimits) withDefaults() RepoLimits { return limits.Or(l, DefaultRepoLimits()) }
 
 // LocalRepos is a RepoReader over local directories, each standing for
 // one repoURL (`strata appset render --repo URL=DIR`). A directory that

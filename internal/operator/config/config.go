@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -138,7 +139,7 @@ func FromTree(tree map[string]any, prev *Config) (*Config, error) {
 		source = prev.Source
 	}
 	c := Empty(source)
-	for _, k := range sortedKeys(tree) {
+	for _, k := range slices.Sorted(maps.Keys(tree)) {
 		v := tree[k]
 		kind, key := classify(k)
 		if kind != keyGlobal && !validKey(key) {
@@ -377,15 +378,6 @@ func sectionSource(source, key string) string {
 		return "key " + key
 	}
 	return source + " key " + key
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Equal reports whether two configs hold the same values and flags.

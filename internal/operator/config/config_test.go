@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +35,7 @@ func describe(c *config.Config, err error) string {
 			fmt.Fprintf(&b, "  %s\n", l)
 		}
 		if s.Pos != nil {
-			for _, k := range sortedKeys(s.Values) {
+			for _, k := range slices.Sorted(maps.Keys(s.Values)) {
 				if p := s.Pos.Key(k); p != nil {
 					fmt.Fprintf(&b, "  # %s at line %d\n", k, p.Line)
 				}
@@ -43,31 +45,16 @@ func describe(c *config.Config, err error) string {
 	if c.Global != nil {
 		show("global", c.Global)
 	}
-	for _, k := range sortedKeys(c.Modules) {
+	for _, k := range slices.Sorted(maps.Keys(c.Modules)) {
 		show("module "+k, c.Modules[k])
 	}
-	for _, k := range sortedKeys(c.Enabled) {
+	for _, k := range slices.Sorted(maps.Keys(c.Enabled)) {
 		fmt.Fprintf(&b, "%sEnabled: %v\n", k, c.Enabled[k])
 	}
-	for _, k := range sortedKeys(c.Maintenance) {
+	for _, k := range slices.Sorted(maps.Keys(c.Maintenance)) {
 		fmt.Fprintf(&b, "%sMaintenance: unmanaged %v\n", k, c.Maintenance[k])
 	}
 	return b.String()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	var keys []string
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := range keys {
-		for j := i + 1; j < len(keys); j++ {
-			if keys[j] < keys[i] {
-				keys[i], keys[j] = keys[j], keys[i]
-			}
-		}
-	}
-	return keys
 }
 
 func TestParseGolden(t *testing.T) {

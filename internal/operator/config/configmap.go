@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -470,7 +471,7 @@ func ParseData(data map[string]string, source string, lim Limits) (*Config, erro
 		return nil, &document.LoadError{Source: source, Err: document.ErrTooLarge,
 			Msg: fmt.Sprintf("the data holds %d bytes, more than the limit of %d", size, lim.maxBytes())}
 	}
-	for _, k := range sortedKeys(data) {
+	for _, k := range slices.Sorted(maps.Keys(data)) {
 		doc, err := yaml.Marshal(map[string]string{k: data[k]})
 		if err != nil {
 			return nil, fmt.Errorf("%s: key %s: %w", source, k, err)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -70,7 +72,7 @@ func Parse(data []byte, source string, lim Limits) (*Config, error) {
 	}
 	lines := splitLines(data)
 	c := Empty(source)
-	for _, k := range sortedKeys(tree) {
+	for _, k := range slices.Sorted(maps.Keys(tree)) {
 		v := tree[k]
 		kpos := pos.Key(k)
 		line, col := kpos.At()
@@ -248,17 +250,17 @@ func encodeTo(w io.Writer, orig []byte, c *Config) error {
 		}
 		add(GlobalKey, n)
 	}
-	for _, k := range sortedKeys(c.Modules) {
+	for _, k := range slices.Sorted(maps.Keys(c.Modules)) {
 		n, err := sectionNode(c.Modules[k].Values)
 		if err != nil {
 			return err
 		}
 		add(k, n)
 	}
-	for _, k := range sortedKeys(c.Enabled) {
+	for _, k := range slices.Sorted(maps.Keys(c.Enabled)) {
 		add(k+EnabledSuffix, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.DoubleQuotedStyle, Value: fmt.Sprint(c.Enabled[k])})
 	}
-	for _, k := range sortedKeys(c.Maintenance) {
+	for _, k := range slices.Sorted(maps.Keys(c.Maintenance)) {
 		add(k+MaintenanceSuffix, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.DoubleQuotedStyle, Value: maintenanceText(c.Maintenance[k])})
 	}
 	var content []*yaml.Node

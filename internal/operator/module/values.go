@@ -71,12 +71,7 @@ func readValuesFile(path string, max int64) (map[string]any, *document.Pos, erro
 // parseValues parses the content of a values.yaml, reading unquoted YAML
 // 1.1 booleans (yes, no, on, off, y, n) as booleans, as addon-operator does.
 func parseValues(data []byte, path string, max int64) (map[string]any, *document.Pos, error) {
-	tree, pos, err := document.Loader{Positions: true, Limits: document.Limits{MaxBytes: max}}.Parse(data, path)
-	if err != nil {
-		return nil, nil, err
-	}
-	yaml11Booleans(data, tree)
-	return tree, pos, nil
+	return document.Loader{Positions: true, YAML11Bools: true, Limits: document.Limits{MaxBytes: max}}.Parse(data, path)
 }
 
 func valuesFileError(file string, pos *document.Pos, msg string) error {

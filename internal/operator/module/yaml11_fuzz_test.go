@@ -5,11 +5,18 @@ import (
 	"testing"
 
 	"github.com/strata-dev/strata/internal/document"
-	"github.com/strata-dev/strata/internal/values"
 )
 
-// FuzzYAML11Booleans: on any values.yaml the loader accepts, the YAML 1.1
-// pass changes nothing but strings of yaml11Bools into their booleans.
+// yaml11Bools are the plain scalars YAML 1.1 reads as booleans and YAML 1.2
+// as strings.
+var yaml11Bools = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "on": true, "On": true, "ON": true,
+	"n": false, "N": false, "no": false, "No": false, "NO": false, "off": false, "Off": false, "OFF": false,
+}
+
+// FuzzYAML11Booleans: on any values.yaml the loader accepts, reading it as
+// addon-operator does (parseValues) changes nothing but strings of
+// yaml11Bools into their booleans.
 func FuzzYAML11Booleans(f *testing.F) {
 	for _, s := range []string{"a: yes\n", "a: [on, &x off, *x]\n", "a: {b: n}\n<<: {c: y}\n", "a: |\n  yes\n", "a: 'no'\nb: No\n", "a: yes\n---\nb: no\n"} {
 		f.Add([]byte(s))
@@ -19,8 +26,11 @@ func FuzzYAML11Booleans(f *testing.F) {
 		if err != nil {
 			return
 		}
-		before, _ := values.DeepCopy(read).(map[string]any)
-		yaml11Booleans(data, read)
+		before := read
+		read, _, err = parseValues(data, "values.yaml", 1<<16)
+		if err != nil {
+			t.Fatalf("%q: parseValues: %v, the plain loader reads it", data, err)
+		}
 		var same func(a, b any) bool
 		same = func(a, b any) bool {
 			switch x := a.(type) {

@@ -1,59 +1,49 @@
-package cli
+package document
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/strata-dev/strata/internal/document"
 )
 
-// errSlowYAML marks a document appendYAML leaves to document.Encode.
-var errSlowYAML = errors.New("left to document.Encode")
+// ErrNotFast is returned by YAMLWriter.Append for a document it leaves to
+// Encode, the reference.
+var ErrNotFast = errors.New("left to Encode")
 
-// appendYAML appends a manifest (a tree as document.Loader reads JSON) as
-// document.Encode writes it in YAML, byte for byte, without building a node
-// tree and running yaml.v3's emitter over the whole document: mappings
-// with sorted keys and sequences in block style, indented by 2, and the
-// scalars written as document.Encode writes them. A string that is plainly
-// safe (see plainSafe) is written as it is; any other goes through
-// document.Encode alone, and its text is indented into place. Anything else
-// it is not sure of (a key that is not plainly safe, a sequence in a
-// sequence, numbers other than decimals) gives errSlowYAML, and the caller
-// encodes the document with document.Encode. TestAppendYAML and
-// FuzzAppendYAML hold it to document.Encode.
-func appendYAML(b []byte, v any) ([]byte, error) {
-	var w yamlWriter
-	return w.append(b, v)
-}
+// A YAMLWriter appends a map (a manifest, a tree as Loader or encoding/json
+// reads JSON) as Encode writes it in YAML, byte for byte, without building
+// a node tree and running yaml.v3's emitter over the whole document:
+// mappings with sorted keys and sequences in block style, indented by 2, and
+// the scalars written as Encode writes them. A string that is plainly safe
+// (see plainSafe) is written as it is; any other goes through Encode alone,
+// and its text is indented into place; the writer remembers that text, as
+// the same descriptions recur in every CRD. Anything else it is not sure of
+// (a key that is not plainly safe, a sequence in a sequence, numbers other
+// than decimals) gives ErrNotFast, and the caller encodes the document with
+// Encode. TestYAMLWriter and FuzzYAMLWriter hold it to Encode.
+//
+// The zero YAMLWriter is ready to use; it is not safe for concurrent use.
+type YAMLWriter struct{ scalars map[string]string }
 
-// A yamlWriter writes documents with appendYAML, remembering the text
-// document.Encode gave each string that is not plainly safe: the same
-// descriptions recur in every CRD.
-type yamlWriter struct{ scalars map[string]string }
-
-func (w *yamlWriter) append(b []byte, v any) ([]byte, error) {
+// Append appends v to b, or returns ErrNotFast (or an error of Encode).
+func (w *YAMLWriter) Append(b []byte, v any) ([]byte, error) {
 	m, ok := v.(map[string]any)
 	if !ok || len(m) == 0 {
-		return b, errSlowYAML
+		return b, ErrNotFast
 	}
 	return w.appendMapping(b, m, 0, false)
 }
 
 // appendMapping writes a non-empty mapping whose keys are at column col;
 // inline: the first key goes on the current line (after "- ").
-func (w *yamlWriter) appendMapping(b []byte, m map[string]any, col int, inline bool) ([]byte, error) {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for i, k := range keys {
+func (w *YAMLWriter) appendMapping(b []byte, m map[string]any, col int, inline bool) ([]byte, error) {
+	for i, k := range slices.Sorted(maps.Keys(m)) {
 		if !plainSafe(k) {
-			return b, errSlowYAML
+			return b, ErrNotFast
 		}
 		if i > 0 || !inline {
 			b = appendSpaces(b, col)
@@ -88,7 +78,7 @@ func (w *yamlWriter) appendMapping(b []byte, m map[string]any, col int, inline b
 }
 
 // appendSequence writes a non-empty sequence whose dashes are at col.
-func (w *yamlWriter) appendSequence(b []byte, l []any, col int) ([]byte, error) {
+func (w *YAMLWriter) appendSequence(b []byte, l []any, col int) ([]byte, error) {
 	for _, e := range l {
 		b = appendSpaces(b, col)
 		b = append(b, "- "...)
@@ -101,7 +91,7 @@ func (w *yamlWriter) appendSequence(b []byte, l []any, col int) ([]byte, error) 
 			}
 			b, err = w.appendMapping(b, v, col+2, true)
 		case []any:
-			return b, errSlowYAML
+			return b, ErrNotFast
 		default:
 			b, err = w.appendScalar(b, v, col)
 		}
@@ -114,7 +104,7 @@ func (w *yamlWriter) appendSequence(b []byte, l []any, col int) ([]byte, error) 
 
 // appendScalar writes a scalar and its line break; a block scalar's lines
 // are indented for a value whose key (or dash) is at col.
-func (w *yamlWriter) appendScalar(b []byte, v any, col int) ([]byte, error) {
+func (w *YAMLWriter) appendScalar(b []byte, v any, col int) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
 		b = append(b, "null"...)
@@ -125,8 +115,8 @@ func (w *yamlWriter) appendScalar(b []byte, v any, col int) ([]byte, error) {
 	case int:
 		b = strconv.AppendInt(b, int64(v), 10)
 	case json.Number:
-		if !decimal(string(v)) {
-			return b, errSlowYAML
+		if !isDecimal(string(v)) {
+			return b, ErrNotFast
 		}
 		b = append(b, v...)
 	case string:
@@ -139,15 +129,15 @@ func (w *yamlWriter) appendScalar(b []byte, v any, col int) ([]byte, error) {
 			text, ok = literalText(v)
 		}
 		if !ok {
-			// document.Encode writes {"k": v} as "k: " + the scalar, its
+			// Encode writes {"k": v} as "k: " + the scalar, its
 			// further lines indented for a key at column 0.
 			var buf bytes.Buffer
-			if err := document.Encode(&buf, map[string]any{"k": v}, document.YAML); err != nil {
+			if err := Encode(&buf, map[string]any{"k": v}, YAML); err != nil {
 				return b, err
 			}
 			text, ok = strings.CutPrefix(buf.String(), "k: ")
 			if !ok || !strings.HasSuffix(text, "\n") {
-				return b, errSlowYAML
+				return b, ErrNotFast
 			}
 			text = text[:len(text)-1]
 			if w.scalars == nil {
@@ -169,12 +159,12 @@ func (w *yamlWriter) appendScalar(b []byte, v any, col int) ([]byte, error) {
 			b = append(b, line...)
 		}
 	default:
-		return b, errSlowYAML
+		return b, ErrNotFast
 	}
 	return append(b, '\n'), nil
 }
 
-// literalText returns the text document.Encode writes for the common
+// literalText returns the text Encode writes for the common
 // string of several lines (a CRD's description, a script) after "k: ": a
 // literal block scalar ("|-", or "|" for one final line break), its lines
 // indented by 2, empty ones left empty. It takes only strings of printable
@@ -210,7 +200,7 @@ func literalText(s string) (string, bool) {
 	return b.String(), true
 }
 
-// plainSafe reports whether document.Encode writes s as it is, a plain
+// plainSafe reports whether Encode writes s as it is, a plain
 // scalar, in a mapping key or value or a sequence entry: s starts with a
 // letter, '_' or '/', holds only letters, digits, spaces and ._/=+,;()@-
 // and ':' not followed by a space, ends in neither a space nor ':', and is
@@ -243,21 +233,6 @@ func plainSafe(s string) bool {
 	if len(s) <= 5 {
 		switch strings.ToLower(s) {
 		case "null", "true", "false", "y", "n", "yes", "no", "on", "off":
-			return false
-		}
-	}
-	return true
-}
-
-// decimal reports whether a JSON number is an integer, as document.Encode
-// writes such numbers as they are.
-func decimal(s string) bool {
-	s = strings.TrimPrefix(s, "-")
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
 			return false
 		}
 	}

@@ -1,19 +1,17 @@
-package cli
+package document_test
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/strata-dev/strata/internal/document"
 )
 
-// checkAppendYAML: where appendYAML writes a document, it writes what
+// checkYAMLWriter: where YAMLWriter writes a document, it writes what
 // document.Encode writes.
-func checkAppendYAML(t *testing.T, js []byte) (fast bool) {
+func checkYAMLWriter(t *testing.T, js []byte) (fast bool) {
 	t.Helper()
 	v, _, err := document.Loader{JSON: true}.ParseAny(js, "doc")
 	if err != nil {
@@ -21,40 +19,41 @@ func checkAppendYAML(t *testing.T, js []byte) (fast bool) {
 	}
 	var want bytes.Buffer
 	wantErr := document.Encode(&want, v, document.YAML)
-	got, err := appendYAML(nil, v)
-	if errors.Is(err, errSlowYAML) {
+	var w document.YAMLWriter
+	got, err := w.Append(nil, v)
+	if errors.Is(err, document.ErrNotFast) {
 		return false
 	}
 	if err != nil || wantErr != nil {
 		if (err == nil) != (wantErr == nil) {
-			t.Fatalf("appendYAML(%s) error %v, document.Encode %v", js, err, wantErr)
+			t.Fatalf("YAMLWriter.Append(%s) error %v, document.Encode %v", js, err, wantErr)
 		}
 		return true
 	}
 	if string(got) != want.String() {
-		t.Fatalf("appendYAML(%s) =\n%s\nvalues.Encode:\n%s", js, got, want.String())
+		t.Fatalf("YAMLWriter.Append(%s) =\n%s\ndocument.Encode:\n%s", js, got, want.String())
 	}
-	// writeManifests reads the document with decodeJSON or encoding/json
-	// first.
-	if tree, ok := decodeJSON(string(js)); ok {
-		var w yamlWriter
-		if got, err := w.append(nil, tree); err == nil && string(got) != want.String() {
-			t.Fatalf("appendYAML(%s) of decodeJSON's tree =\n%s\nvalues.Encode:\n%s", js, got, want.String())
+	// manifest.Encoder reads the document with DecodeJSONFast or
+	// encoding/json first.
+	if tree, ok := document.DecodeJSONFast(string(js)); ok {
+		var w document.YAMLWriter
+		if got, err := w.Append(nil, tree); err == nil && string(got) != want.String() {
+			t.Fatalf("YAMLWriter.Append(%s) of DecodeJSONFast's tree =\n%s\ndocument.Encode:\n%s", js, got, want.String())
 		}
 	}
 	var tree any
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.UseNumber()
 	if dec.Decode(&tree) == nil && !dec.More() {
-		var w yamlWriter
-		if got, err := w.append(nil, tree); err == nil && string(got) != want.String() {
-			t.Fatalf("appendYAML(%s) of encoding/json's tree =\n%s\nvalues.Encode:\n%s", js, got, want.String())
+		var w document.YAMLWriter
+		if got, err := w.Append(nil, tree); err == nil && string(got) != want.String() {
+			t.Fatalf("YAMLWriter.Append(%s) of encoding/json's tree =\n%s\ndocument.Encode:\n%s", js, got, want.String())
 		}
 	}
 	return true
 }
 
-func TestAppendYAML(t *testing.T) {
+func TestYAMLWriter(t *testing.T) {
 	docs := []string{
 		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"app.kubernetes.io/name":"x","helm.sh/chart":"x-1.0.0"}},"data":{"a":"line1\nline2\n","b":"x\ny","c":"t \nx\n","d":"  lead\nx\n","e":"tab\there","f":"a\n\n\n","g":"","h":"yes","i":"1.2.3","j":"http://example.com/x?y=1","k":"a: b","l":"#x","m":"- x"}}`,
 		`{"spec":{"containers":[{"name":"c","args":["--a=1","--b","x y",""],"ports":[{"containerPort":80,"protocol":"TCP"}],"resources":{}}],"empty":[],"n":null,"t":true,"f":false,"neg":-3,"big":123456789012345678901234567890,"fl":1.5,"exp":1e3}}`,
@@ -65,20 +64,20 @@ func TestAppendYAML(t *testing.T) {
 		`{"l":["x\ny","a\n",{"k":"p\nq\n\nr"}],"m":{"n":{"o":"deep\nlines"}}}`,
 	}
 	for _, d := range docs {
-		checkAppendYAML(t, []byte(d))
+		checkYAMLWriter(t, []byte(d))
 	}
 	// Every printable ASCII character first, inside and last, in keys and
 	// values.
 	for c := byte(' '); c < 0x7F; c++ {
 		for _, s := range []string{string(c), string(c) + "ab", "a" + string(c) + "b", "ab" + string(c), "a" + string(c) + " b", "a " + string(c) + "b"} {
 			js, _ := jsonString(s)
-			checkAppendYAML(t, []byte(`{"k":`+js+`,"l":[`+js+`],`+js+`:"v"}`))
-			checkAppendYAML(t, []byte(`{"k":`+js+`,"l":[`+js+`]}`))
+			checkYAMLWriter(t, []byte(`{"k":`+js+`,"l":[`+js+`],`+js+`:"v"}`))
+			checkYAMLWriter(t, []byte(`{"k":`+js+`,"l":[`+js+`]}`))
 		}
 	}
 	// The fast path must take the common manifest.
-	if !checkAppendYAML(t, []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"app":"web"}},"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.27","args":["--port=8080"]}]}}}}`)) {
-		t.Error("appendYAML left a plain Deployment to document.Encode")
+	if !checkYAMLWriter(t, []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","labels":{"app":"web"}},"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.27","args":["--port=8080"]}]}}}}`)) {
+		t.Error("YAMLWriter left a plain Deployment to document.Encode")
 	}
 }
 
@@ -88,17 +87,11 @@ func jsonString(s string) (string, error) {
 	return string(bytes.TrimSpace(b.Bytes())), err
 }
 
-// FuzzAppendYAML holds appendYAML to document.Encode on any JSON document.
-func FuzzAppendYAML(f *testing.F) {
-	files, _ := filepath.Glob("testdata/*.json")
-	for _, file := range files {
-		if data, err := os.ReadFile(file); err == nil && len(data) < 1<<16 {
-			f.Add(data)
-		}
-	}
+// FuzzYAMLWriter holds YAMLWriter to document.Encode on any JSON document.
+func FuzzYAMLWriter(f *testing.F) {
 	f.Add([]byte(`{"a":"b\nc","d":[{"e":"f"},"g h",1,null,true],"i":{}}`))
 	f.Add([]byte(`{"a":{"b":["x:y","@z","a,b","(c)"]}}`))
 	f.Fuzz(func(t *testing.T, js []byte) {
-		checkAppendYAML(t, js)
+		checkYAMLWriter(t, js)
 	})
 }

@@ -1,4 +1,4 @@
-package cli
+package document
 
 import (
 	"encoding/json"
@@ -7,15 +7,16 @@ import (
 	"unicode/utf8"
 )
 
-// decodeJSON reads a manifest as a json.Decoder with UseNumber reads it
-// into an interface{} (objects as map[string]any, arrays as []any,
+// DecodeJSONFast reads a JSON text as a json.Decoder with UseNumber reads
+// it into an interface{} (objects as map[string]any, arrays as []any,
 // numbers as json.Number, the last of repeated keys kept), when the text
 // is one JSON value and nothing but white space follows. It reads in one
-// pass what the plugin's encoders write; anything else it is not sure of
-// (an escaped surrogate, invalid UTF-8, nesting deeper than maxJSONDepth,
-// any syntax error) gives false, and the caller reads the text with
-// encoding/json. FuzzDecodeJSON holds it to encoding/json.
-func decodeJSON(s string) (any, bool) {
+// pass what encoding/json's encoders write (a plugin's manifests, say);
+// anything else it is not sure of (an escaped surrogate, invalid UTF-8,
+// nesting deeper than maxJSONDepth, any syntax error) gives false, and the
+// caller reads the text with encoding/json, the reference.
+// FuzzDecodeJSONFast holds it to encoding/json.
+func DecodeJSONFast(s string) (any, bool) {
 	p := jsonParser{s: s}
 	p.space()
 	v, ok := p.value(0)
@@ -141,6 +142,17 @@ func (p *jsonParser) literal(word string) bool {
 	}
 	p.i += len(word)
 	return true
+}
+
+// IsJSONNumber reports whether s is a number as JSON writes one:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func IsJSONNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	p := jsonParser{s: s}
+	_, ok := p.number()
+	return ok && p.i == len(s)
 }
 
 // number reads a number as JSON's grammar has it.
