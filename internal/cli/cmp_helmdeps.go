@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/strata-dev/strata/internal/helmplugin"
+	"github.com/strata-dev/strata/internal/helmplugin/deps"
 )
 
 // helmDepFlags say where the built-in Helm plugin fetches the dependencies
@@ -23,9 +24,9 @@ type helmDepFlags struct {
 }
 
 func (f *helmDepFlags) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&f.repositoryConfig, "helm-repository-config", helmplugin.DefaultRepositoryConfig(), "with --builtin helm: Helm's repositories.yaml, the chart repositories (and oci:// registries) dependencies may come from, with credentials and TLS settings ($HELM_REPOSITORY_CONFIG)")
-	fs.StringVar(&f.registryConfig, "helm-registry-config", helmplugin.DefaultRegistryConfig(), "with --builtin helm: Helm's registry config.json, credentials for OCI registries ($HELM_REGISTRY_CONFIG)")
-	fs.StringVar(&f.repositoryCache, "helm-repository-cache", helmplugin.DefaultRepositoryCache(), "with --builtin helm: directory of the repositories' index files ($HELM_REPOSITORY_CACHE); must be writable")
+	fs.StringVar(&f.repositoryConfig, "helm-repository-config", deps.DefaultRepositoryConfig(), "with --builtin helm: Helm's repositories.yaml, the chart repositories (and oci:// registries) dependencies may come from, with credentials and TLS settings ($HELM_REPOSITORY_CONFIG)")
+	fs.StringVar(&f.registryConfig, "helm-registry-config", deps.DefaultRegistryConfig(), "with --builtin helm: Helm's registry config.json, credentials for OCI registries ($HELM_REGISTRY_CONFIG)")
+	fs.StringVar(&f.repositoryCache, "helm-repository-cache", deps.DefaultRepositoryCache(), "with --builtin helm: directory of the repositories' index files ($HELM_REPOSITORY_CACHE); must be writable")
 	fs.BoolVar(&f.allowUnlisted, "helm-allow-unlisted-repositories", false, "with --builtin helm: let charts fetch dependencies from repositories the Helm configuration does not name (off: a chart cannot make strata reach any URL it likes)")
 	fs.DurationVar(&f.timeout, "helm-dependency-timeout", 2*time.Minute, "with --builtin helm: bound on each network request fetching a dependency")
 	fs.Int64Var(&f.maxArchiveBytes, "helm-dependency-max-archive-bytes", 32<<20, "with --builtin helm: largest dependency chart archive fetched (0: the default)")

@@ -72,13 +72,13 @@ func (c valuesCache) parse(data []byte) (map[string]any, error) {
 	}
 	h := sha256.Sum256(data)
 	if vals, ok := c.lru.Get(h); ok {
-		return copyValues(vals), nil
+		return helmrender.CopyValues(vals), nil
 	}
 	vals, err := c.load(data)
 	if err != nil {
 		return nil, err
 	}
-	c.lru.Add(h, int64(len(data)), copyValues(vals))
+	c.lru.Add(h, int64(len(data)), helmrender.CopyValues(vals))
 	return vals, nil
 }
 
@@ -88,7 +88,7 @@ func (c valuesCache) parse(data []byte) (map[string]any, error) {
 // over, at every revision of a repository. Helm's rendering changes the
 // chart it is given (dependencies enabled or removed, values imported,
 // and templates may change the maps they are handed), so entries are
-// never handed out: get and add copy the whole chart (cloneChart).
+// never handed out: get and add copy the whole chart (helmrender.CloneChart).
 type chartCache struct {
 	lru *helmrender.Cache[*chart.Chart]
 }
@@ -98,12 +98,12 @@ func (c chartCache) get(digest [32]byte) (*chart.Chart, bool) {
 	if !ok {
 		return nil, false
 	}
-	return cloneChart(ch), true
+	return helmrender.CloneChart(ch), true
 }
 
 func (c chartCache) add(digest [32]byte, size int64, ch *chart.Chart) {
 	if c.lru != nil {
-		c.lru.Add(digest, size, cloneChart(ch))
+		c.lru.Add(digest, size, helmrender.CloneChart(ch))
 	}
 }
 

@@ -8,78 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v4/pkg/registry"
-
 	"github.com/strata-dev/strata/internal/params"
 )
-
-// FuzzRepositoryConfig reads a repositories.yaml and a registry
-// config.json (the operator's input) and resolves a dependency's
-// repository field (a chart's input) against them: nothing may panic, and
-// a source that is not refused must be one the configuration names (or
-// file://).
-func FuzzRepositoryConfig(f *testing.F) {
-	f.Add([]byte("apiVersion: v1\nrepositories:\n  - name: bitnami\n    url: https://charts.bitnami.com/bitnami\n  - name: oci\n    url: oci://ghcr.io/org/charts\n    caFile: /ca.pem\n"),
-		[]byte(`{"auths":{"https://index.docker.io/v1/":{"auth":"dTpw"},"ghcr.io":{}},"credHelpers":{"x.io":"ecr"}}`),
-		"https://charts.bitnami.com/bitnami/")
-	f.Add([]byte("repositories:\n- {name: a, url: 'http://h:80/p/../q'}\n"), []byte(`{}`), "http://h:80/q")
-	f.Add([]byte("repositories: [{name: a, url: oci://h}]"), []byte(`{"auths":{"r.io":{}}}`), "oci://r.io/x/y")
-	f.Add([]byte("repositories: [{name: a, url: https://h}]"), []byte(``), "@a")
-	f.Add([]byte(""), []byte(`[`), "alias:a")
-	f.Add([]byte("repositories: [{name: a}, {name: a, url: https://h}]"), []byte(`null`), "file://../x")
-	f.Add([]byte("repositories: [null]"), []byte(`{"auths":null}`), "oci://h@x/y")
-	f.Fuzz(func(t *testing.T, reposYAML, registryJSON []byte, repository string) {
-		repos, err := parseRepositories(reposYAML)
-		if err != nil {
-			return
-		}
-		hosts, err := parseRegistryHosts(registryJSON)
-		if err != nil {
-			return
-		}
-		cfg := &repoConfig{repos: repos, hosts: hosts}
-		src, err := cfg.resolveSource(repository, false)
-		if err != nil {
-			if errors.Is(err, errUnlisted) && (strings.HasPrefix(repository, "@") || strings.HasPrefix(repository, "alias:") || strings.HasPrefix(repository, "file://")) {
-				t.Fatalf("%q: an alias or file:// cannot be unlisted", repository)
-			}
-			return
-		}
-		switch src.kind {
-		case "file":
-			if !strings.HasPrefix(repository, "file://") {
-				t.Fatalf("%q resolved to file://", repository)
-			}
-		case "http":
-			if src.entry == nil || !urlEqual(src.entry.URL, src.url) {
-				t.Fatalf("%q resolved to %q with no entry naming it", repository, src.url)
-			}
-			named := false
-			for _, e := range repos {
-				named = named || e == src.entry
-			}
-			if !named {
-				t.Fatalf("%q resolved to an entry the configuration does not hold", repository)
-			}
-		case "oci":
-			if !registry.IsOCI(src.url) {
-				t.Fatalf("%q resolved to OCI %q", repository, src.url)
-			}
-			ok := false
-			for _, e := range repos {
-				ok = ok || (registry.IsOCI(e.URL) && ociUnder(src.url, e.URL))
-			}
-			if h := registryHost(strings.TrimPrefix(src.url, "oci://")); hosts[h] {
-				ok = true
-			}
-			if !ok {
-				t.Fatalf("%q resolved to %q, which no entry or registry host names", repository, src.url)
-			}
-		default:
-			t.Fatalf("%q: kind %q", repository, src.kind)
-		}
-	})
-}
 
 // FuzzChartDependencies renders a chart whose Chart.yaml and Chart.lock
 // are the fuzzer's, with no repository configured: nothing may panic,

@@ -28,8 +28,8 @@
 // charts/; those it lacks are fetched as `helm dependency build` fetches
 // them (Chart.lock honoured, file:// inside the repository), only from the
 // repositories and registries the operator's Helm configuration names,
-// through a bounded cache shared by all requests (deps.go, depfetch.go,
-// repoconfig.go; see DependencyOptions).
+// through a bounded cache shared by all requests (package deps; see
+// DependencyOptions).
 // Values files and file-parameters are read through an os.Root of the
 // repository: a path or symbolic link leading outside it is refused.
 // values-files entries are expanded as Argo CD's Helm source expands

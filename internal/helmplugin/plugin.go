@@ -16,6 +16,7 @@ import (
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 
+	"github.com/strata-dev/strata/internal/helmplugin/deps"
 	"github.com/strata-dev/strata/internal/helmrender"
 	"github.com/strata-dev/strata/internal/params"
 )
@@ -168,7 +169,7 @@ type Plugin struct {
 	// render renders in-process: the slots of MaxConcurrent, the
 	// timeout, the rendered documents' cache.
 	render *helmrender.Renderer
-	deps   *depResolver
+	deps   *deps.Resolver
 	// pool runs the renders when Options.Workers has a command.
 	pool *pool
 }
@@ -209,7 +210,7 @@ func New(opts Options) *Plugin {
 			Limits:  helmrender.Limits{MaxManifests: lim.MaxManifests, MaxManifestBytes: lim.MaxManifestBytes},
 			Timeout: opts.Timeout, MaxConcurrent: n, DocumentCacheBytes: docBytes, ReferenceYAML: opts.ReferenceYAML,
 		}),
-		deps: newDepResolver(opts.Dependencies),
+		deps: deps.New(opts.Dependencies),
 	}
 	if len(opts.Workers.Command) > 0 {
 		// Each worker keeps its share of the caches.
@@ -219,8 +220,8 @@ func New(opts Options) *Plugin {
 			}
 			return max(v/int64(n), 1)
 		}
-		deps := opts.Dependencies.withDefaults()
-		deps.CacheBytes = share(deps.CacheBytes)
+		depOpts := opts.Dependencies.WithDefaults()
+		depOpts.CacheBytes = share(depOpts.CacheBytes)
 		level := slog.LevelInfo
 		for l := slog.LevelDebug; l <= slog.LevelError; l += 4 {
 			if log.Enabled(context.Background(), l) {
@@ -231,7 +232,7 @@ func New(opts Options) *Plugin {
 		p.pool = newPool(opts.Workers, workerConfig{
 			Limits: lim, CacheEntries: opts.CacheEntries, ChartCacheEntries: opts.ChartCacheEntries,
 			ChartCacheBytes: share(chartBytes), DocumentCacheBytes: share(docBytes),
-			Dependencies: deps, ReferenceYAML: opts.ReferenceYAML, LogLevel: level,
+			Dependencies: depOpts, ReferenceYAML: opts.ReferenceYAML, LogLevel: level,
 		}, n, p.log, log)
 	}
 	return p

@@ -12,6 +12,8 @@ import (
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"helm.sh/helm/v4/pkg/registry"
+
+	"github.com/strata-dev/strata/internal/helmplugin/deps"
 )
 
 // IsChartReference reports whether arg names a chart the way `helm
@@ -48,8 +50,8 @@ func FetchChartDir(ctx context.Context, o DependencyOptions, ref, version, dest 
 // configuration does not list is allowed; REPO must be an entry of
 // repositories.yaml, as for helm.
 func FetchChart(ctx context.Context, o DependencyOptions, ref, version string) (*chart.Chart, error) {
-	r := newDepResolver(o)
-	cfg, err := r.config.load()
+	r := deps.New(o)
+	cfg, err := r.Config()
 	if err != nil {
 		return nil, err
 	}
@@ -73,11 +75,11 @@ func FetchChart(ctx context.Context, o DependencyOptions, ref, version string) (
 		}
 		repository, name = "@"+repo, n
 	}
-	src, err := cfg.resolveSource(repository, registry.IsOCI(ref))
+	src, err := cfg.Source(repository, registry.IsOCI(ref))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w (add it with `helm repo add %s URL`, or name another file with --helm-repository-config)", ref, err, strings.TrimPrefix(repository, "@"))
 	}
-	ch, err := r.fetch(ctx, src, name, version)
+	ch, err := r.Fetch(ctx, src, name, version)
 	if err != nil {
 		var de *DependencyError
 		if errors.As(err, &de) {

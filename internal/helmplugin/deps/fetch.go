@@ -1,4 +1,4 @@
-package helmplugin
+package deps
 
 import (
 	"context"
@@ -63,7 +63,7 @@ func (c *budgetConn) Read(p []byte) (int, error) {
 // settings from the repositories.yaml entry (caFile, certFile and keyFile,
 // insecure_skip_tls_verify only when set), the proxy from the environment,
 // its connections counted against b.
-func (r *depResolver) transport(e *repo.Entry, b *budget) (*http.Transport, error) {
+func (r *Resolver) transport(e *repo.Entry, b *budget) (*http.Transport, error) {
 	tlsConf, err := tlsConfig(e)
 	if err != nil {
 		return nil, err
@@ -123,12 +123,12 @@ func tlsConfig(e *repo.Entry) (*tls.Config, error) {
 // httpGet fetches a URL of an http(s) repository with Helm's HTTP getter:
 // the entry's credentials go to the repository's host only (unless
 // pass_credentials_all), at most limit bytes are read.
-func (r *depResolver) httpGet(e *repo.Entry, u string, limit int64, what string) ([]byte, error) {
+func (r *Resolver) httpGet(e *repo.Entry, u string, limit int64, what string) ([]byte, error) {
 	b := &budget{}
 	b.reset(limit)
 	t, err := r.transport(e, b)
 	if err != nil {
-		return nil, &DependencyError{Err: err, Hint: "fix the repository's entry in the Helm repositories configuration"}
+		return nil, &Error{Err: err, Hint: "fix the repository's entry in the Helm repositories configuration"}
 	}
 	defer t.CloseIdleConnections()
 	g, err := getter.NewHTTPGetter()
@@ -156,19 +156,19 @@ func (r *depResolver) httpGet(e *repo.Entry, u string, limit int64, what string)
 // directory while younger than IndexTTL, else fetched (and written to
 // the cache directory as helm names it, <name>-index.yaml). When a fetch
 // fails and an older copy is at hand, the older copy is used.
-func (r *depResolver) index(src depSource) (*repo.IndexFile, error) {
-	key := sha256.Sum256([]byte("index\x00" + src.url))
+func (r *Resolver) index(src Source) (*repo.IndexFile, error) {
+	key := sha256.Sum256([]byte("index\x00" + src.URL))
 	if e, ok := r.indexes.Get(key); ok && r.now().Sub(e.fetched) < r.opts.IndexTTL {
 		return e.idx, nil
 	}
-	v, err, _ := r.flight.Do("index\x00"+src.url, func() (any, error) {
+	v, err, _ := r.flight.Do("index\x00"+src.URL, func() (any, error) {
 		old, ok := r.indexes.Get(key)
 		if ok && r.now().Sub(old.fetched) < r.opts.IndexTTL {
 			return old.idx, nil
 		}
 		name := src.entry.Name
 		if name != filepath.Base(name) || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
-			name = "strata-" + shortHash(src.url)
+			name = "strata-" + shortHash(src.URL)
 		}
 		fname := filepath.Join(r.opts.RepositoryCache, helmpath.CacheIndexFile(name))
 		if fi, err := os.Stat(fname); err == nil && fi.Mode().IsRegular() && r.now().Sub(fi.ModTime()) < r.opts.IndexTTL && fi.Size() <= r.opts.MaxIndexBytes {
@@ -177,15 +177,15 @@ func (r *depResolver) index(src depSource) (*repo.IndexFile, error) {
 				return idx, nil
 			}
 		}
-		u, err := repo.ResolveReferenceURL(src.url, "index.yaml")
+		u, err := repo.ResolveReferenceURL(src.URL, "index.yaml")
 		if err != nil {
-			return nil, &DependencyError{Err: err}
+			return nil, &Error{Err: err}
 		}
 		data, err := r.httpGet(src.entry, u, r.opts.MaxIndexBytes, "the repository's index.yaml")
 		if err == nil {
 			err = writeAtomic(fname, data)
 			if err != nil {
-				err = &DependencyError{Err: fmt.Errorf("writing the index to the repository cache: %w", err), Hint: "the Helm repository cache (--helm-repository-cache) must be a writable directory"}
+				err = &Error{Err: fmt.Errorf("writing the index to the repository cache: %w", err), Hint: "the Helm repository cache (--helm-repository-cache) must be a writable directory"}
 			}
 		}
 		if err != nil {
@@ -199,7 +199,7 @@ func (r *depResolver) index(src depSource) (*repo.IndexFile, error) {
 		}
 		idx, err := repo.LoadIndexFile(fname)
 		if err != nil {
-			return nil, &DependencyError{Err: fmt.Errorf("the repository's index.yaml: %w", err), Hint: "the repository serves no valid index; check its URL"}
+			return nil, &Error{Err: fmt.Errorf("the repository's index.yaml: %w", err), Hint: "the repository serves no valid index; check its URL"}
 		}
 		r.indexes.Add(key, 1, &indexEntry{idx: idx, fetched: r.now()})
 		return idx, nil
@@ -233,7 +233,7 @@ func writeAtomic(name string, data []byte) error {
 
 // downloadArchive fetches a chart archive of an http(s) repository and
 // checks it against the index's digest.
-func (r *depResolver) downloadArchive(src depSource, res resolution) ([]byte, error) {
+func (r *Resolver) downloadArchive(src Source, res resolution) ([]byte, error) {
 	data, err := r.httpGet(src.entry, res.url, r.opts.MaxArchiveBytes, "the chart archive")
 	if err != nil {
 		return nil, err
@@ -245,7 +245,7 @@ func (r *depResolver) downloadArchive(src depSource, res resolution) ([]byte, er
 		}
 		sum := sha256.Sum256(data)
 		if !strings.EqualFold(hex.EncodeToString(sum[:]), want) {
-			return nil, &DependencyError{Version: res.version, Err: fmt.Errorf("the archive %s has SHA-256 %x, the repository's index says %s", res.url, sum, res.digest), Hint: "the repository's index and archive disagree; tell its owner"}
+			return nil, &Error{Version: res.version, Err: fmt.Errorf("the archive %s has SHA-256 %x, the repository's index says %s", res.url, sum, res.digest), Hint: "the repository's index and archive disagree; tell its owner"}
 		}
 	}
 	return data, nil
@@ -255,12 +255,12 @@ func (r *depResolver) downloadArchive(src depSource, res resolution) ([]byte, er
 // registry: credentials from the registry config (or the entry of
 // repositories.yaml that names the registry), TLS settings from that
 // entry, the network bounded by the returned budget.
-func (r *depResolver) registryClient(src depSource) (*registry.Client, *budget, error) {
+func (r *Resolver) registryClient(src Source) (*registry.Client, *budget, error) {
 	b := &budget{}
 	b.reset(r.opts.MaxIndexBytes)
 	t, err := r.transport(src.entry, b)
 	if err != nil {
-		return nil, nil, &DependencyError{Err: err, Hint: "fix the registry's entry in the Helm repositories configuration"}
+		return nil, nil, &Error{Err: err, Hint: "fix the registry's entry in the Helm repositories configuration"}
 	}
 	creds := r.opts.RegistryConfig
 	if creds == "" {
@@ -276,14 +276,14 @@ func (r *depResolver) registryClient(src depSource) (*registry.Client, *budget, 
 	}
 	c, err := registry.NewClient(opts...)
 	if err != nil {
-		return nil, nil, &DependencyError{Err: fmt.Errorf("the registry client: %w", err), Hint: "check the registry configuration"}
+		return nil, nil, &Error{Err: fmt.Errorf("the registry client: %w", err), Hint: "check the registry configuration"}
 	}
 	return c, b, nil
 }
 
 // pullOCI pulls the chart of a resolved OCI reference and checks that
 // the manifest is the one resolved.
-func (r *depResolver) pullOCI(src depSource, name string, res resolution) ([]byte, error) {
+func (r *Resolver) pullOCI(src Source, name string, res resolution) ([]byte, error) {
 	client, b, err := r.registryClient(src)
 	if err != nil {
 		return nil, err
@@ -299,10 +299,10 @@ func (r *depResolver) pullOCI(src depSource, name string, res resolution) ([]byt
 		return nil, r.netError(b, fmt.Errorf("pulling %s: %w", res.url, err), "the chart")
 	}
 	if out.Manifest != nil && res.digest != "" && out.Manifest.Digest != res.digest {
-		return nil, &DependencyError{Version: res.version, Err: fmt.Errorf("the tag %s moved while it was pulled (%s, then %s)", res.url, res.digest, out.Manifest.Digest), Hint: "retry"}
+		return nil, &Error{Version: res.version, Err: fmt.Errorf("the tag %s moved while it was pulled (%s, then %s)", res.url, res.digest, out.Manifest.Digest), Hint: "retry"}
 	}
 	if out.Chart == nil || len(out.Chart.Data) == 0 {
-		return nil, &DependencyError{Version: res.version, Err: fmt.Errorf("%s holds no chart", res.url)}
+		return nil, &Error{Version: res.version, Err: fmt.Errorf("%s holds no chart", res.url)}
 	}
 	return out.Chart.Data, nil
 }

@@ -1,4 +1,4 @@
-package helmplugin
+package deps
 
 import (
 	"encoding/json"
@@ -47,10 +47,10 @@ func envOr(name, def string) string {
 // maxConfigBytes bounds repositories.yaml and the registry config.json.
 const maxConfigBytes = 4 << 20
 
-// repoConfig is what the operator's Helm configuration names: the
+// Config is what the operator's Helm configuration names: the
 // repositories of repositories.yaml and the registry hosts of the registry
 // config.json.
-type repoConfig struct {
+type Config struct {
 	repos []*repo.Entry
 	// hosts are the registry hosts (host or host:port) the registry
 	// config.json holds credentials for.
@@ -64,7 +64,7 @@ type configFiles struct {
 
 	mu      sync.Mutex
 	stamp   [2]fileStamp
-	current *repoConfig
+	current *Config
 }
 
 type fileStamp struct {
@@ -89,7 +89,7 @@ func stampOf(p string) (fileStamp, error) {
 
 // load returns the configuration, read again if a file changed. A file
 // that does not exist names nothing, as in helm.
-func (c *configFiles) load() (*repoConfig, error) {
+func (c *configFiles) load() (*Config, error) {
 	s0, err := stampOf(c.repoPath)
 	if err != nil {
 		return nil, fmt.Errorf("the Helm repositories configuration %s: %w", c.repoPath, err)
@@ -103,7 +103,7 @@ func (c *configFiles) load() (*repoConfig, error) {
 	if c.current != nil && c.stamp == [2]fileStamp{s0, s1} {
 		return c.current, nil
 	}
-	cfg := &repoConfig{hosts: map[string]bool{}}
+	cfg := &Config{hosts: map[string]bool{}}
 	if s0.ok {
 		data, err := readConfig(c.repoPath)
 		if err != nil {
@@ -208,21 +208,21 @@ func registryHost(k string) string {
 	return strings.ToLower(k)
 }
 
-// depSource is where a dependency comes from, as its repository field
+// Source is where a dependency comes from, as its repository field
 // names it.
-type depSource struct {
-	kind string // "file", "http", "oci"
-	// url is the repository's URL (http, oci), or the path of a file://
+type Source struct {
+	Kind string // "file", "http", "oci"
+	// URL is the repository's URL (http, oci), or the path of a file://
 	// dependency as written.
-	url string
+	URL string
 	// entry is the repositories.yaml entry for it: credentials and TLS
 	// settings. For an unlisted repository the operator allowed, an entry
 	// with only a name and URL.
 	entry *repo.Entry
 }
 
-// errUnlisted marks a repository the configuration does not name.
-var errUnlisted = errors.New("not named by the Helm configuration")
+// ErrUnlisted marks a repository the configuration does not name.
+var ErrUnlisted = errors.New("not named by the Helm configuration")
 
 // resolveSource turns a dependency's repository field into a source, by
 // Helm's rules: "@name" and "alias:name" name an entry of
@@ -230,12 +230,12 @@ var errUnlisted = errors.New("not named by the Helm configuration")
 // compares them (a trailing slash and a cleaned path aside); an oci://
 // reference must lie under an oci:// entry or on a host of the registry
 // config. Anything else is refused unless allowUnlisted.
-func (c *repoConfig) resolveSource(repository string, allowUnlisted bool) (depSource, error) {
+func (c *Config) Source(repository string, allowUnlisted bool) (Source, error) {
 	switch {
 	case repository == "":
-		return depSource{}, errors.New("it names no repository")
+		return Source{}, errors.New("it names no repository")
 	case strings.HasPrefix(repository, "file://"):
-		return depSource{kind: "file", url: repository}, nil
+		return Source{Kind: "file", URL: repository}, nil
 	case strings.HasPrefix(repository, "@") || strings.HasPrefix(repository, "alias:"):
 		name := strings.TrimPrefix(strings.TrimPrefix(repository, "@"), "alias:")
 		for _, e := range c.repos {
@@ -244,38 +244,38 @@ func (c *repoConfig) resolveSource(repository string, allowUnlisted bool) (depSo
 				if registry.IsOCI(e.URL) {
 					kind = "oci"
 				}
-				return depSource{kind: kind, url: e.URL, entry: e}, nil
+				return Source{Kind: kind, URL: e.URL, entry: e}, nil
 			}
 		}
-		return depSource{}, fmt.Errorf("no repository named %q in the Helm repositories configuration", name)
+		return Source{}, fmt.Errorf("no repository named %q in the Helm repositories configuration", name)
 	case registry.IsOCI(repository):
 		u, err := url.Parse(repository)
 		if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-			return depSource{}, fmt.Errorf("%q is not an oci://HOST/PATH reference", repository)
+			return Source{}, fmt.Errorf("%q is not an oci://HOST/PATH reference", repository)
 		}
 		for _, e := range c.repos {
 			if registry.IsOCI(e.URL) && ociUnder(repository, e.URL) {
-				return depSource{kind: "oci", url: repository, entry: e}, nil
+				return Source{Kind: "oci", URL: repository, entry: e}, nil
 			}
 		}
 		if c.hosts[strings.ToLower(u.Host)] || allowUnlisted {
-			return depSource{kind: "oci", url: repository, entry: &repo.Entry{Name: "oci", URL: repository}}, nil
+			return Source{Kind: "oci", URL: repository, entry: &repo.Entry{Name: "oci", URL: repository}}, nil
 		}
-		return depSource{}, errUnlisted
+		return Source{}, ErrUnlisted
 	}
 	u, err := url.Parse(repository)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return depSource{}, fmt.Errorf("%q is not a repository Helm can use: write an http(s):// or oci:// URL, @NAME or alias:NAME (a repository of repositories.yaml), or file://PATH", repository)
+		return Source{}, fmt.Errorf("%q is not a repository Helm can use: write an http(s):// or oci:// URL, @NAME or alias:NAME (a repository of repositories.yaml), or file://PATH", repository)
 	}
 	for _, e := range c.repos {
 		if !registry.IsOCI(e.URL) && urlEqual(e.URL, repository) {
-			return depSource{kind: "http", url: e.URL, entry: e}, nil
+			return Source{Kind: "http", URL: e.URL, entry: e}, nil
 		}
 	}
 	if allowUnlisted {
-		return depSource{kind: "http", url: repository, entry: &repo.Entry{Name: "strata-unlisted-" + shortHash(repository), URL: repository}}, nil
+		return Source{Kind: "http", URL: repository, entry: &repo.Entry{Name: "strata-unlisted-" + shortHash(repository), URL: repository}}, nil
 	}
-	return depSource{}, errUnlisted
+	return Source{}, ErrUnlisted
 }
 
 // urlEqual compares two repository URLs as Helm does: parsed, an empty

@@ -1,4 +1,4 @@
-package helmplugin
+package helmrender
 
 import (
 	"reflect"
@@ -13,7 +13,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 )
 
-// TestCloneChartFields fails when Helm adds a field to a type cloneChart
+// TestCloneChartFields fails when Helm adds a field to a type CloneChart
 // copies: the new field must be copied too (deeply, if it holds a map, a
 // slice or a pointer).
 func TestCloneChartFields(t *testing.T) {
@@ -31,7 +31,7 @@ func TestCloneChartFields(t *testing.T) {
 			got = append(got, f.Name)
 		}
 		if !slices.Equal(got, want) {
-			t.Errorf("%s has the fields %v; cloneChart knows %v: update cloneChart and this list", typ, got, want)
+			t.Errorf("%s has the fields %v; CloneChart knows %v: update CloneChart and this list", typ, got, want)
 		}
 	}
 }
@@ -39,7 +39,7 @@ func TestCloneChartFields(t *testing.T) {
 // TestCloneChart: the copy equals the original, field for field, down the
 // subcharts, and shares no map, slice, byte slice or pointer with it.
 func TestCloneChart(t *testing.T) {
-	ch, err := loader.LoadDir("testdata/bench/subchart")
+	ch, err := loader.LoadDir("../helmplugin/testdata/bench/subchart") // helmplugin's benchmark chart
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestCloneChart(t *testing.T) {
 	ch.Files = append(ch.Files, &common.File{Name: "f", Data: []byte("x"), ModTime: now}, nil)
 	ch.Values["nested"] = map[string]any{"list": []any{map[string]any{"a": 1.0}, "s"}, "table": common.Values{"b": true}}
 
-	clone := cloneChart(ch)
+	clone := CloneChart(ch)
 	compareCharts(t, ch, clone, ch.Name())
 
 	seen := map[uintptr]string{}

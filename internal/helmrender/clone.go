@@ -1,4 +1,4 @@
-package helmplugin
+package helmrender
 
 import (
 	"slices"
@@ -7,12 +7,12 @@ import (
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
-// cloneChart copies a chart and its subcharts completely: nothing of the
+// CloneChart copies a chart and its subcharts completely: nothing of the
 // copy (maps, slices, byte slices, pointers) is shared with the original,
 // so whatever Helm or a template does to one leaves the other as it was.
 // TestCloneChart checks every field of every type in the tree, and fails
 // when a new Helm version adds one this function does not know.
-func cloneChart(ch *chart.Chart) *chart.Chart {
+func CloneChart(ch *chart.Chart) *chart.Chart {
 	if ch == nil {
 		return nil
 	}
@@ -21,7 +21,7 @@ func cloneChart(ch *chart.Chart) *chart.Chart {
 		Metadata:      cloneMetadata(ch.Metadata),
 		Lock:          cloneLock(ch.Lock),
 		Templates:     cloneFiles(ch.Templates),
-		Values:        copyValues(ch.Values),
+		Values:        CopyValues(ch.Values),
 		Schema:        slices.Clone(ch.Schema),
 		SchemaModTime: ch.SchemaModTime,
 		Files:         cloneFiles(ch.Files),
@@ -29,7 +29,7 @@ func cloneChart(ch *chart.Chart) *chart.Chart {
 	}
 	deps := make([]*chart.Chart, 0, len(ch.Dependencies()))
 	for _, d := range ch.Dependencies() {
-		deps = append(deps, cloneChart(d))
+		deps = append(deps, CloneChart(d))
 	}
 	out.SetDependencies(deps...) // sets each one's parent to out
 	return out
@@ -101,8 +101,8 @@ func cloneDependencies(ds []*chart.Dependency) []*chart.Dependency {
 	return out
 }
 
-// copyValues copies a value tree (see copyValue); nil stays nil.
-func copyValues(m map[string]any) map[string]any {
+// CopyValues copies a value tree (see copyValue); nil stays nil.
+func CopyValues(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package helmplugin
+package deps
 
 import (
 	"os"
@@ -15,7 +15,7 @@ import (
 // reads, and the sidecar's HELM_* variables must point into the Secret's
 // mount.
 func TestDeployedHelmConfiguration(t *testing.T) {
-	dir := filepath.Join("..", "..", "deploy", "cmp", "helm")
+	dir := filepath.Join("..", "..", "..", "deploy", "cmp", "helm")
 	var secret struct {
 		Metadata   struct{ Name string }
 		StringData map[string]string `json:"stringData"`
