@@ -267,7 +267,9 @@ func (r *Renderer) template(ctx context.Context, ch *chart.Chart, m *module.Modu
 		caps = common.DefaultCapabilities.Copy()
 		caps.KubeVersion = *kver
 	}
-	t := helmrender.Template{ReleaseName: m.Name, Namespace: r.Namespace, Capabilities: caps}
+	t := helmrender.Template{ReleaseName: m.Name, Namespace: r.Namespace, Capabilities: caps,
+		// addon-operator renders with Helm's install action, which checks it.
+		CheckKubeVersion: true}
 	return t.Run(ctx, ch, values)
 }
 
