@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -367,7 +368,7 @@ func (j *job) userValues(chartValues map[string]any) (*valueSet, error) {
 	if len(s.set) > 0 {
 		before = plain(loader.MergeMaps(vs.chart, user)).(map[string]any)
 	}
-	for _, k := range sortedKeys(s.set) {
+	for _, k := range slices.Sorted(maps.Keys(s.set)) {
 		v := s.set[k]
 		if unchanged(before, k, v) {
 			vs.skipped = append(vs.skipped, k)
@@ -378,13 +379,13 @@ func (j *job) userValues(chartValues map[string]any) (*valueSet, error) {
 			return nil, &paramError{name: ParamHelmParameters, field: mapField(k), err: err}
 		}
 	}
-	for _, k := range sortedKeys(s.setString) {
+	for _, k := range slices.Sorted(maps.Keys(s.setString)) {
 		arg := k + "=" + escapeSetValue(expand(s.setString[k], j.env))
 		if err := values.ApplySet(user, values.SetString, arg, nil); err != nil {
 			return nil, &paramError{name: ParamHelmStringParameters, field: mapField(k), err: err}
 		}
 	}
-	for _, k := range sortedKeys(s.setFile) {
+	for _, k := range slices.Sorted(maps.Keys(s.setFile)) {
 		p := expand(s.setFile[k], j.env)
 		rel, err := j.resolve(p)
 		if err != nil {
@@ -507,12 +508,3 @@ func plain(v any) any {
 }
 
 func mapField(k string) string { return fmt.Sprintf("map[%q]", k) }
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}

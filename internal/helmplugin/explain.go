@@ -3,6 +3,7 @@ package helmplugin
 import (
 	"context"
 	"errors"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -86,18 +87,18 @@ func (p *Plugin) ValueLayers(ctx context.Context, req *params.Request) ([]*value
 		}
 		layers = append(layers, &values.Layer{Name: "parameter " + ParamValues, Values: m, Pos: pos})
 	}
-	for _, k := range sortedKeys(j.s.set) {
+	for _, k := range slices.Sorted(maps.Keys(j.s.set)) {
 		if slices.Contains(vs.skipped, k) {
 			continue
 		}
 		arg := k + "=" + escapeSetValue(expand(j.s.set[k], j.env))
 		layers = append(layers, &values.Layer{Name: ParamHelmParameters + " " + k + "=" + j.s.set[k], Op: values.Assignment{Kind: values.SetValue, Arg: arg}})
 	}
-	for _, k := range sortedKeys(j.s.setString) {
+	for _, k := range slices.Sorted(maps.Keys(j.s.setString)) {
 		arg := k + "=" + escapeSetValue(expand(j.s.setString[k], j.env))
 		layers = append(layers, &values.Layer{Name: ParamHelmStringParameters + " " + k + "=" + j.s.setString[k], Op: values.Assignment{Kind: values.SetString, Arg: arg}})
 	}
-	for _, k := range sortedKeys(j.s.setFile) {
+	for _, k := range slices.Sorted(maps.Keys(j.s.setFile)) {
 		rel, err := j.resolve(expand(j.s.setFile[k], j.env))
 		if err != nil {
 			return nil, &paramError{name: ParamFileParameters, field: mapField(k), err: err}

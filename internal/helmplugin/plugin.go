@@ -18,6 +18,7 @@ import (
 
 	"github.com/strata-dev/strata/internal/helmplugin/deps"
 	"github.com/strata-dev/strata/internal/helmrender"
+	"github.com/strata-dev/strata/internal/limits"
 	"github.com/strata-dev/strata/internal/params"
 )
 
@@ -74,32 +75,7 @@ func DefaultLimits() Limits {
 	}
 }
 
-func (l Limits) withDefaults() Limits {
-	d := DefaultLimits()
-	set := func(v *int, def int) {
-		if *v <= 0 {
-			*v = def
-		}
-	}
-	set64 := func(v *int64, def int64) {
-		if *v <= 0 {
-			*v = def
-		}
-	}
-	set(&l.MaxParameters, d.MaxParameters)
-	set(&l.MaxItems, d.MaxItems)
-	set(&l.MaxParameterBytes, d.MaxParameterBytes)
-	set(&l.MaxValuesFiles, d.MaxValuesFiles)
-	set64(&l.MaxValuesBytes, d.MaxValuesBytes)
-	set64(&l.MaxTotalValuesBytes, d.MaxTotalValuesBytes)
-	set(&l.MaxChartFiles, d.MaxChartFiles)
-	set64(&l.MaxChartBytes, d.MaxChartBytes)
-	set(&l.MaxManifests, d.MaxManifests)
-	set(&l.MaxManifestBytes, d.MaxManifestBytes)
-	set(&l.MaxAnnouncedValues, d.MaxAnnouncedValues)
-	set(&l.MaxValuesNodes, d.MaxValuesNodes)
-	return l
-}
+func (l Limits) withDefaults() Limits { return limits.Or(l, DefaultLimits()) }
 
 // Options tune a Plugin.
 type Options struct {

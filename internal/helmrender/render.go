@@ -23,6 +23,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/internal/deadline"
+	"github.com/strata-dev/strata/internal/limits"
 	"github.com/strata-dev/strata/internal/manifest"
 )
 
@@ -153,16 +154,7 @@ func DefaultLimits() Limits {
 	return Limits{MaxManifests: 100_000, MaxManifestBytes: 96 << 20}
 }
 
-func (l Limits) withDefaults() Limits {
-	d := DefaultLimits()
-	if l.MaxManifests <= 0 {
-		l.MaxManifests = d.MaxManifests
-	}
-	if l.MaxManifestBytes <= 0 {
-		l.MaxManifestBytes = d.MaxManifestBytes
-	}
-	return l
-}
+func (l Limits) withDefaults() Limits { return limits.Or(l, DefaultLimits()) }
 
 // Options tune a Renderer.
 type Options struct {

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -244,7 +244,7 @@ func (s *Store) validateConfig(cfg *config.Config) error {
 	}
 	errs = append(errs, s.unknownKeys(cfg)...)
 	check(s.global)
-	for _, k := range sortedKeys(s.modules) {
+	for _, k := range slices.Sorted(maps.Keys(s.modules)) {
 		check(s.modules[k])
 	}
 	return errors.Join(errs...)
@@ -255,7 +255,7 @@ func (s *Store) validateConfig(cfg *config.Config) error {
 // module meant when the key is a typo of one.
 func (s *Store) unknownKeys(cfg *config.Config) []error {
 	var errs []error
-	known := sortedKeys(s.modules)
+	known := slices.Sorted(maps.Keys(s.modules))
 	bad := func(key, suffix, where string) {
 		msg := fmt.Sprintf("config store %s: %s%s: no module has the values key %q", where, key, suffix, key)
 		if m := document.Closest(key, known); m != "" {
@@ -265,7 +265,7 @@ func (s *Store) unknownKeys(cfg *config.Config) []error {
 		}
 		errs = append(errs, fmt.Errorf("%w: %s (remove the key, or add the module)", ErrUnknownModule, msg))
 	}
-	for _, k := range sortedKeys(cfg.Modules) {
+	for _, k := range slices.Sorted(maps.Keys(cfg.Modules)) {
 		if s.modules[k] == nil {
 			where := cfg.Modules[k].Source
 			if cfg.Modules[k].Line > 0 {
@@ -274,12 +274,12 @@ func (s *Store) unknownKeys(cfg *config.Config) []error {
 			bad(k, "", where)
 		}
 	}
-	for _, k := range sortedKeys(cfg.Enabled) {
+	for _, k := range slices.Sorted(maps.Keys(cfg.Enabled)) {
 		if s.modules[k] == nil {
 			bad(k, config.EnabledSuffix, cfg.Source)
 		}
 	}
-	for _, k := range sortedKeys(cfg.Maintenance) {
+	for _, k := range slices.Sorted(maps.Keys(cfg.Maintenance)) {
 		if s.modules[k] == nil {
 			bad(k, config.MaintenanceSuffix, cfg.Source)
 		}
@@ -318,7 +318,7 @@ func (s *Store) SetConfig(cfg *config.Config) ([]string, error) {
 	if !sameJSON(g.values, s.global.values) {
 		changed = append(changed, GlobalKey)
 	}
-	for _, k := range sortedKeys(mods) {
+	for _, k := range slices.Sorted(maps.Keys(mods)) {
 		if !sameJSON(mods[k].values, s.modules[k].values) {
 			changed = append(changed, k)
 		}
@@ -333,7 +333,7 @@ func computeAll(g *section, mods map[string]*section, cfg *config.Config) error 
 	if err := g.compute(cfg); err != nil {
 		errs = append(errs, err)
 	}
-	for _, k := range sortedKeys(mods) {
+	for _, k := range slices.Sorted(maps.Keys(mods)) {
 		if err := mods[k].compute(cfg); err != nil {
 			errs = append(errs, err)
 		}
@@ -720,15 +720,6 @@ func sameJSON(a, b map[string]any) bool {
 	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 func unionKeys(a, b map[string]bool) []string {
 	set := map[string]bool{}
 	for k := range a {
@@ -737,7 +728,7 @@ func unionKeys(a, b map[string]bool) []string {
 	for k := range b {
 		set[k] = true
 	}
-	return sortedKeys(set)
+	return slices.Sorted(maps.Keys(set))
 }
 
 func nonNil(m map[string]any) map[string]any {
