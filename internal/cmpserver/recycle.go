@@ -10,9 +10,11 @@ import (
 // TrackCommands prepares this process for following what the commands of
 // each request start (hookexec.Tracker): it makes it the subreaper of the
 // commands' orphans until ctx is done (hookexec.AdoptOrphans), which the
-// Tracker needs where the kernel refuses it namespaces. It returns
-// whether commands run in their own namespaces (nil) or why not; either
-// way, what a request's commands leave behind is killed at its end.
+// Tracker needs to follow them through the process tree (the default, and
+// where the kernel refuses namespaces). It returns whether commands could
+// run in their own namespaces (nil; Server.CommandNamespaces asks for
+// them) or why not; either way, what a request's commands leave behind is
+// killed at its end.
 func TrackCommands(ctx context.Context) (namespaces error, err error) {
 	if err := hookexec.AdoptOrphans(ctx); err != nil {
 		return nil, err

@@ -184,16 +184,16 @@
 //     keeps a workspace only after [Workspace.Settle](nil): the caller's
 //     word that nothing it gave the workspace to can still run. The
 //     server gives it once the hookexec.Tracker of the request closed
-//     without error: every command ran as the init of its own PID
-//     namespace, which the kernel empties before the init can be reaped
-//     and no task can leave; or, where namespaces are refused, the
-//     Tracker killed and reaped every child of the server (its subreaper,
-//     so every orphan is one) started since the request began, until a
-//     reading of the process table found none, and found none it could
-//     not attribute. Any doubt, or no Settle, removes the workspace
+//     without error: the Tracker (by default) killed and reaped every
+//     child of the server (its subreaper, so every orphan is one) started
+//     since the request began, until a reading of the server's children
+//     found none, and found none it could not attribute; or, with
+//     namespaces (cmp serve --command-namespaces), every command ran as
+//     the init of its own PID namespace, which the kernel empties before
+//     the init can be reaped and no task can leave. Any doubt, or no Settle, removes the workspace
 //     ([Stats] RecycleBusy, RecycleUnsettled). What this trusts is the
-//     kernel's PID namespaces, or its re-parenting to a subreaper and its
-//     process start times; not the commands.
+//     kernel's re-parenting to a subreaper and its process start times, or
+//     its PID namespaces; not the commands.
 //   - Every change is found. The kernel sets a file's change time (ctime)
 //     on every write, truncation, mode change, link, rename or extended
 //     attribute change, and no system call sets it back. An entry whose
