@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 )
 
@@ -126,25 +125,9 @@ func appendV1(buf []byte, c *BindingContext) ([]byte, error) {
 		}
 	}
 	if c.Snapshots != nil {
-		w.key("snapshots")
-		names := make([]string, 0, len(c.Snapshots))
-		for n := range c.Snapshots {
-			names = append(names, n)
+		if err := appendSnapshots(w, c.Snapshots); err != nil {
+			return nil, err
 		}
-		slices.Sort(names)
-		w.buf = append(w.buf, '{')
-		for i, n := range names {
-			if i > 0 {
-				w.buf = append(w.buf, ',')
-			}
-			w.buf = appendString(w.buf, n)
-			w.buf = append(w.buf, ':')
-			var err error
-			if w.buf, err = appendObjects(w.buf, c.Snapshots[n]); err != nil {
-				return nil, err
-			}
-		}
-		w.buf = append(w.buf, '}')
 	}
 	switch {
 	case group:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -168,13 +169,8 @@ func appendWebhook(w *objWriter, c *BindingContext) ([]byte, error) {
 // name order.
 func appendSnapshots(w *objWriter, snaps map[string][]ObjectResult) error {
 	w.key("snapshots")
-	names := make([]string, 0, len(snaps))
-	for n := range snaps {
-		names = append(names, n)
-	}
-	slices.Sort(names)
 	w.buf = append(w.buf, '{')
-	for i, n := range names {
+	for i, n := range slices.Sorted(maps.Keys(snaps)) {
 		if i > 0 {
 			w.buf = append(w.buf, ',')
 		}
