@@ -21,6 +21,9 @@ const module = "github.com/strata-dev/strata"
 // strictly lower rank (ARCHITECTURE.md, STYLE.md). Packages under a listed
 // directory share its rank and may import their parent.
 var rank = map[string]int{
+	// The document layer; its subpackages share its rank and import it:
+	// yamljson (YAML read as sigs.k8s.io/yaml reads it, fast, without
+	// Helm) and documenttest.
 	"internal/document":   0,
 	"internal/testbin":    0,
 	"internal/golden":     0,

@@ -44,21 +44,22 @@ func (p *Plugin) Stats() Stats {
 // handed out: parse returns a deep copy.
 type valuesCache struct {
 	lru *helmrender.Cache[map[string]any]
-	// reference reads every document with Helm's own loader.LoadValues
-	// (Options.ReferenceYAML).
-	reference bool
+	// codecs is document.ReferenceCodecs to read every document with
+	// Helm's own loader.LoadValues (Options.Codecs).
+	codecs document.Codecs
 	// maxNodes bounds the nodes of a document (Limits.MaxValuesNodes).
 	maxNodes int
 }
 
-// load reads a values document, by the fast path unless reference.
+// load reads a values document, by the fast path unless codecs rule it
+// out.
 func (c valuesCache) load(data []byte) (map[string]any, error) {
 	// The YAML libraries build a tree of a whole document before
 	// anything can count it: count first.
 	if err := checkValuesNodes(data, c.maxNodes); err != nil {
 		return nil, err
 	}
-	if c.reference {
+	if !c.codecs.Fast() {
 		return loader.LoadValues(bytes.NewReader(data))
 	}
 	return helmrender.LoadValues(data)

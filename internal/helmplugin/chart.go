@@ -37,7 +37,7 @@ func (j *job) loadChart() (*chart.Chart, error) {
 	if ch, ok := j.p.charts.get(digest); ok {
 		return ch, nil
 	}
-	ch, err := loadDir(j.req.AppPath, j.p.opts.ReferenceYAML)
+	ch, err := loadDir(j.req.AppPath, j.p.opts.Codecs)
 	if err != nil {
 		if _, statErr := os.Stat(filepath.Join(j.req.AppPath, "Chart.yaml")); errors.Is(statErr, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %s holds no Chart.yaml", ErrNotChart, j.appRel)
@@ -314,7 +314,7 @@ type valueSet struct {
 // parameter, entries are applied in key order. Values files are parsed by
 // helmrender.LoadValues, which reads them as Helm's loader.LoadValues does
 // (numbers, multi-document files, errors; a fast path held to Helm's by
-// differential tests, Helm's own function with Options.ReferenceYAML), and
+// differential tests, Helm's own function with Options.Codecs), and
 // merged by Helm's loader.MergeMaps.
 func (j *job) userValues(chartValues map[string]any) (*valueSet, error) {
 	s := j.s

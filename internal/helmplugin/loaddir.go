@@ -15,6 +15,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"helm.sh/helm/v4/pkg/ignore"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/helmrender"
 )
 
@@ -29,10 +30,10 @@ import (
 // common way (an irregular file, a file that cannot be read or changed
 // size since the walk, a chart past Helm's size budget, a values.yaml the
 // fast path leaves to Helm, any error) and the chart is loaded by
-// loader.LoadDir itself, which gives Helm's own error; reference loads it
-// so always (Options.ReferenceYAML).
-func loadDir(dir string, reference bool) (*chart.Chart, error) {
-	if reference {
+// loader.LoadDir itself, which gives Helm's own error; with
+// document.ReferenceCodecs it is loaded so always (Options.Codecs).
+func loadDir(dir string, codecs document.Codecs) (*chart.Chart, error) {
+	if !codecs.Fast() {
 		return loader.LoadDir(dir)
 	}
 	if ch, ok := loadDirFast(dir); ok {

@@ -15,6 +15,8 @@ import (
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // TestLoadDirMatchesHelm loads charts with loadDir and with Helm's
@@ -105,8 +107,9 @@ func TestLoadDirMatchesHelm(t *testing.T) {
 			if _, fast := loadDirFast(dir); fast != (wantErr == nil && !slowCharts[filepath.Base(dir)]) {
 				t.Errorf("loaded the fast way: %v; Helm's error: %v", fast, wantErr)
 			}
-			for _, reference := range []bool{false, true} {
-				got, err := loadDir(dir, reference)
+			for _, codecs := range []document.Codecs{document.FastCodecs, document.ReferenceCodecs} {
+				reference := !codecs.Fast()
+				got, err := loadDir(dir, codecs)
 				if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
 					t.Fatalf("reference=%v: error %v, Helm's %v", reference, err, wantErr)
 				}

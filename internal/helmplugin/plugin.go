@@ -16,6 +16,7 @@ import (
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/helmplugin/deps"
 	"github.com/strata-dev/strata/internal/helmrender"
 	"github.com/strata-dev/strata/internal/limits"
@@ -120,14 +121,14 @@ type Options struct {
 	// Dependencies say where the dependencies of Chart.yaml that charts/
 	// lacks are fetched from (see DependencyOptions).
 	Dependencies DependencyOptions
-	// ReferenceYAML turns the fast YAML path off: values files and
-	// rendered documents are then read with Helm's own functions
-	// (loader.LoadValues, sigs.k8s.io/yaml) only. The fast path gives the
-	// same results (its differential tests and fuzzer hold it to them) in
-	// a fraction of the time; this is the switch to rule it out when a
-	// result looks wrong. The inline values parameter is read by the fast
-	// path either way.
-	ReferenceYAML bool
+	// Codecs is the reference switch of the fast YAML path:
+	// document.ReferenceCodecs reads values files and rendered documents
+	// with Helm's own functions (loader.LoadValues, loader.LoadDir,
+	// sigs.k8s.io/yaml) only. The fast path gives the same results (its
+	// differential tests and fuzzers hold it to them) in a fraction of the
+	// time; this is the switch to rule it out when a result looks wrong.
+	// The inline values parameter is read by the fast path either way.
+	Codecs document.Codecs
 }
 
 // A Plugin is the built-in Helm plugin. Its methods are those of a
@@ -179,12 +180,12 @@ func New(opts Options) *Plugin {
 	}
 	lim := opts.Limits.withDefaults()
 	p := &Plugin{opts: opts, lim: lim, log: log.With("plugin", Name),
-		values: valuesCache{lru: helmrender.NewCache[map[string]any](orDefault(opts.CacheEntries, 256), lim.MaxTotalValuesBytes), reference: opts.ReferenceYAML, maxNodes: lim.MaxValuesNodes},
+		values: valuesCache{lru: helmrender.NewCache[map[string]any](orDefault(opts.CacheEntries, 256), lim.MaxTotalValuesBytes), codecs: opts.Codecs, maxNodes: lim.MaxValuesNodes},
 		flat:   helmrender.NewCache[map[string]string](orDefault(opts.CacheEntries, 256), lim.MaxTotalValuesBytes),
 		charts: chartCache{helmrender.NewCache[*chart.Chart](orDefault(opts.ChartCacheEntries, 64), chartBytes)},
 		render: helmrender.New(helmrender.Options{
 			Limits:  helmrender.Limits{MaxManifests: lim.MaxManifests, MaxManifestBytes: lim.MaxManifestBytes},
-			Timeout: opts.Timeout, MaxConcurrent: n, DocumentCacheBytes: docBytes, ReferenceYAML: opts.ReferenceYAML,
+			Timeout: opts.Timeout, MaxConcurrent: n, DocumentCacheBytes: docBytes, Codecs: opts.Codecs,
 		}),
 		deps: deps.New(opts.Dependencies),
 	}
@@ -208,7 +209,7 @@ func New(opts Options) *Plugin {
 		p.pool = newPool(opts.Workers, workerConfig{
 			Limits: lim, CacheEntries: opts.CacheEntries, ChartCacheEntries: opts.ChartCacheEntries,
 			ChartCacheBytes: share(chartBytes), DocumentCacheBytes: share(docBytes),
-			Dependencies: depOpts, ReferenceYAML: opts.ReferenceYAML, LogLevel: level,
+			Dependencies: depOpts, Codecs: opts.Codecs, LogLevel: level,
 		}, n, p.log, log)
 	}
 	return p

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/helmplugin"
 	"github.com/strata-dev/strata/internal/helmplugin/paritytest"
 	"github.com/strata-dev/strata/internal/params"
@@ -68,9 +69,10 @@ func TestPrintedAsHelmTemplate(t *testing.T) {
 		set:  map[string]string{"manifests": "false"},
 		want: map[string]string{"crd-1": "a\n\n", "crd-2": "b\n", "hook": "d\n\n"},
 	}} {
-		for _, reference := range []bool{false, true} {
+		for _, codecs := range []document.Codecs{document.FastCodecs, document.ReferenceCodecs} {
+			reference := !codecs.Fast()
 			t.Run(tc.name, func(t *testing.T) {
-				p := helmplugin.New(helmplugin.Options{ReferenceYAML: reference})
+				p := helmplugin.New(helmplugin.Options{Codecs: codecs})
 				req := &params.Request{AppName: "blocks", RepoRoot: root, AppPath: app, Env: []string{"ARGOCD_APP_NAME=blocks"}}
 				if tc.set != nil {
 					req.Parameters = []params.Parameter{{Name: helmplugin.ParamHelmParameters, Map: tc.set}}
@@ -111,7 +113,7 @@ func TestReferenceYAML(t *testing.T) {
 		t.Fatalf("no cases: %v", err)
 	}
 	fast := helmplugin.New(helmplugin.Options{})
-	ref := helmplugin.New(helmplugin.Options{ReferenceYAML: true})
+	ref := helmplugin.New(helmplugin.Options{Codecs: document.ReferenceCodecs})
 	ctx := context.Background()
 	for _, file := range files {
 		c := paritytest.Load(t, file)

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/params"
 )
 
@@ -39,7 +40,7 @@ type workerConfig struct {
 	ChartCacheBytes    int64
 	DocumentCacheBytes int64
 	Dependencies       DependencyOptions
-	ReferenceYAML      bool
+	Codecs             document.Codecs
 	// Memory is what one render may add to the worker's memory (bytes);
 	// negative is no bound.
 	Memory   int64
@@ -128,7 +129,7 @@ func serveWorker(ctx context.Context, r io.Reader, w io.Writer) error {
 		ChartCacheBytes:    cfg.ChartCacheBytes,
 		DocumentCacheBytes: cfg.DocumentCacheBytes,
 		Dependencies:       cfg.Dependencies,
-		ReferenceYAML:      cfg.ReferenceYAML,
+		Codecs:             cfg.Codecs,
 	})
 	if err := send(workerReady{AddressSpace: addressSpace()}); err != nil {
 		return err

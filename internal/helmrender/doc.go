@@ -20,10 +20,12 @@
 // running at once and each render's time (Options), and keeps a cache of
 // the documents read before, by the SHA-256 of their text.
 //
-// YAML is read with Helm's rules (sigs.k8s.io/yaml) by faster paths that
-// give the same results and fall back to Helm's own functions for anything
-// they are not sure to reproduce (yamlconv.go, blockyaml.go; LoadValues for
-// values documents); Options.ReferenceYAML is the switch that turns them
-// off. The differential tests and fuzzers in yamlconv_test.go and
-// split_test.go hold them to the reference.
+// YAML is read with Helm's rules (sigs.k8s.io/yaml) by the document layer's
+// fast path (package yamljson), which gives the same results and falls back
+// to the reference functions for anything it is not sure to reproduce;
+// LoadValues reads a values file through it as Helm's loader.LoadValues
+// does, with Helm's function as its fallback (values.go). Options.Codecs
+// (document.Codecs) is the switch that turns the fast path off. The
+// differential tests and fuzzers of yamljson and values_test.go, and
+// split_test.go, hold them to the reference.
 package helmrender

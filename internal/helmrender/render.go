@@ -18,11 +18,12 @@ import (
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"helm.sh/helm/v4/pkg/engine"
-	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	k8sversion "k8s.io/apimachinery/pkg/util/version"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/internal/deadline"
+	"github.com/strata-dev/strata/internal/document"
+	"github.com/strata-dev/strata/internal/document/yamljson"
 	"github.com/strata-dev/strata/internal/limits"
 	"github.com/strata-dev/strata/internal/manifest"
 )
@@ -171,9 +172,10 @@ type Options struct {
 	// read before (their text and JSON form, by the SHA-256 of the text);
 	// 0 or a negative number keeps none.
 	DocumentCacheBytes int64
-	// ReferenceYAML reads every rendered document with sigs.k8s.io/yaml
-	// only: the reference switch of the fast YAML path (yamlconv.go).
-	ReferenceYAML bool
+	// Codecs is the reference switch of the fast YAML path (yamljson):
+	// document.ReferenceCodecs reads every rendered document with
+	// sigs.k8s.io/yaml only.
+	Codecs document.Codecs
 }
 
 // A Renderer renders charts as `helm template` prints them and Argo CD
@@ -194,7 +196,7 @@ func New(opts Options) *Renderer {
 		n = runtime.GOMAXPROCS(0)
 	}
 	return &Renderer{opts: opts, lim: opts.Limits.withDefaults(), sem: make(chan struct{}, n),
-		docs: docCache{lru: NewCache[parsed](1<<20, opts.DocumentCacheBytes), reference: opts.ReferenceYAML}}
+		docs: docCache{lru: NewCache[parsed](1<<20, opts.DocumentCacheBytes), codecs: opts.Codecs}}
 }
 
 // Stats returns the counters of the rendered documents' cache.
@@ -458,7 +460,7 @@ func (o *output) account(crds []*streamDoc, manifests, hooks []*doc, sectionEnd 
 	return nil
 }
 
-// errRecount says that the documents read by yamlCheck, counted by bounds
+// errRecount says that the documents read by yamljson.Check, counted by bounds
 // of their JSON's length, pass MaxManifestBytes: they must be converted
 // and counted again, exactly.
 var errRecount = errors.New("the bounds of the manifests' lengths pass the limit")
@@ -475,7 +477,7 @@ type output struct {
 	cache docCache
 	// drop checks and counts the manifests without keeping them.
 	drop bool
-	// bounded: total holds bounds of the lengths of documents yamlCheck
+	// bounded: total holds bounds of the lengths of documents yamljson.Check
 	// read (see within).
 	bounded bool
 }
@@ -493,11 +495,11 @@ func (o *output) addDoc(d *doc, pos position) error {
 		return o.addJSON(d.json, &d.parsed, d.source) // read as it is printed
 	}
 	if o.cache.checking() {
-		if head, bound, err := yamlCheck(text); err == nil {
+		if head, bound, err := yamljson.Check(text); err == nil {
 			return o.addJSON("", &parsed{kind: head.Kind, version: head.Version, checked: true, bound: bound}, d.source)
 		}
 	}
-	js, head, err := convertDoc([]byte(text), o.cache.reference)
+	js, head, err := convertDoc([]byte(text), o.cache.codecs)
 	if err != nil {
 		return fmt.Errorf("YAML parse error on %s: %w", d.source, err)
 	}
@@ -572,10 +574,10 @@ func (o *output) addStreams(docs []*streamDoc) error {
 // through the document cache: the CRDs of a chart are the same at every
 // render, and often its largest documents. It returns the document's kind
 // and version too when the fast path read them as encoding/json reads them
-// from the JSON (see yamlToJSONTree), else nil: addJSON reads them.
+// from the JSON (see yamljson.ToJSONFast), else nil: addJSON reads them.
 func (o *output) streamJSON(text string) (string, *parsed, error) {
 	if o.cache.checking() {
-		if head, bound, err := yamlCheck(text); err == nil {
+		if head, bound, err := yamljson.Check(text); err == nil {
 			return "", &parsed{kind: head.Kind, version: head.Version, headed: true, checked: true, bound: bound}, nil
 		}
 	}
@@ -595,12 +597,12 @@ func (o *output) streamJSON(text string) (string, *parsed, error) {
 	}
 	var (
 		js     []byte
-		head   releaseutil.SimpleHead
+		head   yamljson.Head
 		headed bool
-		err    error = errReference
+		err    error = yamljson.ErrNotFast
 	)
-	if !o.cache.reference {
-		js, head, headed, err = yamlToJSONTree(doc)
+	if o.cache.codecs.Fast() {
+		js, head, headed, err = yamljson.ToJSONFast(doc)
 	}
 	if err != nil {
 		// The head did not read, or the fast path failed: the reference.
@@ -635,7 +637,7 @@ func (o *output) addJSON(js string, p *parsed, source string) error {
 	if p != nil {
 		kind, version = p.kind, p.version
 	} else {
-		var head releaseutil.SimpleHead
+		var head yamljson.Head
 		if js[0] != '{' || json.Unmarshal([]byte(js), &head) != nil {
 			return unpack([]byte(js), source, 0, o.add) // says what is wrong
 		}

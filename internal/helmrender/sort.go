@@ -14,6 +14,8 @@ import (
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/strata-dev/strata/internal/document"
+	"github.com/strata-dev/strata/internal/document/yamljson"
 	"github.com/strata-dev/strata/internal/manifest"
 )
 
@@ -38,7 +40,7 @@ type parsed struct {
 	known         bool   // every hook it names is one Helm knows,
 	test          bool   // and one of them is test
 	headed        bool   // a CRD's: kind and version are read (see streamJSON)
-	// checked: read by yamlCheck (docCache.check), json is empty and bound
+	// checked: read by yamljson.Check (docCache.check), json is empty and bound
 	// bounds its length; kind and version are set.
 	checked bool
 	bound   int
@@ -51,28 +53,20 @@ type parsed struct {
 // after running the templates. Only successes are kept.
 type docCache struct {
 	lru *Cache[parsed]
-	// reference reads every document with sigs.k8s.io/yaml only
-	// (Options.ReferenceYAML).
-	reference bool
-	// check reads documents with yamlCheck first, for output that keeps
+	// codecs is document.ReferenceCodecs to read every document with
+	// sigs.k8s.io/yaml only (Options.Codecs).
+	codecs document.Codecs
+	// check reads documents with yamljson.Check first, for output that keeps
 	// no JSON (GenerateYAML): what it reads is checked, not converted, and
 	// not cached.
 	check bool
 }
 
-// checking reports whether documents are read with yamlCheck first.
-func (c docCache) checking() bool { return c.check && !c.reference }
+// checking reports whether documents are read with yamljson.Check first.
+func (c docCache) checking() bool { return c.check && c.codecs.Fast() }
 
 // docOverhead is what a cache entry costs besides its text and JSON.
 const docOverhead = 256
-
-// headName is the head's metadata.name.
-func headName(h releaseutil.SimpleHead) string {
-	if h.Metadata == nil {
-		return ""
-	}
-	return h.Metadata.Name
-}
 
 // A Document is a rendered document as Sort returns it.
 type Document struct {
@@ -89,7 +83,7 @@ type Document struct {
 // with releaseutil.InstallOrder (see sortRendered), with the same
 // documents, order and errors: the hooks Helm knows, then the other
 // manifests, each in install order. Documents are read with the fast path
-// (yamlconv.go), each once, in parallel, without a cache.
+// (yamljson), each once, in parallel, without a cache.
 func Sort(files map[string]string) (hooks, manifests []Document, err error) {
 	h, m, err := sortRendered(files, docCache{})
 	if err != nil {
@@ -147,16 +141,16 @@ func sortRendered(files map[string]string, cache docCache) (hooks, manifests []*
 // template's output, where it is printed followed by a line break (see
 // printedText), and its head as Helm's sorter reads it from the text
 // itself: sigs.k8s.io/yaml.Unmarshal into releaseutil.SimpleHead (see
-// yamlToJSON). The line break changes only a block scalar that ends the
+// yamljson.ToJSON). The line break changes only a block scalar that ends the
 // document, so the head is read again from the text when one of its
 // fields could have been such a scalar.
 func (d *doc) parse(cache docCache) {
 	if cache.checking() {
 		// A head with a line break a block scalar may have given is read
 		// again below; such a document goes the usual way.
-		head, bound, err := yamlCheck(printedText(d.text, middle))
+		head, bound, err := yamljson.Check(printedText(d.text, middle))
 		if err == nil && !(mayEndInBlockScalar(d.text) && headHasLineBreak(head)) {
-			d.parsed = parsed{kind: head.Kind, version: head.Version, name: headName(head), checked: true, bound: bound}
+			d.parsed = parsed{kind: head.Kind, version: head.Version, name: head.Name(), checked: true, bound: bound}
 			d.readHooks(head)
 			return
 		}
@@ -177,10 +171,9 @@ func (d *doc) parse(cache docCache) {
 			return
 		}
 	}
-	js, head, err := convertDoc(text, cache.reference)
+	js, head, err := convertDoc(text, cache.codecs)
 	if err == nil && mayEndInBlockScalar(d.text) && headHasLineBreak(head) {
-		head = releaseutil.SimpleHead{}
-		err = sigsyaml.Unmarshal([]byte(d.text), &head)
+		head, err = yamljson.UnmarshalHead([]byte(d.text))
 	}
 	if err != nil {
 		// Helm's sorter reads the text itself: its error, when it has one,
@@ -194,9 +187,22 @@ func (d *doc) parse(cache docCache) {
 		}
 		return
 	}
-	d.parsed = parsed{json: string(js), kind: head.Kind, version: head.Version, name: headName(head)}
+	d.parsed = parsed{json: string(js), kind: head.Kind, version: head.Version, name: head.Name()}
 	d.readHooks(head)
 	cache.lru.Add(key, int64(len(text)+len(js)+docOverhead), d.parsed)
+}
+
+// convertDoc converts a rendered document with yamljson.ToJSON; an error
+// reading its head is then Helm's own, naming Helm's type
+// (releaseutil.SimpleHead), as Helm's sorter reports it.
+func convertDoc(doc []byte, codecs document.Codecs) ([]byte, yamljson.Head, error) {
+	js, head, err := yamljson.ToJSON(doc, codecs)
+	if err != nil && js != nil {
+		if herr := sigsyaml.Unmarshal(doc, &releaseutil.SimpleHead{}); herr != nil {
+			err = herr
+		}
+	}
+	return js, head, err
 }
 
 // mayEndInBlockScalar reports whether text could hold a block scalar
@@ -210,7 +216,7 @@ func mayEndInBlockScalar(text string) bool {
 // headHasLineBreak reports whether a field of the head Helm's sorter uses
 // ends in a line break, which a block scalar ending the document would
 // give.
-func headHasLineBreak(h releaseutil.SimpleHead) bool {
+func headHasLineBreak(h yamljson.Head) bool {
 	if strings.HasSuffix(h.Kind, "\n") || strings.HasSuffix(h.Version, "\n") {
 		return true
 	}
@@ -229,7 +235,7 @@ func headHasLineBreak(h releaseutil.SimpleHead) bool {
 }
 
 // readHooks reads the hooks a document names, as Helm's sorter does.
-func (d *doc) readHooks(head releaseutil.SimpleHead) {
+func (d *doc) readHooks(head yamljson.Head) {
 	m := head.Metadata
 	if m == nil || len(m.Annotations) == 0 {
 		return

@@ -21,13 +21,14 @@ import (
 type Encoder struct {
 	Format document.Format // document.YAML or document.JSON
 
-	// Reference turns the fast paths off: every manifest is then read by
-	// document.Loader and written by document.Encode. The fast paths
+	// Codecs is the reference switch of the fast paths:
+	// document.ReferenceCodecs reads every manifest with document.Loader
+	// and writes it with document.Encode. The fast paths
 	// (document.DecodeJSONFast, or encoding/json, and document.YAMLWriter)
 	// write the same bytes for every manifest the Loader reads (their
 	// differential tests and fuzzers hold them to it) in a fraction of the
 	// time; this is the switch to rule them out.
-	Reference bool
+	Codecs document.Codecs
 }
 
 // Encode writes manifests to w.
@@ -53,7 +54,7 @@ func (e Encoder) Encode(w io.Writer, manifests []string) error {
 		wg.Go(func() {
 			var yw document.YAMLWriter
 			for i := int(next.Add(1) - 1); i < len(manifests); i = int(next.Add(1) - 1) {
-				if !e.Reference {
+				if e.Codecs.Fast() {
 					if b, ok := fastYAML(&yw, manifests[i]); ok {
 						out[i] = *bytes.NewBuffer(b)
 						continue

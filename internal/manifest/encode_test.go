@@ -34,7 +34,7 @@ func TestEncoder(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Encode(%s) error = %v", f, err)
 		}
-		ref, err := encode(t, manifest.Encoder{Format: f, Reference: true}, encodeCases)
+		ref, err := encode(t, manifest.Encoder{Format: f, Codecs: document.ReferenceCodecs}, encodeCases)
 		if err != nil {
 			t.Fatalf("Encode(%s, reference) error = %v", f, err)
 		}
@@ -77,11 +77,11 @@ metadata:
 }
 
 func TestEncoderErrors(t *testing.T) {
-	for _, ref := range []bool{false, true} {
+	for _, codecs := range []document.Codecs{document.FastCodecs, document.ReferenceCodecs} {
 		for _, f := range []document.Format{document.YAML, document.JSON} {
-			_, err := encode(t, manifest.Encoder{Format: f, Reference: ref}, []string{`{"kind":"A"}`, `{"kind":`})
+			_, err := encode(t, manifest.Encoder{Format: f, Codecs: codecs}, []string{`{"kind":"A"}`, `{"kind":`})
 			if err == nil || !strings.HasPrefix(err.Error(), "manifest 1:") {
-				t.Errorf("Encode(%s, reference %v) of a broken manifest: error = %v, want one naming manifest 1", f, ref, err)
+				t.Errorf("Encode(%s, %v codecs) of a broken manifest: error = %v, want one naming manifest 1", f, codecs, err)
 			}
 		}
 	}
@@ -94,7 +94,7 @@ func FuzzEncoder(f *testing.F) {
 		f.Add(m)
 	}
 	f.Fuzz(func(t *testing.T, m string) {
-		ref, err := encode(t, manifest.Encoder{Format: document.YAML, Reference: true}, []string{m})
+		ref, err := encode(t, manifest.Encoder{Format: document.YAML, Codecs: document.ReferenceCodecs}, []string{m})
 		if err != nil {
 			return
 		}

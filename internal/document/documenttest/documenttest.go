@@ -1,6 +1,8 @@
 // Package documenttest holds what the tests of document and of the packages
-// above it share: seed documents for fuzz tests, and a canonical form of
-// value trees to compare them by. It is test support: the product never
+// above it share: seed documents for fuzz tests, the YAML cases the fast
+// YAML decoders are held to their references on (yamljson, and
+// helmrender.LoadValues above it), and a canonical form of value trees to
+// compare them by. It is test support: the product never
 // imports it.
 package documenttest
 

@@ -1,4 +1,30 @@
-package helmrender
+// Package yamljson reads YAML exactly as sigs.k8s.io/yaml reads it, and
+// so as Helm and Kubernetes' clients read it: yaml.v2 decodes the text
+// into maps keyed by interface{}, the maps are converted to JSON-able ones,
+// the result is written as JSON and, for values, read back with
+// encoding/json (numbers become float64). The functions here give the same
+// results for the same text, faster: a document in the plain block style
+// is read by a small parser of that style (block.go), any other by yaml.v2
+// into ordered MapSlices (no hashing of interface keys), and the tree is
+// turned directly into what the JSON round trip would give. Whatever they
+// are not sure to reproduce exactly (merge keys, non-string keys that could
+// collide, invalid UTF-8, NaN and infinities, anything that is an error)
+// is left to the reference functions (ErrNotFast), so errors read as the
+// reference's.
+//
+// ToJSON converts a document to its JSON and its Head (what Helm's manifest
+// sorter reads of it), with sigs.k8s.io/yaml as the fallback and, with
+// document.ReferenceCodecs, as the only way; ToJSONFast and Check are its
+// fast path alone, Check without writing the JSON. ValuesFast reads one
+// values document as sigs.k8s.io/yaml.Unmarshal reads it into a map (what
+// Helm's loader.LoadValues does to each document of a values file); the
+// stream and its merge are the caller's (helmrender.LoadValues, with
+// Helm's function as the fallback).
+//
+// The differential tests and the fuzzer (FuzzYAMLConv) hold every function
+// to yaml.v2, sigs.k8s.io/yaml and Helm's loader.LoadValues and
+// releaseutil.SimpleHead; the tests import Helm, the package does not.
+package yamljson
 
 import (
 	"bytes"
@@ -11,73 +37,56 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v2"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/strata-dev/strata/internal/manifest"
+	"github.com/strata-dev/strata/internal/document"
 )
 
-// Helm reads YAML with sigs.k8s.io/yaml: yaml.v2 decodes the text into
-// maps keyed by interface{}, the maps are converted to JSON-able ones, the
-// result is written as JSON and, for values, read back with encoding/json
-// (numbers become float64). The functions here give the same results for
-// the same text, faster: a document in the plain block style is read by
-// parseBlockYAML, any other by yaml.v2 into ordered MapSlices (no hashing
-// of interface keys), and the tree is turned directly into what the JSON
-// round trip would give. Whatever they are not sure to reproduce exactly
-// (merge keys, non-string keys that could collide, invalid UTF-8, NaN and
-// infinities, anything that is an error) goes the reference way, through
-// Helm's own functions, so errors read as Helm's. The differential tests
-// and the fuzzer in yamlconv_test.go hold the ways equal.
+// ErrNotFast marks a document the fast path leaves to the reference
+// functions: not an error of the document, which they may read.
+var ErrNotFast = errors.New("left to the reference decoder")
 
-// errReference marks a document the fast path leaves to the reference
-// functions.
-var errReference = errors.New("left to the reference decoder")
-
-// LoadValues reads a values document as Helm's loader.LoadValues does (a
-// stream of YAML documents merged in order), with the same result and the
-// same errors.
-func LoadValues(data []byte) (map[string]any, error) {
-	if vals, err := LoadValuesFast(data); err == nil {
-		return vals, nil
-	}
-	return loader.LoadValues(bytes.NewReader(data))
+// Head is the head of a Kubernetes object as Helm's manifest sorter reads
+// it: releaseutil.SimpleHead's fields with its JSON names, so that
+// sigs.k8s.io/yaml and encoding/json read the same into both (a test holds
+// the two types to each other), and a caller may convert a Head to Helm's
+// type.
+type Head struct {
+	Version  string `json:"apiVersion"`
+	Kind     string `json:"kind,omitempty"`
+	Metadata *struct {
+		Name        string            `json:"name"`
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata,omitempty"`
 }
 
-// LoadValuesFast is LoadValues without the fallback: an error means the
-// fast path did not read data (not that Helm would refuse it).
-func LoadValuesFast(data []byte) (map[string]any, error) {
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		// As LoadValues does (helm/helm#32506), on a copy: data may be the
-		// cache's or the caller's.
-		data = append(data[:len(data):len(data)], '\n')
+// Name is the head's metadata.name.
+func (h Head) Name() string {
+	if h.Metadata == nil {
+		return ""
 	}
-	if !bytes.HasPrefix(data, []byte("---")) && !bytes.Contains(data, []byte("\n---")) {
-		// One document: what the YAMLReader below would return.
-		ms, _, err := decodeMapping(data)
-		if err != nil {
-			return nil, err
-		}
-		return valuesMap(ms)
-	}
-	docs, err := manifest.SplitReader(string(data))
+	return h.Metadata.Name
+}
+
+// UnmarshalHead reads the head of a document as Helm's sorter reads it:
+// sigs.k8s.io/yaml.Unmarshal into the head, the reference, with its errors.
+func UnmarshalHead(doc []byte) (Head, error) {
+	var h Head
+	err := sigsyaml.Unmarshal(doc, &h)
+	return h, err
+}
+
+// ValuesFast reads one values document as sigs.k8s.io/yaml.Unmarshal
+// reads it into a non-nil map[string]any (an empty or null document gives
+// an empty map), or gives ErrNotFast: it has no fallback, since the
+// reference for values is the caller's (Helm's loader.LoadValues reads a
+// stream of documents and merges them). data is not changed.
+func ValuesFast(doc []byte) (map[string]any, error) {
+	ms, _, err := decodeMapping(doc)
 	if err != nil {
-		return nil, errReference
+		return nil, err
 	}
-	vals := map[string]any{}
-	for _, raw := range docs {
-		ms, _, err := decodeMapping([]byte(raw))
-		if err != nil {
-			return nil, err
-		}
-		m, err := valuesMap(ms)
-		if err != nil {
-			return nil, err
-		}
-		vals = loader.MergeMaps(vals, m)
-	}
-	return vals, nil
+	return valuesMap(ms)
 }
 
 // decodeMapping decodes a document that must be a mapping, or null (nil,
@@ -88,11 +97,11 @@ func decodeMapping(doc []byte) (ms yaml.MapSlice, isMap bool, err error) {
 	}
 	if bytes.Contains(doc, []byte("<<")) {
 		// yaml.v2 drops merge keys when it decodes into a MapSlice.
-		return nil, false, errReference
+		return nil, false, ErrNotFast
 	}
 	var root rootMapping
 	if err := yaml.Unmarshal(doc, &root); err != nil {
-		return nil, false, errReference // a sequence or scalar, or a syntax error
+		return nil, false, ErrNotFast // a sequence or scalar, or a syntax error
 	}
 	return root.ms, root.isMap, nil
 }
@@ -141,7 +150,7 @@ func valuesMap(ms yaml.MapSlice) (map[string]any, error) {
 		if _, dup := m[k]; dup && (!isString || converted[k]) {
 			// 1 and "1", or true and "true": which one sigs.k8s.io/yaml
 			// keeps depends on map iteration order.
-			return nil, errReference
+			return nil, ErrNotFast
 		}
 		if !isString {
 			if converted == nil {
@@ -164,7 +173,7 @@ func valuesValue(v any) (any, error) {
 		return v, nil
 	case string:
 		if !utf8.ValidString(v) {
-			return nil, errReference // encoding/json would replace bytes
+			return nil, ErrNotFast // encoding/json would replace bytes
 		}
 		return v, nil
 	case int:
@@ -175,7 +184,7 @@ func valuesValue(v any) (any, error) {
 		return float64(v), nil
 	case float64:
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, errReference // encoding/json refuses them
+			return nil, ErrNotFast // encoding/json refuses them
 		}
 		return v, nil
 	case yaml.MapSlice:
@@ -191,7 +200,7 @@ func valuesValue(v any) (any, error) {
 		}
 		return l, nil
 	}
-	return nil, errReference
+	return nil, ErrNotFast
 }
 
 // jsonKey converts a mapping key as sigs.k8s.io/yaml does; isString says
@@ -200,7 +209,7 @@ func jsonKey(k any) (s string, isString bool, err error) {
 	switch k := k.(type) {
 	case string:
 		if !utf8.ValidString(k) {
-			return "", false, errReference
+			return "", false, ErrNotFast
 		}
 		return k, true, nil
 	case int:
@@ -212,28 +221,33 @@ func jsonKey(k any) (s string, isString bool, err error) {
 	}
 	// Float keys (formatted at 32 bits), null, and map or list keys:
 	// rare, and the reference path says what happens to them.
-	return "", false, errReference
+	return "", false, ErrNotFast
 }
 
-// convertDoc converts one rendered document as yamlToJSON does, through
-// the fast path unless reference.
-func convertDoc(doc []byte, reference bool) ([]byte, releaseutil.SimpleHead, error) {
-	if !reference {
-		return yamlToJSON(doc)
+// ToJSON converts one document as sigs.k8s.io/yaml.YAMLToJSON does, and
+// reads its head as Helm's manifest sorter reads it (releaseutil.SimpleHead
+// from the JSON, with encoding/json's rules): through the fast path unless
+// codecs is document.ReferenceCodecs, then through sigs.k8s.io/yaml. The
+// errors are the reference's: a document that does not convert gives no
+// JSON and sigs.k8s.io/yaml's error; one whose head does not read (a field
+// of the wrong type) gives its JSON and the error of reading the head
+// (UnmarshalHead's, which names the type Head where Helm's names
+// releaseutil.SimpleHead).
+func ToJSON(doc []byte, codecs document.Codecs) ([]byte, Head, error) {
+	if !codecs.Fast() {
+		js, err := sigsyaml.YAMLToJSON(doc)
+		if err != nil {
+			return nil, Head{}, err
+		}
+		head, err := jsonHead(js, doc)
+		return js, head, err
 	}
-	js, err := sigsyaml.YAMLToJSON(doc)
-	if err != nil {
-		return nil, releaseutil.SimpleHead{}, err
-	}
-	head, err := jsonHead(js, doc)
-	return js, head, err
+	return yamlToJSON(doc)
 }
 
-// yamlToJSON converts one rendered document as sigs.k8s.io/yaml.YAMLToJSON
-// does, and reads its head as Helm's manifest sorter reads it
-// (releaseutil.SimpleHead from the JSON, with encoding/json's rules).
-func yamlToJSON(doc []byte) (js []byte, head releaseutil.SimpleHead, err error) {
-	js, head, err = yamlToJSONFast(doc)
+// yamlToJSON is ToJSON with the fast path first.
+func yamlToJSON(doc []byte) (js []byte, head Head, err error) {
+	js, head, _, err = ToJSONFast(doc)
 	if err == nil {
 		return js, head, nil
 	}
@@ -246,35 +260,31 @@ func yamlToJSON(doc []byte) (js []byte, head releaseutil.SimpleHead, err error) 
 }
 
 // jsonHead reads the head of a document from its JSON form: encoding/json
-// into SimpleHead, which is what Helm's sorter gets from
+// into the Head, which is what Helm's sorter gets from
 // sigs.k8s.io/yaml.Unmarshal of the document, unless a field has the
 // wrong type. Then the document itself goes through sigs.k8s.io/yaml, which
 // turns scalars into the strings the head wants (an annotation
 // `helm.sh/hook-weight: 5`); that, or its error, is what Helm's sorter
 // gets.
-func jsonHead(js, doc []byte) (releaseutil.SimpleHead, error) {
-	var head releaseutil.SimpleHead
+func jsonHead(js, doc []byte) (Head, error) {
+	var head Head
 	if len(js) > 0 && js[0] == '{' && json.Unmarshal(js, &head) == nil {
 		return head, nil
 	}
-	head = releaseutil.SimpleHead{}
-	err := sigsyaml.Unmarshal(doc, &head)
-	return head, err
+	return UnmarshalHead(doc)
 }
 
-func yamlToJSONFast(doc []byte) ([]byte, releaseutil.SimpleHead, error) {
-	js, head, _, err := yamlToJSONTree(doc)
-	return js, head, err
-}
-
-// yamlToJSONTree is yamlToJSONFast; fromTree reports that the head was
-// read from the decoded document by treeHead, with its fields plainly
-// there: encoding/json reads the same head from the JSON.
-func yamlToJSONTree(doc []byte) (js []byte, head releaseutil.SimpleHead, fromTree bool, err error) {
+// ToJSONFast is ToJSON's fast path alone: an error is ErrNotFast or the
+// head's error (Helm's sorter would fail on the document), and the caller
+// goes the reference way. fromTree reports that the head was read from
+// the decoded document, its fields plainly there: encoding/json reads the
+// same head from the JSON (otherwise the head is the one ToJSON gives,
+// which may have been read from the text by sigs.k8s.io/yaml).
+func ToJSONFast(doc []byte) (js []byte, head Head, fromTree bool, err error) {
 	ms, isMap, err := decodeMapping(doc)
 	if err != nil || !isMap {
 		// Not a mapping, nothing, or an error.
-		return nil, head, false, errReference
+		return nil, head, false, ErrNotFast
 	}
 	// The JSON is about as long as the YAML: one buffer from the start
 	// instead of doubling one (CRDs run to megabytes).
@@ -292,22 +302,22 @@ func yamlToJSONTree(doc []byte) (js []byte, head releaseutil.SimpleHead, fromTre
 	return w.buf, head, false, nil
 }
 
-// yamlCheck reads a rendered document as yamlToJSON does, without
-// writing its JSON: for the output printed as helm template prints it
-// (GenerateYAML), which keeps no JSON but checks every document as Argo
-// CD will read it. It returns the head yamlToJSON returns and a bound of
-// the length of the JSON it writes (see jsonBound), or errReference when
-// the document is not a plain object of the block style scanBlockYAML
-// reads, with apiVersion and kind read by treeHead (a List is one to
-// unpack): yamlToJSON reads such documents, and what is wrong with one.
-func yamlCheck(doc string) (head releaseutil.SimpleHead, bound int, err error) {
+// Check reads a document as ToJSON does, without writing its JSON: for
+// output that keeps no JSON but checks every document as Argo CD will read
+// it (helmrender's output printed as helm template prints it). It returns
+// the head ToJSON returns and a bound of the length of the JSON it writes
+// (see jsonBound), or ErrNotFast when the document is not a plain object
+// of the block style scanBlockYAML reads, with apiVersion and kind read by
+// treeHead (a List is one to unpack): ToJSON reads such documents, and
+// says what is wrong with one.
+func Check(doc string) (head Head, bound int, err error) {
 	root, isMap, err := scanBlockYAML(doc)
 	if err != nil || !isMap {
-		return head, 0, errReference
+		return head, 0, ErrNotFast
 	}
 	head, ok := treeHead(root)
 	if !ok || head.Kind == "" || head.Version == "" || strings.HasSuffix(head.Kind, "List") {
-		return releaseutil.SimpleHead{}, 0, errReference
+		return Head{}, 0, ErrNotFast
 	}
 	return head, jsonBound(len(doc)), nil
 }
@@ -325,8 +335,8 @@ func jsonBound(n int) int { return 8*n + 16 }
 // with string values. Anything else (a field spelt in another case, which
 // encoding/json would match; a number where a string is wanted) is left
 // to jsonHead.
-func treeHead(ms yaml.MapSlice) (releaseutil.SimpleHead, bool) {
-	var head releaseutil.SimpleHead
+func treeHead(ms yaml.MapSlice) (Head, bool) {
+	var head Head
 	fields := map[string]any{}
 	if !plainFields(ms, fields, "apiVersion", "kind", "metadata") {
 		return head, false
@@ -431,7 +441,7 @@ func (w *jsonWriter) mapping(ms yaml.MapSlice) error {
 		}
 		if i, dup := index[k]; dup {
 			if !isString || converted[k] {
-				return errReference
+				return ErrNotFast
 			}
 			entries[i].value = it.Value // the last one wins
 			continue
@@ -480,7 +490,7 @@ func (w *jsonWriter) value(v any) error {
 	case float64:
 		b, err := json.Marshal(v)
 		if err != nil {
-			return errReference
+			return ErrNotFast
 		}
 		w.buf = append(w.buf, b...)
 	case yaml.MapSlice:
@@ -497,7 +507,7 @@ func (w *jsonWriter) value(v any) error {
 		}
 		w.buf = append(w.buf, ']')
 	default:
-		return errReference
+		return ErrNotFast
 	}
 	return nil
 }
@@ -512,7 +522,7 @@ func (w *jsonWriter) string(s string) error {
 			}
 			b, err := json.Marshal(s)
 			if err != nil {
-				return errReference
+				return ErrNotFast
 			}
 			w.buf = append(w.buf, b...)
 			return nil

@@ -1,12 +1,13 @@
-package helmrender
+package yamljson
 
 import (
-	"bytes"
 	"fmt"
-	"strings"
 	"testing"
 
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/strata-dev/strata/internal/document"
+	"github.com/strata-dev/strata/internal/document/documenttest"
 )
 
 // benchManifest is a rendered Deployment of the usual shape, in the plain
@@ -55,22 +56,10 @@ spec:
 `, i, i)
 }
 
-// benchValues is a values.yaml of 2,000 keys in sections, with comments.
-func benchValues() []byte {
-	var b strings.Builder
-	for s := range 100 {
-		fmt.Fprintf(&b, "# section %d\nsection%d:\n  enabled: true\n  list:\n    - a\n    - b: c\n", s, s)
-		for k := range 17 {
-			fmt.Fprintf(&b, "  key%d: value %d # comment\n", k, k)
-		}
-	}
-	return []byte(b.String())
-}
-
-// BenchmarkYAMLToJSON reads rendered documents with the fast path alone
-// (parseBlockYAML and the direct JSON writer, ReferenceYAML false) and
-// with the reference it is held to (sigs.k8s.io/yaml.YAMLToJSON and
-// encoding/json for the head, ReferenceYAML true).
+// BenchmarkYAMLToJSON reads rendered documents with ToJSON: the fast path
+// (parseBlockYAML and the direct JSON writer, document.FastCodecs) and the
+// reference it is held to (sigs.k8s.io/yaml.YAMLToJSON and encoding/json
+// for the head, document.ReferenceCodecs).
 func BenchmarkYAMLToJSON(b *testing.B) {
 	docs := make([][]byte, 100)
 	size := 0
@@ -78,12 +67,12 @@ func BenchmarkYAMLToJSON(b *testing.B) {
 		docs[i] = benchManifest(i)
 		size += len(docs[i])
 	}
-	for _, reference := range []bool{false, true} {
-		b.Run(fmt.Sprintf("reference=%v", reference), func(b *testing.B) {
+	for _, codecs := range []document.Codecs{document.FastCodecs, document.ReferenceCodecs} {
+		b.Run(fmt.Sprintf("reference=%v", !codecs.Fast()), func(b *testing.B) {
 			b.SetBytes(int64(size))
 			for b.Loop() {
 				for _, d := range docs {
-					if _, _, err := convertDoc(d, reference); err != nil {
+					if _, _, err := ToJSON(d, codecs); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -92,17 +81,18 @@ func BenchmarkYAMLToJSON(b *testing.B) {
 	}
 }
 
-// BenchmarkLoadValues reads a values.yaml with the fast path alone and
-// with Helm's loader.LoadValues.
-func BenchmarkLoadValues(b *testing.B) {
-	data := benchValues()
-	if _, err := LoadValuesFast(data); err != nil {
+// BenchmarkValues reads a values.yaml with ValuesFast and with the
+// reference, sigs.k8s.io/yaml.Unmarshal into a map (helmrender's
+// BenchmarkLoadValues measures the whole of Helm's loader.LoadValues).
+func BenchmarkValues(b *testing.B) {
+	data := documenttest.BenchValues()
+	if _, err := ValuesFast(data); err != nil {
 		b.Fatalf("the benchmark's values leave the fast path: %v", err)
 	}
 	b.Run("reference=false", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			if _, err := LoadValues(data); err != nil {
+			if _, err := ValuesFast(data); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -110,7 +100,8 @@ func BenchmarkLoadValues(b *testing.B) {
 	b.Run("reference=true", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			if _, err := loader.LoadValues(bytes.NewReader(data)); err != nil {
+			m := map[string]any{}
+			if err := sigsyaml.Unmarshal(data, &m); err != nil {
 				b.Fatal(err)
 			}
 		}

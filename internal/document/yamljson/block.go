@@ -1,4 +1,4 @@
-package helmrender
+package yamljson
 
 import (
 	"math"
@@ -22,7 +22,7 @@ import (
 // scalars other than the common literal ones of CRDs and ConfigMaps, flow
 // collections with content, multi-line scalars, tabs, carriage returns,
 // document markers, line breaks other than \n, errors), gives
-// errReference, and the caller goes through yaml.v2. The differential
+// ErrNotFast, and the caller goes through yaml.v2. The differential
 // tests and FuzzYAMLConv hold it to yaml.v2.
 //
 // A nil MapSlice with ok is a null document (nothing but comments).
@@ -34,17 +34,17 @@ func parseBlockYAML(text string) (root yaml.MapSlice, isMap bool, err error) {
 // decisions line for line, but keeps only what Helm's manifest sorter and
 // the output checks read: the entries of the root mapping whose keys are
 // apiVersion, kind or metadata, in any case (what treeHead looks at). It
-// reads everything else without keeping it, and gives errReference, on top
+// reads everything else without keeping it, and gives ErrNotFast, on top
 // of parseBlockYAML's cases, for whatever jsonWriter might not write (a key
 // that is not a string, a NaN or an infinity): a document it reads is one
-// yamlToJSONTree converts, with the head treeHead reads from this root.
+// ToJSONFast converts, with the head treeHead reads from this root.
 func scanBlockYAML(text string) (root yaml.MapSlice, isMap bool, err error) {
 	return readBlockYAML(text, true)
 }
 
 func readBlockYAML(text string, scan bool) (root yaml.MapSlice, isMap bool, err error) {
 	if !plainText(text) {
-		return nil, false, errReference
+		return nil, false, ErrNotFast
 	}
 	p := &blockParser{text: text, scan: scan, root: true}
 	p.next()
@@ -52,14 +52,14 @@ func readBlockYAML(text string, scan bool) (root yaml.MapSlice, isMap bool, err 
 		return nil, false, nil
 	}
 	if p.indent != 0 || p.isEntry() {
-		return nil, false, errReference
+		return nil, false, ErrNotFast
 	}
 	m, err := p.mapping(0)
 	if err != nil {
 		return nil, false, err
 	}
 	if !p.eof {
-		return nil, false, errReference // a line the mapping did not take
+		return nil, false, ErrNotFast // a line the mapping did not take
 	}
 	return m, true, nil
 }
@@ -168,7 +168,7 @@ func (p *blockParser) mapping(indent int) (yaml.MapSlice, error) {
 	p.root = false
 	for !p.eof && p.indent == indent {
 		if p.isEntry() {
-			return nil, errReference // a sequence entry among keys
+			return nil, ErrNotFast // a sequence entry among keys
 		}
 		var (
 			key  any
@@ -183,7 +183,7 @@ func (p *blockParser) mapping(indent int) (yaml.MapSlice, error) {
 			}
 			if !quoted {
 				if _, isString, err := resolvePlainValue(text); err != nil || !isString {
-					return nil, errReference
+					return nil, ErrNotFast
 				}
 			}
 			if rest = after; root && headKey(text) {
@@ -199,14 +199,14 @@ func (p *blockParser) mapping(indent int) (yaml.MapSlice, error) {
 			return nil, err
 		}
 		if rest != "" && p.indent > indent {
-			return nil, errReference // a multi-line scalar, or an error
+			return nil, ErrNotFast // a multi-line scalar, or an error
 		}
 		if keep {
 			m = append(m, yaml.MapItem{Key: key, Value: value})
 		}
 	}
 	if p.indent > indent {
-		return nil, errReference
+		return nil, ErrNotFast
 	}
 	return m, nil
 }
@@ -240,11 +240,11 @@ func headKey(k string) bool {
 
 // scalar is the function scalar; when scanning, it reads a string as nil
 // (see scalarOf), and a NaN or an infinity (which jsonWriter leaves to
-// encoding/json) gives errReference.
+// encoding/json) gives ErrNotFast.
 func (p *blockParser) scalar(s string) (any, error) {
 	v, err := scalarOf(s, p.scan)
 	if f, isFloat := v.(float64); isFloat && p.scan && (math.IsNaN(f) || math.IsInf(f, 0)) {
-		return nil, errReference
+		return nil, ErrNotFast
 	}
 	return v, err
 }
@@ -256,7 +256,7 @@ func (p *blockParser) scalar(s string) (any, error) {
 // indent; blank lines hold no more spaces than that indentation; with "|"
 // the last content line ends in a line break. Anything else (leading
 // blank lines, lines of spaces only beyond the indentation, an empty
-// scalar) gives errReference.
+// scalar) gives ErrNotFast.
 func (p *blockParser) literal(indent int, strip bool) (string, error) {
 	text, pos := p.text, p.pos
 	var b strings.Builder
@@ -276,7 +276,7 @@ func (p *blockParser) literal(indent int, strip bool) (string, error) {
 		}
 		if sp == len(line) {
 			if m < 0 || sp > m || end < 0 {
-				return "", errReference
+				return "", ErrNotFast
 			}
 			breaks++
 			pos = next
@@ -284,7 +284,7 @@ func (p *blockParser) literal(indent int, strip bool) (string, error) {
 		}
 		if m < 0 {
 			if sp <= indent {
-				return "", errReference // an empty scalar
+				return "", ErrNotFast // an empty scalar
 			}
 			m = sp
 		} else if sp < m {
@@ -304,11 +304,11 @@ func (p *blockParser) literal(indent int, strip bool) (string, error) {
 		pos = next
 	}
 	if m < 0 {
-		return "", errReference
+		return "", ErrNotFast
 	}
 	if !strip {
 		if !broken {
-			return "", errReference
+			return "", ErrNotFast
 		}
 		if !p.scan {
 			b.WriteByte('\n')
@@ -326,7 +326,7 @@ func (p *blockParser) literal(indent int, strip bool) (string, error) {
 // them (a line break becomes a space, each blank line a line break); a
 // comment line ends the scalar. Only lines that plainly continue it are
 // taken here: a line that could end it otherwise (a ": ", a " #", a final
-// ':') gives errReference.
+// ':') gives ErrNotFast.
 func (p *blockParser) plainLines(indent int, first string, v any) (any, error) {
 	text, pos := p.text, p.pos
 	var b strings.Builder
@@ -356,11 +356,11 @@ func (p *blockParser) plainLines(indent int, first string, v any) (any, error) {
 		if c[0] == '#' {
 			// A comment line ends the scalar (a line after it that is
 			// indented deeper than indent is an error, or something
-			// else: the caller gives errReference for it).
+			// else: the caller gives ErrNotFast for it).
 			break
 		}
 		if c[len(c)-1] == ':' || strings.Contains(c, ": ") || strings.Contains(c, " #") {
-			return nil, errReference
+			return nil, ErrNotFast
 		}
 		if p.scan {
 			// Folded, the scalar holds a space or a line break: a
@@ -419,7 +419,7 @@ func unquote(q byte, s string) (string, error) {
 	}
 	v, after, err := quotedScalar("\"" + s + "\"")
 	if err != nil || after != "" {
-		return "", errReference
+		return "", ErrNotFast
 	}
 	return v, nil
 }
@@ -437,7 +437,7 @@ func (p *blockParser) quotedLines(indent int, q byte, first string) (string, err
 	var b strings.Builder
 	piece := func(s string) error {
 		if q == '"' && strings.HasSuffix(s, "\\") {
-			return errReference
+			return ErrNotFast
 		}
 		v, err := unquote(q, s)
 		b.WriteString(v)
@@ -466,7 +466,7 @@ func (p *blockParser) quotedLines(indent int, q byte, first string) (string, err
 			continue
 		}
 		if sp <= indent {
-			return "", errReference
+			return "", ErrNotFast
 		}
 		c := line[sp:]
 		if breaks == 0 {
@@ -478,7 +478,7 @@ func (p *blockParser) quotedLines(indent int, q byte, first string) (string, err
 		pos = next
 		if k := closeQuote(q, c); k >= 0 {
 			if !onlyComment(c[k+1:]) {
-				return "", errReference
+				return "", ErrNotFast
 			}
 			v, err := unquote(q, c[:k])
 			if err != nil {
@@ -493,7 +493,7 @@ func (p *blockParser) quotedLines(indent int, q byte, first string) (string, err
 			return "", err
 		}
 	}
-	return "", errReference // no closing quote
+	return "", ErrNotFast // no closing quote
 }
 
 // nested reads what follows a key or an entry with nothing after it: a
@@ -547,7 +547,7 @@ func (p *blockParser) sequence(indent int) ([]any, error) {
 			continue
 		}
 		if rest[0] == '-' && (len(rest) == 1 || rest[1] == ' ') {
-			return nil, errReference // "- - x"
+			return nil, ErrNotFast // "- - x"
 		}
 		if _, _, err := splitKey(rest); err == nil {
 			// "- key: value": a mapping whose keys are at the column of
@@ -571,7 +571,7 @@ func (p *blockParser) sequence(indent int) ([]any, error) {
 		}
 		p.next()
 		if p.indent > indent {
-			return nil, errReference
+			return nil, ErrNotFast
 		}
 	}
 	return l, nil
@@ -605,7 +605,7 @@ func splitKeyText(s string) (key string, quoted bool, rest string, err error) {
 		quoted = true
 	default:
 		if !plainStart(s) {
-			return "", false, "", errReference
+			return "", false, "", ErrNotFast
 		}
 		i := 0
 		for ; i < len(s); i++ {
@@ -613,20 +613,20 @@ func splitKeyText(s string) (key string, quoted bool, rest string, err error) {
 				break
 			}
 			if s[i] == '#' && s[i-1] == ' ' {
-				return "", false, "", errReference // a comment before any ':'
+				return "", false, "", ErrNotFast // a comment before any ':'
 			}
 		}
 		if i == len(s) {
-			return "", false, "", errReference // no key
+			return "", false, "", ErrNotFast // no key
 		}
 		key = strings.TrimRight(s[:i], " ")
 		after = s[i:]
 	}
 	if after == "" || after[0] != ':' || (len(after) > 1 && after[1] != ' ') {
-		return "", false, "", errReference
+		return "", false, "", ErrNotFast
 	}
 	if len(s)-len(after) > 1000 {
-		return "", false, "", errReference // longer than yaml.v2 lets a simple key be
+		return "", false, "", ErrNotFast // longer than yaml.v2 lets a simple key be
 	}
 	rest = strings.TrimLeft(after[1:], " ")
 	if rest != "" && rest[0] == '#' {
@@ -647,7 +647,7 @@ func scalarOf(s string, scan bool) (any, error) {
 			return nil, err
 		}
 		if !onlyComment(after) {
-			return nil, errReference
+			return nil, ErrNotFast
 		}
 		return v, nil
 	case '{', '[':
@@ -655,7 +655,7 @@ func scalarOf(s string, scan bool) (any, error) {
 			return flowSequence(s, scan)
 		}
 		if len(s) < 2 || !onlyComment(s[2:]) {
-			return nil, errReference
+			return nil, ErrNotFast
 		}
 		switch s[:2] {
 		case "{}":
@@ -663,10 +663,10 @@ func scalarOf(s string, scan bool) (any, error) {
 		case "[]":
 			return []any{}, nil
 		}
-		return nil, errReference
+		return nil, ErrNotFast
 	}
 	if !plainStart(s) {
-		return nil, errReference
+		return nil, ErrNotFast
 	}
 	end := len(s)
 	for i := 1; i < len(s); i++ {
@@ -675,11 +675,11 @@ func scalarOf(s string, scan bool) (any, error) {
 			break
 		}
 		if s[i] == ':' && (i+1 == len(s) || s[i+1] == ' ') {
-			return nil, errReference // "a: b: c"
+			return nil, ErrNotFast // "a: b: c"
 		}
 	}
 	if s[0] == ':' {
-		return nil, errReference
+		return nil, ErrNotFast
 	}
 	text := strings.TrimRight(s[:end], " ")
 	v, isString, err := resolvePlainValue(text)
@@ -694,8 +694,8 @@ func scalarOf(s string, scan bool) (any, error) {
 // quoted scalars, or plain ones holding none of the flow indicators, no
 // ':', '#', quote or tab, resolved as yaml.v2 resolves them. Anything else
 // (a nested collection, a mapping entry, an empty entry or a trailing
-// comma, a sequence going on past the line) gives errReference. With
-// scan, the entries are checked (a NaN or an infinity gives errReference)
+// comma, a sequence going on past the line) gives ErrNotFast. With
+// scan, the entries are checked (a NaN or an infinity gives ErrNotFast)
 // and not kept.
 func flowSequence(s string, scan bool) (any, error) {
 	var l []any
@@ -708,7 +708,7 @@ func flowSequence(s string, scan bool) (any, error) {
 			i++
 		}
 		if i == len(s) {
-			return nil, errReference
+			return nil, ErrNotFast
 		}
 		var v any
 		switch c := s[i]; {
@@ -722,7 +722,7 @@ func flowSequence(s string, scan bool) (any, error) {
 			end := i
 			for end < len(s) && s[end] != ',' && s[end] != ']' {
 				if strings.IndexByte("[]{}:#'\"\t", s[end]) >= 0 {
-					return nil, errReference
+					return nil, ErrNotFast
 				}
 				end++
 			}
@@ -738,10 +738,10 @@ func flowSequence(s string, scan bool) (any, error) {
 			}
 			i = end
 		default:
-			return nil, errReference
+			return nil, ErrNotFast
 		}
 		if f, isFloat := v.(float64); isFloat && scan && (math.IsNaN(f) || math.IsInf(f, 0)) {
-			return nil, errReference
+			return nil, ErrNotFast
 		}
 		if !scan {
 			l = append(l, v)
@@ -751,21 +751,21 @@ func flowSequence(s string, scan bool) (any, error) {
 		}
 		switch {
 		case i == len(s):
-			return nil, errReference
+			return nil, ErrNotFast
 		case s[i] == ']':
 			if !onlyComment(s[i+1:]) {
-				return nil, errReference
+				return nil, ErrNotFast
 			}
 			return l, nil
 		case s[i] != ',':
-			return nil, errReference
+			return nil, ErrNotFast
 		}
 		i++
 		for i < len(s) && s[i] == ' ' {
 			i++
 		}
 		if i < len(s) && s[i] == ']' {
-			return nil, errReference // a trailing comma
+			return nil, ErrNotFast // a trailing comma
 		}
 	}
 }
@@ -811,7 +811,7 @@ func quotedScalar(s string) (string, string, error) {
 			return b.String(), s[i+1:], nil
 		case q == '"' && c == '\\':
 			if i+1 == len(s) {
-				return "", "", errReference // an escaped line break
+				return "", "", ErrNotFast // an escaped line break
 			}
 			i++
 			switch e := s[i]; e {
@@ -845,22 +845,22 @@ func quotedScalar(s string) (string, string, error) {
 					n = 8
 				}
 				if i+n >= len(s) {
-					return "", "", errReference
+					return "", "", ErrNotFast
 				}
 				v, err := strconv.ParseUint(s[i+1:i+1+n], 16, 32)
 				if err != nil || (v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF {
-					return "", "", errReference
+					return "", "", ErrNotFast
 				}
 				b.WriteRune(rune(v))
 				i += n
 			default:
-				return "", "", errReference
+				return "", "", ErrNotFast
 			}
 		default:
 			b.WriteByte(c)
 		}
 	}
-	return "", "", errReference // the scalar goes on past the line
+	return "", "", ErrNotFast // the scalar goes on past the line
 }
 
 // resolvePlain resolves a plain scalar as yaml.v2's resolve does for an
@@ -921,7 +921,7 @@ func resolvePlainValue(in string) (v any, isString bool, err error) {
 		}
 	case c == '<':
 		if in == "<<" {
-			return nil, false, errReference // a merge key
+			return nil, false, ErrNotFast // a merge key
 		}
 	}
 	return nil, true, nil
