@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/strata-dev/strata/internal/manifest"
 )
 
 // A Bench measures the servers on the repositories. Set the fields, then
@@ -301,7 +303,10 @@ func (b *Bench) Run(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	docs := countDocuments(out)
+	docs, err := countDocuments(out)
+	if err != nil {
+		return nil, err
+	}
 	hr := HelmResult{Request: "render Helm's subchart chart (GenerateManifest)", Peer: "`helm template` process"}
 	gen := generateCall(helm, "apps/subchart", docs)
 	if err := gen(ctx, hs.socket); err != nil {
@@ -356,18 +361,10 @@ func (b *Bench) pair(ctx context.Context, log *slog.Logger, hr *HelmResult, stra
 }
 
 // countDocuments counts the YAML documents of helm template's output that
-// hold more than comments.
-func countDocuments(out []byte) int {
-	n := 0
-	for doc := range strings.SplitSeq("\n"+string(out), "\n---") {
-		for line := range strings.SplitSeq(doc, "\n") {
-			if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
-				n++
-				break
-			}
-		}
-	}
-	return n
+// hold more than comments (manifest.Split).
+func countDocuments(out []byte) (int, error) {
+	docs, err := manifest.Split(out, "helm template's output", manifest.Limits{})
+	return len(docs), err
 }
 
 // yqJQ is the proposal's get-parameters.sh (example 3), as in

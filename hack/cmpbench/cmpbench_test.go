@@ -85,8 +85,8 @@ func TestCountDocuments(t *testing.T) {
 		{"---\n# Source: a.yaml\nkind: A\n---\n# Source: b.yaml\nkind: B\n", 2},
 		{"kind: A\n---\nkind: B\n", 2},
 	} {
-		if got := countDocuments([]byte(tc.out)); got != tc.want {
-			t.Errorf("countDocuments(%q) = %d, want %d", tc.out, got, tc.want)
+		if got, err := countDocuments([]byte(tc.out)); got != tc.want || err != nil {
+			t.Errorf("countDocuments(%q) = %d, %v, want %d", tc.out, got, err, tc.want)
 		}
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/helmplugin"
 )
 
@@ -69,5 +72,32 @@ func TestHelmRenderBudgets(t *testing.T) {
 				t.Errorf("workers().Command = %q, want [strata cmp %s]", w.Command, helmWorkerCommand)
 			}
 		})
+	}
+}
+
+// TestPluginFlagsCodecs: --fast-codecs=false, or --helm-fast-yaml=false
+// (its older name), is the reference switch; by default the fast codecs
+// run.
+func TestPluginFlagsCodecs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want document.Codecs
+	}{
+		{nil, document.FastCodecs},
+		{[]string{"--fast-codecs"}, document.FastCodecs},
+		{[]string{"--fast-codecs=false"}, document.ReferenceCodecs},
+		{[]string{"--helm-fast-yaml=false"}, document.ReferenceCodecs},
+		{[]string{"--helm-fast-yaml=false", "--fast-codecs=true"}, document.ReferenceCodecs},
+		{[]string{"--helm-fast-yaml=true"}, document.FastCodecs},
+	} {
+		var f pluginFlags
+		fs := pflag.NewFlagSet("cmp", pflag.ContinueOnError)
+		f.bind(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatalf("Parse(%q): %v", tc.args, err)
+		}
+		if got := f.codecs(); got != tc.want {
+			t.Errorf("codecs() after %q = %v, want %v", tc.args, got, tc.want)
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/strata-dev/strata/internal/document"
+	"github.com/strata-dev/strata/internal/manifest"
 )
 
 // Limits on the CRD files InstallCRDs reads.
@@ -180,13 +181,19 @@ func ReadCRDs(paths ...string) ([]CRD, error) {
 }
 
 // ParseCRDs parses the CustomResourceDefinitions in the YAML stream data,
-// read from file (named in errors).
+// read from file (named in errors), its documents cut by manifest.Split;
+// each is named by the line of its first content line.
 func ParseCRDs(file string, data []byte) ([]CRD, error) {
+	pieces, err := manifest.Split(data, file, manifest.Limits{})
+	if err != nil {
+		return nil, err
+	}
 	var crds []CRD
-	for _, doc := range splitDocuments(data) {
-		js, err := yaml.YAMLToJSON(doc.body)
+	for _, p := range pieces {
+		line := contentLine(p)
+		js, err := yaml.YAMLToJSON(p.Data)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: parsing YAML: %w", file, doc.line, err)
+			return nil, fmt.Errorf("%s:%d: parsing YAML: %w", file, line, err)
 		}
 		js = bytes.TrimSpace(js)
 		if len(js) == 0 || string(js) == "null" {
@@ -194,53 +201,34 @@ func ParseCRDs(file string, data []byte) ([]CRD, error) {
 		}
 		var m map[string]any
 		if err := json.Unmarshal(js, &m); err != nil {
-			return nil, fmt.Errorf("%s:%d: want a YAML mapping (a CustomResourceDefinition): %w", file, doc.line, err)
+			return nil, fmt.Errorf("%s:%d: want a YAML mapping (a CustomResourceDefinition): %w", file, line, err)
 		}
 		obj := &unstructured.Unstructured{Object: m}
 		if obj.GetAPIVersion() != "apiextensions.k8s.io/v1" || obj.GetKind() != "CustomResourceDefinition" {
 			return nil, fmt.Errorf("%s:%d: apiVersion %q kind %q: want apiextensions.k8s.io/v1 CustomResourceDefinition",
-				file, doc.line, obj.GetAPIVersion(), obj.GetKind())
+				file, line, obj.GetAPIVersion(), obj.GetKind())
 		}
 		if obj.GetName() == "" {
-			return nil, fmt.Errorf("%s:%d: CustomResourceDefinition without metadata.name", file, doc.line)
+			return nil, fmt.Errorf("%s:%d: CustomResourceDefinition without metadata.name", file, line)
 		}
 		if len(crds) == maxCRDs {
-			return nil, fmt.Errorf("%s:%d: more than %d CustomResourceDefinitions", file, doc.line, maxCRDs)
+			return nil, fmt.Errorf("%s:%d: more than %d CustomResourceDefinitions", file, line, maxCRDs)
 		}
-		crds = append(crds, CRD{File: file, Line: doc.line, Object: obj})
+		crds = append(crds, CRD{File: file, Line: line, Object: obj})
 	}
 	return crds, nil
 }
 
-type rawDocument struct {
-	line    int // 1-based line of the document's first content line
-	body    []byte
-	content bool // line is set to a content line (not blank, not a comment)
-}
-
-// splitDocuments splits a YAML stream at its "---" lines. Text after "---"
-// on the same line belongs to the next document.
-func splitDocuments(data []byte) []rawDocument {
-	var docs []rawDocument
-	cur := rawDocument{line: 1}
-	n := 0
-	for line := range bytes.Lines(data) {
+// contentLine returns the line of a piece's first line holding more than
+// white space, a comment, a directive or a bare "---".
+func contentLine(p manifest.Piece) int {
+	n := p.Line
+	for line := range bytes.Lines(p.Data) {
+		t := bytes.TrimSpace(line)
+		if len(t) > 0 && t[0] != '#' && t[0] != '%' && !bytes.Equal(t, []byte("---")) {
+			return n
+		}
 		n++
-		trimmed := bytes.TrimRight(line, "\r\n")
-		if bytes.Equal(trimmed, []byte("---")) || bytes.HasPrefix(trimmed, []byte("--- ")) || bytes.HasPrefix(trimmed, []byte("---\t")) {
-			docs = append(docs, cur)
-			cur = rawDocument{line: n + 1}
-			line = trimmed[3:]
-			if len(bytes.TrimSpace(line)) == 0 {
-				continue
-			}
-			cur.line = n
-			line = append(bytes.Clone(line), '\n')
-		}
-		if text := bytes.TrimSpace(line); !cur.content && len(text) > 0 && text[0] != '#' {
-			cur.line, cur.content = n, true
-		}
-		cur.body = append(cur.body, line...)
 	}
-	return append(docs, cur)
+	return p.Line
 }
