@@ -57,7 +57,7 @@ type pluginFlags struct {
 	// rules them out (see codecs).
 	fastCodecs bool
 	fastYAML   bool
-	metrics   *cmpserver.Metrics // cmp serve --metrics-listen: record the commands
+	metrics    *cmpserver.Metrics // cmp serve --metrics-listen: record the commands
 	// maxManifestValues bounds a generate command's output (cmp serve
 	// --max-manifest-values); 0 is the default.
 	maxManifestValues int
