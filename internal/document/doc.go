@@ -14,10 +14,13 @@
 // that is a Checker says in its own words what its values must be. Encode
 // writes trees as YAML or JSON, keys sorted and integers exact.
 //
-// Two fast paths serve the plugins' output, each held to its reference by a
-// differential test and a fuzzer: DecodeJSONFast reads JSON as
-// encoding/json does, YAMLWriter writes a map as Encode does. A caller keeps
-// the reference as its switch (manifest.Encoder.Reference).
+// Fast codecs serve the plugins' output and Helm's YAML, each held to its
+// reference by a differential test and a fuzzer: DecodeJSONFast reads JSON
+// as encoding/json does, YAMLWriter writes a map as Encode does, and the
+// subpackage yamljson reads YAML as sigs.k8s.io/yaml (and so Helm) reads it.
+// Codecs is their one reference switch: its value flows from the command
+// line (--fast-codecs) to every user of a fast codec (manifest.Encoder,
+// helmrender, helmplugin), and ReferenceCodecs rules them all out.
 //
 // ReadFile and ReadAll are the one bounded read of a file or stream: an
 // input over its limit is an error naming it and the limit (ErrTooLarge),

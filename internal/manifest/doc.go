@@ -3,7 +3,10 @@
 // objects (the layers controller's, an ApplicationSet's, the operator's
 // local cluster), a hook's patch output and the manifests a module's
 // release rendered; it writes a plugin's manifests as the stream
-// `strata cmp generate` prints (Encoder).
+// `strata cmp generate` prints (Encoder, whose fast paths document.Codecs
+// switches off). It is strata's one splitter of manifest streams: code
+// that must cut a stream at its "---" lines uses Split, SplitReader or
+// SplitRendered, not a splitter of its own.
 //
 // A stream is a YAML stream (documents separated by "---" lines, or ended
 // by "..."), or a JSON stream (JSON values one after another). Parse cuts
