@@ -52,12 +52,10 @@ type pluginFlags struct {
 	noSandbox bool
 	helm      helmFlags
 	deps      helmDepFlags
-	// fastCodecs (--fast-codecs) and fastYAML (--helm-fast-yaml, its older
-	// name) are the reference switch of the fast codecs: either false
-	// rules them out (see codecs).
-	fastCodecs bool
-	fastYAML   bool
-	metrics    *cmpserver.Metrics // cmp serve --metrics-listen: record the commands
+	// codecs is the reference switch of the fast codecs (--fast-codecs,
+	// and --helm-fast-yaml, its older name).
+	codecs  document.Codecs
+	metrics *cmpserver.Metrics // cmp serve --metrics-listen: record the commands
 	// maxManifestValues bounds a generate command's output (cmp serve
 	// --max-manifest-values); 0 is the default.
 	maxManifestValues int
@@ -174,17 +172,8 @@ func (f *pluginFlags) bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", 0, "bound on each command the plugin runs (for --builtin helm: on each render), besides the request deadline (0: none of its own)")
 	fs.BoolVar(&f.noSandbox, "insecure-no-sandbox", false, "run a plugin.yaml's commands unconfined: they may then write the repository cache and other requests' workspaces (without it they are confined with Landlock, and a kernel without Landlock is an error)")
 	f.deps.bind(fs)
-	fs.BoolVar(&f.fastCodecs, "fast-codecs", true, "read and write YAML and JSON with strata's fast codecs (values files, rendered documents, the printed manifests); false uses the reference functions only (Helm's, sigs.k8s.io/yaml, encoding/json: same results, slower)")
-	fs.BoolVar(&f.fastYAML, "helm-fast-yaml", true, "the older name of --fast-codecs: false turns the fast codecs off")
-}
-
-// codecs is the reference switch the flags set: --fast-codecs=false or
-// --helm-fast-yaml=false rule the fast codecs out.
-func (f *pluginFlags) codecs() document.Codecs {
-	if !f.fastCodecs || !f.fastYAML {
-		return document.ReferenceCodecs
-	}
-	return document.FastCodecs
+	bindCodecs(fs, &f.codecs, "fast-codecs", fmt.Sprintf(fastCodecsUsage, "the built-in Helm plugin's values files and rendered documents, the printed manifests"))
+	bindCodecs(fs, &f.codecs, "helm-fast-yaml", "the older name of --fast-codecs")
 }
 
 func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
@@ -198,7 +187,7 @@ func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
 	case f.builtin != "":
 		helm := f.helm.options()
 		helm.Dependencies = f.deps.options()
-		helm.Codecs = f.codecs()
+		helm.Codecs = f.codecs
 		if helm.Workers, err = f.helm.workers(); err != nil {
 			return nil, err
 		}
@@ -807,7 +796,7 @@ a kustomize pass after Helm.`,
 				if err != nil {
 					return err
 				}
-				return writeManifests(g, manifests, output, flags.plugin.codecs())
+				return writeManifests(g, manifests, output, flags.plugin.codecs)
 			})
 		},
 	}

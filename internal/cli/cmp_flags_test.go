@@ -76,8 +76,8 @@ func TestHelmRenderBudgets(t *testing.T) {
 }
 
 // TestPluginFlagsCodecs: --fast-codecs=false, or --helm-fast-yaml=false
-// (its older name), is the reference switch; by default the fast codecs
-// run.
+// (its older name), is the reference switch, the last given winning; by
+// default the fast codecs run.
 func TestPluginFlagsCodecs(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -85,9 +85,12 @@ func TestPluginFlagsCodecs(t *testing.T) {
 	}{
 		{nil, document.FastCodecs},
 		{[]string{"--fast-codecs"}, document.FastCodecs},
+		{[]string{"--fast-codecs=false", "--fast-codecs"}, document.FastCodecs},
+		{[]string{"--fast-codecs=0"}, document.ReferenceCodecs},
 		{[]string{"--fast-codecs=false"}, document.ReferenceCodecs},
 		{[]string{"--helm-fast-yaml=false"}, document.ReferenceCodecs},
-		{[]string{"--helm-fast-yaml=false", "--fast-codecs=true"}, document.ReferenceCodecs},
+		{[]string{"--helm-fast-yaml=false", "--fast-codecs=true"}, document.FastCodecs},
+		{[]string{"--fast-codecs=true", "--helm-fast-yaml=false"}, document.ReferenceCodecs},
 		{[]string{"--helm-fast-yaml=true"}, document.FastCodecs},
 	} {
 		var f pluginFlags
@@ -96,8 +99,17 @@ func TestPluginFlagsCodecs(t *testing.T) {
 		if err := fs.Parse(tc.args); err != nil {
 			t.Fatalf("Parse(%q): %v", tc.args, err)
 		}
-		if got := f.codecs(); got != tc.want {
-			t.Errorf("codecs() after %q = %v, want %v", tc.args, got, tc.want)
+		if got := f.codecs; got != tc.want {
+			t.Errorf("codecs after %q = %v, want %v", tc.args, got, tc.want)
 		}
+	}
+	var f pluginFlags
+	fs := pflag.NewFlagSet("cmp", pflag.ContinueOnError)
+	f.bind(fs)
+	if err := fs.Parse([]string{"--fast-codecs=maybe"}); err == nil {
+		t.Errorf("Parse(--fast-codecs=maybe) = nil, want an error")
+	}
+	if def := fs.Lookup("fast-codecs").DefValue; def != "true" {
+		t.Errorf("--fast-codecs default %q, want true", def)
 	}
 }

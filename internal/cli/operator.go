@@ -73,6 +73,7 @@ func bindSettings(fs *pflag.FlagSet, s *operator.Settings, envErr *error) {
 	fs.DurationVar(&s.Retry, "retry", s.Retry, "first delay before a failed task runs again, doubling up to --retry-max (default 5s)")
 	fs.DurationVar(&s.RetryMax, "retry-max", s.RetryMax, "longest delay between retries (default 30s)")
 	fs.DurationVar(&s.HookTimeout, "hook-timeout", s.HookTimeout, "time limit of one hook run (default 10m)")
+	bindCodecs(fs, &s.Codecs, "fast-codecs", fmt.Sprintf(fastCodecsUsage, "the documents the modules' charts render"))
 }
 
 // operatorLogger builds the logger: the root's --log-level wins over

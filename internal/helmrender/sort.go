@@ -83,9 +83,10 @@ type Document struct {
 // with releaseutil.InstallOrder (see sortRendered), with the same
 // documents, order and errors: the hooks Helm knows, then the other
 // manifests, each in install order. Documents are read with the fast path
-// (yamljson), each once, in parallel, without a cache.
-func Sort(files map[string]string) (hooks, manifests []Document, err error) {
-	h, m, err := sortRendered(files, docCache{})
+// (yamljson) unless codecs is document.ReferenceCodecs, each once, in
+// parallel, without a cache.
+func Sort(files map[string]string, codecs document.Codecs) (hooks, manifests []Document, err error) {
+	h, m, err := sortRendered(files, docCache{codecs: codecs})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/helmrender"
 )
 
@@ -59,20 +60,23 @@ func helmSorted(files map[string]string) (hooks, manifests []helmrender.Document
 	return hooks, manifests, nil
 }
 
-// checkSort wants Sort to give what Helm's sorter gives: the same hooks
+// checkSort wants Sort, with the fast codecs and with the reference alone,
+// to give what Helm's sorter gives: the same hooks
 // and manifests in the same order, with the same heads, or the same error.
 func checkSort(t *testing.T, files map[string]string) {
 	t.Helper()
 	wantHooks, wantManifests, wantErr := helmSorted(files)
-	hooks, manifests, err := helmrender.Sort(files)
-	if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
-		t.Fatalf("Sort(%q): error %v, Helm's %v", files, err, wantErr)
-	}
-	if diff := cmp.Diff(wantHooks, hooks, cmpopts.EquateEmpty()); diff != "" {
-		t.Errorf("Sort(%q) hooks differ from Helm's (-helm +strata):\n%s", files, diff)
-	}
-	if diff := cmp.Diff(wantManifests, manifests, cmpopts.EquateEmpty()); diff != "" {
-		t.Errorf("Sort(%q) manifests differ from Helm's (-helm +strata):\n%s", files, diff)
+	for _, codecs := range []document.Codecs{document.FastCodecs, document.ReferenceCodecs} {
+		hooks, manifests, err := helmrender.Sort(files, codecs)
+		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Fatalf("Sort(%q, %v): error %v, Helm's %v", files, codecs, err, wantErr)
+		}
+		if diff := cmp.Diff(wantHooks, hooks, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Sort(%q, %v) hooks differ from Helm's (-helm +strata):\n%s", files, codecs, diff)
+		}
+		if diff := cmp.Diff(wantManifests, manifests, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Sort(%q, %v) manifests differ from Helm's (-helm +strata):\n%s", files, codecs, diff)
+		}
 	}
 }
 

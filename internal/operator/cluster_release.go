@@ -55,6 +55,7 @@ func openHelmReleases(ctx context.Context, s Settings, rc *rest.Config, log *slo
 			CRDExtraLabels: labels,
 			ModuleChecksum: true,
 			ResourceLabels: labels,
+			Codecs:         s.Codecs,
 		},
 		checkEvery: ClusterReleaseCheckInterval,
 	}, nil

@@ -35,7 +35,7 @@ func newReleaseStore(s Settings, dir string) (releaseStore, error) {
 	}
 	local := release.NewLocal(dir)
 	local.MaxHistory = s.HelmHistoryMax // 0: the store's default; never unbounded locally
-	return releaseStore{store: local, renderer: &release.Renderer{Namespace: s.Namespace, CRDExtraLabels: labels}}, nil
+	return releaseStore{store: local, renderer: &release.Renderer{Namespace: s.Namespace, CRDExtraLabels: labels, Codecs: s.Codecs}}, nil
 }
 
 func (b *backends) releaseNames(ctx context.Context) ([]string, error) {

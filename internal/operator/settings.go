@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/operator/webhook"
 )
 
@@ -123,6 +124,9 @@ type Settings struct {
 	// HookTimeout bounds one run of a hook or enabled script; 0 means
 	// DefaultHookTimeout, negative none.
 	HookTimeout time.Duration
+	// Codecs is the reference switch of the fast codecs the releases'
+	// rendering reads its documents with (--fast-codecs).
+	Codecs document.Codecs
 
 	// Webhooks configure the servers of the hooks' webhook bindings
 	// (shell-operator's VALIDATING_WEBHOOK_* and CONVERSION_WEBHOOK_*;

@@ -34,16 +34,22 @@ func TestRenderGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &release.Renderer{Namespace: "ops"}
-		out, err := r.Render(context.Background(), set.Modules[0], vals)
-		var got string
-		if err != nil {
-			got = "error: " + strings.ReplaceAll(err.Error(), dir+"/", "") + "\n"
-		} else {
-			got = fmt.Sprintf("# release %s in %s, no chart: %v\n# crds\n%s# manifests\n%s# objects\n", out.Name, out.Namespace, out.NoChart, out.CRDs, out.Manifests)
+		render := func(codecs document.Codecs) string {
+			r := &release.Renderer{Namespace: "ops", Codecs: codecs}
+			out, err := r.Render(context.Background(), set.Modules[0], vals)
+			if err != nil {
+				return "error: " + strings.ReplaceAll(err.Error(), dir+"/", "") + "\n"
+			}
+			got := fmt.Sprintf("# release %s in %s, no chart: %v\n# crds\n%s# manifests\n%s# objects\n", out.Name, out.Namespace, out.NoChart, out.CRDs, out.Manifests)
 			for _, o := range out.Objects {
 				got += fmt.Sprintf("%s %s %s (%s, hook %v)\n", o.APIVersion, o.Kind, o.Name, o.Source, o.Hook)
 			}
+			return got
+		}
+		got := render(document.FastCodecs)
+		// The reference switch changes nothing but the speed.
+		if ref := render(document.ReferenceCodecs); ref != got {
+			t.Errorf("with document.ReferenceCodecs:\n%s\nwith the fast codecs:\n%s", ref, got)
 		}
 		golden.Check(t, c.Path, "want", got)
 	})

@@ -75,6 +75,9 @@ type Renderer struct {
 	// of a release (addon-operator sets ADDON_OPERATOR_CRD_EXTRA_LABELS);
 	// ModuleChecksum hashes the manifests labelled with them.
 	ResourceLabels map[string]string
+	// Codecs is the reference switch of the fast YAML path the rendered
+	// documents are read with (helmrender.Sort).
+	Codecs document.Codecs
 
 	mu     sync.Mutex
 	charts map[string]*loaded // by module path
@@ -235,7 +238,7 @@ func (r *Renderer) Render(ctx context.Context, m *module.Module, values map[stri
 	if err != nil {
 		return fail(fmt.Errorf("rendering chart of %s: %w", m.Path, err))
 	}
-	if err := out.assemble(files, r.maxBytes()); err != nil {
+	if err := out.assemble(files, r.maxBytes(), r.Codecs); err != nil {
 		return fail(err)
 	}
 	out.Checksum = checksum(out.CRDs, out.Manifests)
@@ -274,8 +277,8 @@ func (r *Renderer) template(ctx context.Context, ch *chart.Chart, m *module.Modu
 }
 
 // assemble orders the rendered files and writes the manifest stream.
-func (out *Rendered) assemble(files map[string]string, max int64) error {
-	hooks, manifests, err := helmrender.Sort(files)
+func (out *Rendered) assemble(files map[string]string, max int64, codecs document.Codecs) error {
+	hooks, manifests, err := helmrender.Sort(files, codecs)
 	if err != nil {
 		return fmt.Errorf("rendered manifests: %w", err)
 	}
