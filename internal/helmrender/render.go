@@ -281,7 +281,7 @@ func (r *Renderer) template(ctx context.Context, ch *chart.Chart, vals map[strin
 	go func() {
 		var res crdResult
 		for _, crd := range crds {
-			docs, err := splitStream(printedCRD(crd.File.Data), crd.Filename)
+			docs, err := splitStream(printedCRD(crd.File.Data), crd.Filename, r.docs.codecs)
 			if err != nil {
 				res.err = err
 				break
@@ -320,7 +320,7 @@ func (r *Renderer) template(ctx context.Context, ch *chart.Chart, vals map[strin
 	if last := len(crds) - 1; last >= 0 && len(manifests) == 0 {
 		data := string(crds[last].File.Data)
 		if text := printedText(data, sectionEnd); text != printedText(data, middle) {
-			docs, err := splitStream(text, crds[last].Filename)
+			docs, err := splitStream(text, crds[last].Filename, r.docs.codecs)
 			if err != nil {
 				return nil, err
 			}
@@ -531,8 +531,8 @@ type streamDoc struct {
 // splitStream splits a YAML stream into documents as Kubernetes' YAML
 // reader does (manifest.SplitReader), as Argo CD reads helm's output. A
 // "# Source: " comment at the start of a document names its source.
-func splitStream(stream string, source string) ([]*streamDoc, error) {
-	texts, err := manifest.SplitReader(stream)
+func splitStream(stream string, source string, codecs document.Codecs) ([]*streamDoc, error) {
+	texts, err := manifest.SplitReader(stream, codecs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: splitting the YAML documents: %w", where(source), err)
 	}

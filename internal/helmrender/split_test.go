@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // splitCases are rendered files for the splitter's corners: separators at
@@ -48,9 +50,15 @@ func readerSplit(stream []byte) ([]string, error) {
 // the same error.
 func checkSplitStream(t *testing.T, stream []byte) {
 	want, wantErr := readerSplit(stream)
-	docs, err := splitStream(string(stream), "file.yaml")
+	for _, codecs := range []document.Codecs{document.FastCodecs, document.ReferenceCodecs} {
+		checkSplitStreamWith(t, stream, codecs, want, wantErr)
+	}
+}
+
+func checkSplitStreamWith(t *testing.T, stream []byte, codecs document.Codecs, want []string, wantErr error) {
+	docs, err := splitStream(string(stream), "file.yaml", codecs)
 	if (err == nil) != (wantErr == nil) || err != nil && !strings.Contains(err.Error(), wantErr.Error()) {
-		t.Fatalf("splitStream(%q): error %v, the reader's %v", stream, err, wantErr)
+		t.Fatalf("splitStream(%q, %v): error %v, the reader's %v", stream, codecs, err, wantErr)
 	}
 	var got []string
 	source := "file.yaml"
@@ -60,11 +68,11 @@ func checkSplitStream(t *testing.T, stream []byte) {
 			source = s
 		}
 		if d.source != source {
-			t.Errorf("splitStream(%q): document %d names %q, want %q", stream, i, d.source, source)
+			t.Errorf("splitStream(%q, %v): document %d names %q, want %q", stream, codecs, i, d.source, source)
 		}
 	}
 	if !slices.Equal(got, want) {
-		t.Errorf("splitStream(%q) = %q, the reader's %q", stream, got, want)
+		t.Errorf("splitStream(%q, %v) = %q, the reader's %q", stream, codecs, got, want)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/document/yamljson"
 	"github.com/strata-dev/strata/internal/manifest"
 )
@@ -35,7 +36,7 @@ func LoadValuesFast(data []byte) (map[string]any, error) {
 		// One document: what the YAML reader would return.
 		return yamljson.ValuesFast(data)
 	}
-	docs, err := manifest.SplitReader(string(data))
+	docs, err := manifest.SplitReader(string(data), document.FastCodecs)
 	if err != nil {
 		return nil, yamljson.ErrNotFast
 	}

@@ -8,6 +8,8 @@ import (
 	"unicode"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // SplitReader cuts a YAML stream into its documents as Kubernetes' YAML
@@ -19,10 +21,14 @@ import (
 // last one too; "\r\n" too); a "---" line followed by more than white
 // space and a comment is an error. Unlike Split it knows no "..." marker
 // and keeps empty documents: its documents are the reader's, byte for
-// byte (TestSplitReaderMatchesReader, FuzzSplitReader).
-func SplitReader(stream string) ([]string, error) {
-	if docs, ok := splitReaderFast(stream); ok {
-		return docs, nil
+// byte (TestSplitReaderMatchesReader, FuzzSplitReader). A stream in the
+// common shape is cut by a fast path, unless codecs is
+// document.ReferenceCodecs; the reader itself cuts any other.
+func SplitReader(stream string, codecs document.Codecs) ([]string, error) {
+	if codecs.Fast() {
+		if docs, ok := splitReaderFast(stream); ok {
+			return docs, nil
+		}
 	}
 	var docs []string
 	r := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(stream)))

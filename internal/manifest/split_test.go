@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/strata-dev/strata/internal/document"
 )
 
 // readerCases are streams for the corners of Kubernetes' reader:
@@ -47,12 +49,14 @@ func readerSplit(stream string) ([]string, error) {
 func checkSplitReader(t *testing.T, stream string) {
 	t.Helper()
 	want, wantErr := readerSplit(stream)
-	got, err := SplitReader(stream)
-	if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
-		t.Fatalf("SplitReader(%q): error %v, the reader's %v", stream, err, wantErr)
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("SplitReader(%q) = %q, the reader's %q", stream, got, want)
+	for _, codecs := range []document.Codecs{document.FastCodecs, document.ReferenceCodecs} {
+		got, err := SplitReader(stream, codecs)
+		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Fatalf("SplitReader(%q, %v): error %v, the reader's %v", stream, codecs, err, wantErr)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("SplitReader(%q, %v) = %q, the reader's %q", stream, codecs, got, want)
+		}
 	}
 }
 
