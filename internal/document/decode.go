@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // ErrUnknownField is wrapped by Decode errors for keys the target type does
@@ -31,6 +32,45 @@ type Checker interface {
 }
 
 var checkerType = reflect.TypeFor[Checker]()
+
+// An UnknownFieldError is the Err of a Decode error for a key the target
+// struct has no field for; errors.Is(err, ErrUnknownField) holds. A caller
+// phrasing its own message finds here what it needs: the key, the names
+// the struct has, and the one most likely meant.
+type UnknownFieldError struct {
+	Key string // the key as written
+	// Known are the struct's JSON names in the order its fields are
+	// declared, an embedded struct's where it is embedded.
+	Known []string
+	// Suggestion is Closest(Key, Known): the name most likely meant, or "".
+	Suggestion string
+	// Reason is the struct's own message for the key (UnknownFielder), ""
+	// when it has none.
+	Reason string
+}
+
+func (e *UnknownFieldError) Error() string {
+	switch {
+	case e.Reason != "":
+		return e.Reason
+	case e.Suggestion != "":
+		return fmt.Sprintf("unknown field %q; did you mean %s?", e.Key, e.Suggestion)
+	}
+	return fmt.Sprintf("unknown field %q; known fields are %s", e.Key, strings.Join(e.Known, ", "))
+}
+
+func (e *UnknownFieldError) Unwrap() error { return ErrUnknownField }
+
+// An UnknownFielder is a struct type with a message of its own for some
+// keys it does not have: a field's old name, a field of another version.
+// Decode calls UnknownField on the type's zero value with each unknown key
+// and the struct's JSON names; a non-empty result is the error's message
+// (and the UnknownFieldError's Reason). The method needs a value receiver.
+type UnknownFielder interface {
+	UnknownField(key string, known []string) string
+}
+
+var unknownFielderType = reflect.TypeFor[UnknownFielder]()
 
 // Decode fills out (a pointer to a struct, or anything encoding/json can
 // decode into) from a tree, strictly: a key the target type does not have
@@ -110,14 +150,11 @@ func checkFields(tree any, t reflect.Type, path Path, pos *Pos, source string) e
 	case map[string]any:
 		switch t.Kind() {
 		case reflect.Struct:
-			fields := jsonFields(t)
+			fields := structFields(t)
 			for _, k := range writtenKeys(v, pos.Lookup(path)) {
-				ft, ok := fields[k]
+				ft, ok := fields.types[k]
 				if !ok {
-					kp := path.Append(Key(k))
-					p := pos.Lookup(kp)
-					return &LoadError{Source: source, Line: lineOf(p), Column: colOf(p), Path: kp, Err: ErrUnknownField,
-						Msg: fmt.Sprintf("unknown field %q; known fields here: %s", kp.String(), strings.Join(slices.Sorted(maps.Keys(fields)), ", "))}
+					return unknownField(t, fields, k, path, pos, source)
 				}
 				if err := checkFields(v[k], ft, path.Append(Key(k)), pos, source); err != nil {
 					return err
@@ -142,10 +179,44 @@ func checkFields(tree any, t reflect.Type, path Path, pos *Pos, source string) e
 	return nil
 }
 
-// jsonFields maps the JSON names of a struct's fields, embedded ones
-// included, to their types.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
+// unknownField makes the error for key k, which struct type t (whose
+// fields are fields) does not have.
+func unknownField(t reflect.Type, fields *fieldSet, k string, path Path, pos *Pos, source string) error {
+	kp := path.Append(Key(k))
+	p := pos.Lookup(kp)
+	ue := &UnknownFieldError{Key: k, Known: slices.Clone(fields.names), Suggestion: Closest(k, fields.names)}
+	msg := fmt.Sprintf("unknown field %q; known fields here: %s", kp.String(), strings.Join(slices.Sorted(maps.Keys(fields.types)), ", "))
+	if t.Implements(unknownFielderType) {
+		if r := reflect.Zero(t).Interface().(UnknownFielder).UnknownField(k, ue.Known); r != "" {
+			ue.Reason, msg = r, r
+		}
+	}
+	return &LoadError{Source: source, Line: lineOf(p), Column: colOf(p), Path: kp, Err: ue, Msg: msg}
+}
+
+// A fieldSet is what Decode needs of a struct type: its fields' JSON names
+// in the order declared, and their types.
+type fieldSet struct {
+	names []string
+	types map[string]reflect.Type
+}
+
+// fieldSets caches structFields: a type's fields never change.
+var fieldSets sync.Map // reflect.Type → *fieldSet
+
+func structFields(t reflect.Type) *fieldSet {
+	if fs, ok := fieldSets.Load(t); ok {
+		return fs.(*fieldSet)
+	}
+	fs := &fieldSet{types: map[string]reflect.Type{}}
+	jsonFields(t, fs)
+	fieldSets.Store(t, fs)
+	return fs
+}
+
+// jsonFields adds the JSON names of a struct's fields, embedded ones
+// included, and their types to fs.
+func jsonFields(t reflect.Type, fs *fieldSet) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -159,9 +230,7 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 				et = et.Elem()
 			}
 			if et.Kind() == reflect.Struct {
-				for k, v := range jsonFields(et) {
-					out[k] = v
-				}
+				jsonFields(et, fs)
 				continue
 			}
 		}
@@ -171,9 +240,11 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		if name == "" {
 			name = f.Name
 		}
-		out[name] = f.Type
+		if _, dup := fs.types[name]; !dup {
+			fs.names = append(fs.names, name)
+		}
+		fs.types[name] = f.Type
 	}
-	return out
 }
 
 // writtenKeys returns the keys of m in the order they were written, by
