@@ -10,8 +10,11 @@
 // keys, invalid UTF-8, non-map documents) within Limits (size, depth, nodes
 // after alias expansion); errors are *LoadErrors with the source, line and
 // column, wrapping one of the Err* sentinels. Decode fills structs from a
-// tree strictly, unknown fields being errors with their line; a field type
-// that is a Checker says in its own words what its values must be. Encode
+// tree strictly, unknown fields being errors with their line (wrapping an
+// *UnknownFieldError: the key, the struct's names, the one Closest to the
+// key; a struct type that is an UnknownFielder words its own message); a
+// field type that is a Checker says in its own words what its values must
+// be. Encode
 // writes trees as YAML or JSON, keys sorted and integers exact.
 //
 // Two fast paths serve the plugins' output, each held to its reference by a
