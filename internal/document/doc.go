@@ -14,7 +14,10 @@
 // *UnknownFieldError: the key, the struct's names, the one Closest to the
 // key; a struct type that is an UnknownFielder words its own message); a
 // field type that is a Checker says in its own words what its values must
-// be. Encode
+// be. Decode fills the target from the tree itself where it holds what
+// encoding/json would make of the tree's JSON, and goes through
+// encoding/json for everything else and for every error, its reference;
+// FuzzDecodeDirect holds the two to each other. Encode
 // writes trees as YAML or JSON, keys sorted and integers exact.
 //
 // Two fast paths serve the plugins' output, each held to its reference by a
