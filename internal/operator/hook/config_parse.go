@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -530,14 +530,7 @@ func joinBindings(bs []BindingType) string {
 }
 
 // keys returns m's keys sorted, so that errors come in a stable order.
-func keys(m map[string]any) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
+func keys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
 
 // checkAPIVersion checks group/version or version, as Kubernetes parses it.
 func checkAPIVersion(s string) error {
