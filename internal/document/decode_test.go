@@ -145,3 +145,77 @@ func TestDecodeChecker(t *testing.T) {
 		t.Errorf("Decode(port: x) = %v, want errors.Is %v", err, errPort)
 	}
 }
+
+// renamed has a message of its own for its fields' old names.
+type renamed struct {
+	decodeMeta
+	Interval string `json:"interval"`
+	Burst    int    `json:"burst"`
+}
+
+func (renamed) UnknownField(key string, known []string) string {
+	if key == "period" {
+		return "the field is called interval now"
+	}
+	return ""
+}
+
+func TestDecodeUnknownField(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		want      document.UnknownFieldError
+		msg       string // the error's text
+		path      document.Path
+	}{
+		{"a misspelt name", "name: a\nintervl: 5s\n",
+			document.UnknownFieldError{Key: "intervl", Known: []string{"name", "interval", "burst"}, Suggestion: "interval"},
+			`c.yaml:2:1: unknown field "intervl"; known fields here: burst, interval, name`, document.Path{document.Key("intervl")}},
+		{"a case slip", "Burst: 1\n",
+			document.UnknownFieldError{Key: "Burst", Known: []string{"name", "interval", "burst"}, Suggestion: "burst"},
+			`c.yaml:1:1: unknown field "Burst"; known fields here: burst, interval, name`, document.Path{document.Key("Burst")}},
+		{"nothing close", "colour: red\n",
+			document.UnknownFieldError{Key: "colour", Known: []string{"name", "interval", "burst"}},
+			`c.yaml:1:1: unknown field "colour"; known fields here: burst, interval, name`, document.Path{document.Key("colour")}},
+		{"the type's own message", "period: 5s\n",
+			document.UnknownFieldError{Key: "period", Known: []string{"name", "interval", "burst"}, Reason: "the field is called interval now"},
+			`c.yaml:1:1: the field is called interval now`, document.Path{document.Key("period")}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var r renamed
+			err := decodeDoc(t, tc.doc, &r)
+			if err == nil || err.Error() != tc.msg {
+				t.Fatalf("Decode(%q) = %v, want %q", tc.doc, err, tc.msg)
+			}
+			if !errors.Is(err, document.ErrUnknownField) {
+				t.Errorf("Decode(%q) = %v, want errors.Is ErrUnknownField", tc.doc, err)
+			}
+			var ue *document.UnknownFieldError
+			if !errors.As(err, &ue) {
+				t.Fatalf("Decode(%q) = %v, want an *UnknownFieldError", tc.doc, err)
+			}
+			if diff := cmp.Diff(tc.want, *ue); diff != "" {
+				t.Errorf("Decode(%q) UnknownFieldError mismatch (-want +got):\n%s", tc.doc, diff)
+			}
+			var le *document.LoadError
+			if errors.As(err, &le); !cmp.Equal(le.Path, tc.path) {
+				t.Errorf("Decode(%q) path = %v, want %v", tc.doc, le.Path, tc.path)
+			}
+		})
+	}
+}
+
+func TestUnknownFieldErrorText(t *testing.T) {
+	for _, tc := range []struct {
+		e    document.UnknownFieldError
+		want string
+	}{
+		{document.UnknownFieldError{Key: "nmae", Known: []string{"name", "spec"}, Suggestion: "name"}, `unknown field "nmae"; did you mean name?`},
+		{document.UnknownFieldError{Key: "x", Known: []string{"name", "spec"}}, `unknown field "x"; known fields are name, spec`},
+		{document.UnknownFieldError{Key: "x", Known: []string{"name"}, Suggestion: "name", Reason: "x is gone"}, `x is gone`},
+	} {
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("%+v.Error() = %q, want %q", tc.e, got, tc.want)
+		}
+	}
+}

@@ -10,8 +10,14 @@
 // keys, invalid UTF-8, non-map documents) within Limits (size, depth, nodes
 // after alias expansion); errors are *LoadErrors with the source, line and
 // column, wrapping one of the Err* sentinels. Decode fills structs from a
-// tree strictly, unknown fields being errors with their line; a field type
-// that is a Checker says in its own words what its values must be. Encode
+// tree strictly, unknown fields being errors with their line (wrapping an
+// *UnknownFieldError: the key, the struct's names, the one Closest to the
+// key; a struct type that is an UnknownFielder words its own message); a
+// field type that is a Checker says in its own words what its values must
+// be. Decode fills the target from the tree itself where it holds what
+// encoding/json would make of the tree's JSON, and goes through
+// encoding/json for everything else and for every error, its reference;
+// FuzzDecodeDirect holds the two to each other. Encode
 // writes trees as YAML or JSON, keys sorted and integers exact.
 //
 // Fast codecs serve the plugins' output and Helm's YAML, each held to its

@@ -26,11 +26,11 @@ func Index(i int) Step { return Step{Index: i, IsIndex: true} }
 // A Path addresses a node of a tree. The empty Path is the root.
 type Path []Step
 
-// Append returns a new path with s added; p is not modified.
-func (p Path) Append(s Step) Path {
-	q := make(Path, len(p), len(p)+1)
+// Append returns a new path with the steps added; p is not modified.
+func (p Path) Append(s ...Step) Path {
+	q := make(Path, len(p), len(p)+len(s))
 	copy(q, p)
-	return append(q, s)
+	return append(q, s...)
 }
 
 // String writes the path in --set notation: `a.b[0].c\.d`.

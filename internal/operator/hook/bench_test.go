@@ -102,3 +102,50 @@ func BenchmarkRunnerConfig(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseConfig is ParseConfig alone on a configuration with every
+// kind of binding (v1), and on a v0 one.
+func BenchmarkParseConfig(b *testing.B) {
+	for _, bc := range []struct{ name, in string }{
+		{"v1", `configVersion: v1
+beforeHelm: 10
+kubernetes:
+- name: pods
+  apiVersion: v1
+  kind: Pod
+  nameSelector: {matchNames: [a, b]}
+  labelSelector:
+    matchLabels: {app: x}
+    matchExpressions: [{key: tier, operator: In, values: [web]}]
+  fieldSelector:
+    matchExpressions: [{field: status.phase, operator: Equals, value: Running}]
+  namespace:
+    labelSelector: {matchLabels: {team: a}}
+  jqFilter: .metadata.labels
+  executeHookOnEvent: [Added, Deleted]
+  queue: pods
+  group: g1
+- {name: nodes, kind: Node, includeSnapshotsFrom: [pods], group: g1}
+schedule:
+- {crontab: "0 * * * *", includeSnapshotsFrom: [nodes], group: g1}
+kubernetesValidating:
+- name: a.example.com
+  rules: [{apiGroups: [""], apiVersions: [v1], resources: [pods], operations: [CREATE]}]
+settings: {executionMinInterval: 3s, executionBurst: 2}
+`},
+		{"v0", `{"onStartup": 1, "beforeHelm": 2, "schedule": [{"crontab": "* * * * *", "allowFailure": true}],
+"onKubernetesEvent": [{"kind": "Pod", "event": ["add", "delete"], "objectName": "p", "selector": {"matchLabels": {"a": "b"}},
+"namespaceSelector": {"matchNames": ["ns"]}, "jqFilter": ".spec"}]}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			data := []byte(bc.in)
+			b.ReportAllocs()
+			defer cpuPerOp(b)()
+			for b.Loop() {
+				if _, err := hook.ParseConfig(data, hook.Module, "h.sh"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -251,3 +251,48 @@ func TestParseConfigSettingsOnly(t *testing.T) {
 		t.Errorf("ParseConfig = %+v, want settings and no binding", cfg)
 	}
 }
+
+// The shapes' own rules: the fields each version's bindings have (a v0
+// schedule has fewer than a v1 one), did-you-mean hints over them, limits,
+// and a value's own problem reported before the checks across its
+// binding's fields.
+func TestParseConfigShapes(t *testing.T) {
+	long := strings.Repeat("a", 1025)
+	many := "[" + strings.Repeat("a, ", 1000) + "a]"
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		{"v0 schedule has no queue", `{"schedule": [{"crontab": "* * * * *", "queue": "q"}]}`,
+			"hook h.sh --config:1: schedule[0].queue: unknown field; known fields are name, crontab, allowFailure"},
+		{"v1 schedule queue misspelt", "configVersion: v1\nschedule:\n- crontab: '* * * * *'\n  qeue: q\n",
+			"hook h.sh --config:4: schedule[0].qeue: unknown field; did you mean queue?"},
+		{"v0 binding fields", `{"onKubernetesEvent": [{"kind": "Pod", "namespace": {}}]}`,
+			"hook h.sh --config:1: onKubernetesEvent[0].namespace: unknown field; known fields are name, event, kind, selector, objectName, namespaceSelector, jqFilter, allowFailure"},
+		{"v0 event", `{"onKubernetesEvent": [{"kind": "Pod", "event": ["add", "Added"]}]}`,
+			"hook h.sh --config:1: onKubernetesEvent[0].event[1]: \"Added\" is not a v0 event; write add, update or delete"},
+		{"v0 empty lists are fine but null is not", `{"onStartup": 1, "schedule": [], "onKubernetesEvent": null}`,
+			"hook h.sh --config:1: onKubernetesEvent: must be a list of bindings such as {kind: Pod}, not null"},
+		{"a value's own problem first", "configVersion: v1\nkubernetes:\n- apiVersion: v1\n  group: [g]\n",
+			"hook h.sh --config:4: kubernetes[0].group: must be a string, not a list"},
+		{"too long a string", "configVersion: v1\nkubernetes:\n- kind: " + long + "\n",
+			"hook h.sh --config:3: kubernetes[0].kind: is longer than 1024 bytes"},
+		{"too long a list", "configVersion: v1\nkubernetes:\n- kind: Pod\n  nameSelector: {matchNames: " + many + "}\n",
+			"hook h.sh --config:4: kubernetes[0].nameSelector.matchNames: has 1001 items; at most 1000 are allowed"},
+		{"negative burst", "configVersion: v1\nsettings: {executionBurst: -1}\n",
+			"hook h.sh --config:2: settings.executionBurst: -1 is not a count; write a non-negative integer such as 1"},
+		{"label value a number", "configVersion: v1\nkubernetes:\n- kind: Pod\n  labelSelector:\n    matchLabels:\n      a: 1\n",
+			"hook h.sh --config:6: kubernetes[0].labelSelector.matchLabels.a: label values are strings; quote 1"},
+		{"watch event a number", "configVersion: v1\nkubernetes:\n- kind: Pod\n  watchEvent: [1]\n",
+			"hook h.sh --config:4: kubernetes[0].watchEvent[0]: must be a string, not 1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := hook.ParseConfig([]byte(tc.in), hook.Module, "h.sh")
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("ParseConfig error:\n got %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+}

@@ -18,8 +18,25 @@
 // every binding of addon-operator and shell-operator with its defaults
 // (onStartup, beforeAll, afterAll for global hooks; onStartup, beforeHelm,
 // afterHelm, beforeDeleteHelm, afterDeleteHelm for module hooks; schedule,
-// kubernetes and settings for both). A mistake is a *ConfigError naming
-// the hook, the line, the field and what to write instead.
+// kubernetes and settings for both; kubernetesValidating and
+// kubernetesCustomResourceConversion in v1). A mistake is a *ConfigError
+// naming the hook, the line, the field and what to write instead; every
+// wrong top-level field is reported, as shell-operator does, each with its
+// first problem.
+//
+// The configuration is read in three steps. config_parse.go reads the top
+// level itself (its keys depend on the kind of hook and the version, the
+// lifecycle orders among them) and hands each binding list to
+// document.Decode, which fills the shape structs of config_shape.go (the
+// v1 root and the v0 root share the binding shapes where their fields are
+// the same) and config_webhook.go: unknown keys, with a did-you-mean over
+// the shape's fields, and a value of the wrong type are found there, and a
+// field type with rules of its own (a crontab, a jq program, watch event
+// names, label operators, durations) checks them in its CheckTree. The
+// decoded shapes are then turned into a [Config] with the defaults filled
+// in; what involves several fields (a binding without kind, selectors that
+// exclude each other, includeSnapshotsFrom naming the hook's kubernetes
+// bindings, groups) is checked there, after each value's own checks.
 //
 // # Binding contexts
 //
