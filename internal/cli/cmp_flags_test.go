@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,5 +113,38 @@ func TestPluginFlagsCodecs(t *testing.T) {
 	}
 	if def := fs.Lookup("fast-codecs").DefValue; def != "true" {
 		t.Errorf("--fast-codecs default %q, want true", def)
+	}
+}
+
+// TestCommandSetsDecodeCodecs: a command's --fast-codecs (or its older
+// name) sets document.Decode's process-wide switch before the command
+// runs; a command without the flag runs with the fast codecs.
+func TestCommandSetsDecodeCodecs(t *testing.T) {
+	t.Cleanup(func() { document.SetDecodeCodecs(document.FastCodecs) })
+	for _, tc := range []struct {
+		args []string
+		want document.Codecs
+	}{
+		{[]string{"cmp", "generate", "--fast-codecs=false"}, document.ReferenceCodecs},
+		{[]string{"version"}, document.FastCodecs},
+		{[]string{"cmp", "parameters", "--helm-fast-yaml=false"}, document.ReferenceCodecs},
+		{[]string{"cmp", "generate"}, document.FastCodecs},
+		{[]string{"operator", "render", "--fast-codecs=false"}, document.ReferenceCodecs},
+		{[]string{"operator", "render", "--fast-codecs"}, document.FastCodecs},
+	} {
+		root := NewRoot(strings.NewReader(""), io.Discard, io.Discard)
+		cmd, rest, err := root.Find(tc.args)
+		if err != nil {
+			t.Fatalf("Find(%q): %v", tc.args, err)
+		}
+		if err := cmd.ParseFlags(rest); err != nil {
+			t.Fatalf("ParseFlags(%q): %v", rest, err)
+		}
+		if err := root.PersistentPreRunE(cmd, nil); err != nil {
+			t.Fatalf("%q: PersistentPreRunE: %v", tc.args, err)
+		}
+		if got := document.DecodeCodecs(); got != tc.want {
+			t.Errorf("%q: Decode's codecs %v, want %v", tc.args, got, tc.want)
+		}
 	}
 }

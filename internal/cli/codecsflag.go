@@ -3,6 +3,7 @@ package cli
 import (
 	"strconv"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/strata-dev/strata/internal/document"
@@ -44,4 +45,15 @@ const fastCodecsUsage = "read and write YAML and JSON (%s) with strata's fast co
 // bindCodecs binds the boolean flag name to c.
 func bindCodecs(fs *pflag.FlagSet, c *document.Codecs, name, usage string) {
 	fs.VarPF(codecsFlag{c}, name, "", usage).NoOptDefVal = "true"
+}
+
+// commandCodecs is the switch cmd's --fast-codecs (or its older name) set,
+// FastCodecs for a command without the flag.
+func commandCodecs(cmd *cobra.Command) document.Codecs {
+	if f := cmd.Flags().Lookup("fast-codecs"); f != nil {
+		if v, ok := f.Value.(codecsFlag); ok && v.c != nil {
+			return *v.c
+		}
+	}
+	return document.FastCodecs
 }

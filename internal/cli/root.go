@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/strata-dev/strata/internal/document"
 	"github.com/strata-dev/strata/internal/startgc"
 )
 
@@ -137,6 +138,7 @@ layered, and explains every value it produces.`,
 			startgc.Resume()
 			g.oneShot = !isServer(cmd)
 			g.levelExplicit = cmd.Flags().Changed("log-level")
+			document.SetDecodeCodecs(commandCodecs(cmd))
 			_, err := g.logger()
 			return err
 		},

@@ -1,7 +1,8 @@
 package document
 
 // Codecs is the one reference switch of the document layer's fast codecs:
-// DecodeJSONFast and YAMLWriter here, yamljson (YAML read as
+// DecodeJSONFast, YAMLWriter and Decode's direct fill (process-wide, see
+// SetDecodeCodecs) here, yamljson (YAML read as
 // sigs.k8s.io/yaml reads it) below, and what is built on them
 // (manifest.Encoder, helmrender's reading of values and rendered
 // documents). Each fast codec gives what its reference gives, or leaves

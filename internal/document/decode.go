@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -89,7 +90,7 @@ func Decode(tree any, pos *Pos, source string, out any) error {
 	if err := checkFields(tree, rv.Type().Elem(), nil, pos, source); err != nil {
 		return err
 	}
-	if rv.Elem().IsZero() {
+	if !decodeReference.Load() && rv.Elem().IsZero() {
 		// The direct way, for what it knows; encoding/json's for the rest
 		// and for every error, so that the result is its result.
 		if err := assign(tree, rv.Elem()); err == nil {
@@ -98,6 +99,24 @@ func Decode(tree any, pos *Pos, source string, out any) error {
 		rv.Elem().SetZero()
 	}
 	return decodeJSON(tree, pos, source, out)
+}
+
+// decodeReference turns Decode's direct fill off (SetDecodeCodecs).
+var decodeReference atomic.Bool
+
+// SetDecodeCodecs sets, for the whole process, how Decode fills a value:
+// FastCodecs (the default) fills it straight from the tree where the
+// result is what encoding/json would make of the tree's JSON, and
+// ReferenceCodecs always goes through encoding/json, the reference. The
+// command line sets it from --fast-codecs (fast where a command has none).
+func SetDecodeCodecs(c Codecs) { decodeReference.Store(!c.Fast()) }
+
+// DecodeCodecs returns what SetDecodeCodecs set.
+func DecodeCodecs() Codecs {
+	if decodeReference.Load() {
+		return ReferenceCodecs
+	}
+	return FastCodecs
 }
 
 // decodeJSON is Decode's reference: encoding/json decoding the tree's JSON.

@@ -147,3 +147,33 @@ func TestAssignDirect(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeCodecsSwitch: with ReferenceCodecs Decode goes through
+// encoding/json (more allocations for the same result), with FastCodecs
+// it fills the struct directly.
+func TestDecodeCodecsSwitch(t *testing.T) {
+	t.Cleanup(func() { SetDecodeCodecs(FastCodecs) })
+	tree := map[string]any{"s": "x", "n": float64(3)}
+	decode := func() diffInner {
+		var v diffInner
+		if err := Decode(tree, nil, "t", &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	SetDecodeCodecs(FastCodecs)
+	fastV := decode()
+	fast := testing.AllocsPerRun(50, func() { decode() })
+	SetDecodeCodecs(ReferenceCodecs)
+	if DecodeCodecs() != ReferenceCodecs {
+		t.Fatalf("DecodeCodecs() = %v after SetDecodeCodecs(ReferenceCodecs)", DecodeCodecs())
+	}
+	refV := decode()
+	ref := testing.AllocsPerRun(50, func() { decode() })
+	if fastV != refV || fastV != (diffInner{S: "x", N: 3}) {
+		t.Errorf("fast %+v, reference %+v, want {x 3}", fastV, refV)
+	}
+	if ref <= fast {
+		t.Errorf("allocations: reference %v, fast %v: the switch does not reach Decode's direct fill", ref, fast)
+	}
+}
