@@ -96,7 +96,8 @@ type Options struct {
 	// WorkerOptions); one worker per slot of MaxConcurrent. The chart and
 	// document caches are then the workers', each holding its share of
 	// ChartCacheBytes and DocumentCacheBytes (and of
-	// Dependencies.CacheBytes). Announce and Match stay in-process.
+	// Dependencies.CacheBytes). Announce runs in the workers too (see
+	// Announce); Match and GenerateYAML stay in-process.
 	Workers WorkerOptions
 	// Logger receives a line per render and the warnings about
 	// parameters; nil discards them.

@@ -22,7 +22,7 @@
 //     text.
 //
 // The protocol is gob over two pipes, the worker's file descriptors 3
-// (from the pool) and 4 (to the pool): the pool sends its settings and
+// (from the pool) and 4 (to the pool): the pool sends its settings with
 // the configuration, the worker answers that it is ready (with its
 // address space); then, one at a time, a request and its answers — any
 // number of notes (Handler.Serve's note: what the request is about, named

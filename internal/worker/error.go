@@ -13,8 +13,9 @@ const (
 	Waiting Kind = iota + 1
 	// Unavailable: no worker could be started, or none took the request.
 	Unavailable
-	// TimedOut: the request's context ended while a worker served it;
-	// the worker was killed.
+	// TimedOut: the request's context ended while a worker served it
+	// (the worker was killed), or while the worker of its slot was
+	// starting.
 	TimedOut
 	// OutOfMemory: the worker ran past the request's memory budget.
 	OutOfMemory

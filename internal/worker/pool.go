@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/gob"
 	"errors"
@@ -41,8 +42,9 @@ type Options struct {
 	// it had at start plus Memory plus Retain (and a margin) is replaced
 	// after its request.
 	Retain int64
-	// Config is sent to every worker as it starts: the value Serve's
-	// start function takes (of the same type).
+	// Config is sent to every worker as it starts (gob-encoded): the
+	// value Serve's start function takes, of the same type; nil sends
+	// that type's zero value.
 	Config any
 	// Logger receives the pool's own lines (a worker started, ended);
 	// nil discards them.
@@ -65,8 +67,9 @@ const startTimeout = 30 * time.Second
 type Pool[Req, Ans any, C Counters[C]] struct {
 	opts    Options
 	program string
-	// progErr is why the program could not be found.
-	progErr error
+	// startErr is why no worker can start: the program was not found,
+	// the configuration could not be encoded.
+	startErr error
 	log     *slog.Logger
 	relog   *slog.Logger
 	hello   hello
@@ -102,7 +105,7 @@ type Stats struct {
 	// or serving).
 	Started uint64
 	Live    int
-	// Requests counts the requests sent to a worker; TimedOut those
+	// Requests counts the requests that had a slot; TimedOut those
 	// stopped when their context ended, OutOfMemory those past their
 	// memory budget, Crashed those whose worker ended otherwise (or did
 	// not take the request).
@@ -157,9 +160,16 @@ func New[Req, Ans any, C Counters[C]](opts Options) *Pool[Req, Ans, C] {
 	if p.program == "" {
 		exe, err := os.Executable()
 		if err != nil {
-			p.progErr = fmt.Errorf("finding this program's binary to run as a worker: %w", err)
+			p.startErr = fmt.Errorf("finding this program's binary to run as a worker: %w", err)
 		}
 		p.program = exe
+	}
+	if opts.Config != nil {
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(opts.Config); err != nil {
+			p.startErr = fmt.Errorf("encoding the workers' configuration: %w", err)
+		}
+		p.hello.Config = buf.Bytes()
 	}
 	for range opts.Slots {
 		p.warm()
@@ -229,8 +239,8 @@ func (p *Pool[Req, Ans, C]) warm() {
 
 // start starts a worker and waits for it to be ready.
 func (p *Pool[Req, Ans, C]) start() (*proc, error) {
-	if p.progErr != nil {
-		return nil, p.progErr
+	if p.startErr != nil {
+		return nil, p.startErr
 	}
 	reqR, reqW, err := os.Pipe()
 	if err != nil {
@@ -269,9 +279,6 @@ func (p *Pool[Req, Ans, C]) start() (*proc, error) {
 	var r ready
 	go func() {
 		err := w.send(p.hello)
-		if err == nil {
-			err = w.send(p.opts.Config)
-		}
 		if err == nil {
 			err = w.dec.Decode(&r)
 		}
@@ -448,7 +455,12 @@ func (p *Pool[Req, Ans, C]) Do(ctx context.Context, req Req) (Ans, error) {
 	for attempt := 0; ; attempt++ {
 		if w, err = p.get(ctx); err != nil {
 			if ctx.Err() != nil {
-				return zero, &Error{Kind: Waiting, After: time.Since(start), Err: context.Cause(ctx)}
+				// It had its slot: its time went on its worker's start.
+				p.mu.Lock()
+				p.stats.Requests++
+				p.stats.TimedOut++
+				p.mu.Unlock()
+				return zero, &Error{Kind: TimedOut, After: time.Since(start), Err: context.Cause(ctx)}
 			}
 			return zero, &Error{Kind: Unavailable, After: time.Since(start), Err: err}
 		}

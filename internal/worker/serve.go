@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/gob"
 	"errors"
@@ -25,6 +26,8 @@ type hello struct {
 	Memory int64
 	// LogLevel is the least level of the log lines worth sending back.
 	LogLevel slog.Level
+	// Config is Options.Config, gob-encoded on its own; empty when nil.
+	Config []byte
 }
 
 // ready answers hello and the configuration.
@@ -104,8 +107,10 @@ func serve[Cfg, Req, Ans, C any](ctx context.Context, r io.Reader, w io.Writer, 
 		return fmt.Errorf("reading the pool's settings: %w", err)
 	}
 	var cfg Cfg
-	if err := dec.Decode(&cfg); err != nil {
-		return fmt.Errorf("reading the worker's configuration: %w", err)
+	if len(h.Config) > 0 {
+		if err := gob.NewDecoder(bytes.NewReader(h.Config)).Decode(&cfg); err != nil {
+			return fmt.Errorf("reading the worker's configuration: %w", err)
+		}
 	}
 	rec := newLogRecorder(h.LogLevel)
 	handler, err := start(cfg, slog.New(rec))

@@ -33,7 +33,11 @@ func TestMain(m *testing.M) {
 }
 
 // config is what the pool sends its workers.
-type config struct{ Greeting string }
+type config struct {
+	Greeting string
+	// Start is how long a worker takes to start.
+	Start time.Duration
+}
 
 // request asks the test handler to do Op.
 type request struct {
@@ -69,6 +73,7 @@ type handler struct {
 
 func serve(ctx context.Context) error {
 	return worker.Serve(ctx, func(cfg config, log *slog.Logger) (worker.Handler[request, answer, counters], error) {
+		time.Sleep(cfg.Start)
 		return &handler{cfg: cfg, log: log}, nil
 	})
 }
@@ -127,7 +132,9 @@ func (h *handler) Counters() counters {
 func newPool(t *testing.T, opts worker.Options) *worker.Pool[request, answer, counters] {
 	t.Helper()
 	opts.Entry = entry
-	opts.Config = config{Greeting: "hello"}
+	if opts.Config == nil {
+		opts.Config = config{Greeting: "hello"}
+	}
 	p := worker.New[request, answer, counters](opts)
 	t.Cleanup(p.Close)
 	return p
@@ -150,6 +157,16 @@ func TestDo(t *testing.T) {
 	}
 	if c := p.Counters(); c.Served != 3 {
 		t.Errorf("Counters() = %+v, want 3 served", c)
+	}
+}
+
+// TestNoConfig: a pool without a configuration starts its workers with
+// the zero value of theirs.
+func TestNoConfig(t *testing.T) {
+	p := worker.New[request, answer, counters](worker.Options{Entry: entry})
+	t.Cleanup(p.Close)
+	if got, err := p.Do(t.Context(), request{Op: "echo", Text: "x"}); err != nil || got.Text != " x" {
+		t.Fatalf("Do(echo) = %+v, %v; want the zero greeting", got, err)
 	}
 }
 
@@ -297,6 +314,26 @@ func TestSlots(t *testing.T) {
 	}
 	if s := p.Stats(); s.Requests != 2 || s.TimedOut != 1 {
 		t.Errorf("Stats() = %+v, want 2 requests (the one that waited is not one), 1 stopped", s)
+	}
+}
+
+// TestSlowStart: a request waits for the worker of its slot to start,
+// within its context: past it, it fails as stopped (its time went on the
+// start) and is counted so; the worker serves the next.
+func TestSlowStart(t *testing.T) {
+	p := newPool(t, worker.Options{Config: config{Greeting: "late", Start: 2 * time.Second}})
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	_, err := p.Do(ctx, request{Op: "echo"})
+	var we *worker.Error
+	if !errors.As(err, &we) || we.Kind != worker.TimedOut || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Do(echo) while the worker starts: error %v, want it stopped", err)
+	}
+	if got, err := p.Do(t.Context(), request{Op: "echo", Text: "x"}); err != nil || got.Text != "late x" {
+		t.Fatalf("Do(echo) = %+v, %v; want the worker's answer once started", got, err)
+	}
+	if s := p.Stats(); s.Started != 1 || s.Requests != 2 || s.TimedOut != 1 {
+		t.Errorf("Stats() = %+v, want one worker started (the requests waited for it), 2 requests, 1 stopped", s)
 	}
 }
 
