@@ -70,10 +70,10 @@ type Pool[Req, Ans any, C Counters[C]] struct {
 	// startErr is why no worker can start: the program was not found,
 	// the configuration could not be encoded.
 	startErr error
-	log     *slog.Logger
-	relog   *slog.Logger
-	hello   hello
-	slots   chan struct{}
+	log      *slog.Logger
+	relog    *slog.Logger
+	hello    hello
+	slots    chan struct{}
 
 	mu      sync.Mutex
 	idle    []*proc
