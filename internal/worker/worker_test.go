@@ -208,7 +208,7 @@ func TestStopped(t *testing.T) {
 		count func(worker.Stats) uint64
 	}{
 		{
-			name: "timeout", req: request{Op: "sleep", Text: "x"}, timeout: 300 * time.Millisecond,
+			name: "timeout", req: request{Op: "sleep", Text: "x"}, timeout: 2 * time.Second,
 			kind: worker.TimedOut, note: "sleeping on x", cause: context.DeadlineExceeded,
 			count: func(s worker.Stats) uint64 { return s.TimedOut },
 		},
@@ -250,6 +250,9 @@ func TestStopped(t *testing.T) {
 				tc.exit = ""
 			}
 			p := newPool(t, worker.Options{Memory: 64 << 20})
+			// The request is to reach a worker: on a loaded machine its
+			// start can take longer than the timeout case's deadline.
+			waitLive(t, p, 1)
 			ctx := t.Context()
 			if tc.timeout > 0 {
 				var cancel context.CancelFunc
@@ -507,6 +510,17 @@ func TestNotStarted(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 || string(out) != entry+": "+worker.ErrNotStarted.Error()+"\n" {
 		t.Fatalf("%s %s by hand: %v, output %q; want exit 1 and %q", exe, entry, err, out, worker.ErrNotStarted)
+	}
+}
+
+// waitLive waits for n workers of p to be ready.
+func waitLive(t *testing.T, p *worker.Pool[request, answer, counters], n int) {
+	t.Helper()
+	for i := 0; p.Stats().Live < n; i++ {
+		if i > 1500 {
+			t.Fatalf("Stats() = %+v: %d workers not ready after 30s", p.Stats(), n)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
