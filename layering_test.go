@@ -34,6 +34,9 @@ var rank = map[string]int{
 	"internal/limits":     0,
 	"internal/rsswatch":   0,
 	"internal/deadline":   0,
+	// worker runs requests in worker processes of this binary; it knows
+	// nothing of what they do.
+	"internal/worker": 0,
 
 	"internal/values":   1,
 	"internal/manifest": 1,

@@ -39,7 +39,6 @@ protocol, or run the same plugin on a local checkout with no Argo CD: generate
 its manifests, print its parameters announcement, check its discovery rules.`,
 	}
 	cmd.AddCommand(newCmpServeCmd(g), newCmpGenerateCmd(g), newCmpParametersCmd(g), newCmpMatchCmd(g), newCmpPreviewCmd(g))
-	cmd.AddCommand(newCmpHelmWorkerCmd())
 	return cmd
 }
 
@@ -91,34 +90,14 @@ func (f *pluginFlags) bindHelm(fs *pflag.FlagSet) {
 // command by default (ARGOCD_EXEC_TIMEOUT).
 const defaultRenderTimeout = 90 * time.Second
 
-// helmWorkerCommand is the hidden command a render worker runs.
-const helmWorkerCommand = "helm-worker"
-
-// newCmpHelmWorkerCmd is the render worker cmp serve --builtin helm
-// starts (helmplugin.WorkerMain); it is not run by hand.
-func newCmpHelmWorkerCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    helmWorkerCommand,
-		Short:  "A render worker of the built-in Helm plugin (started by cmp serve)",
-		Hidden: true,
-		Args:   positional(),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return helmplugin.WorkerMain(cmd.Context())
-		},
-	}
-}
-
-// workers are the render worker options of cmp serve: strata runs itself
-// as `strata cmp helm-worker`.
-func (h helmFlags) workers() (helmplugin.WorkerOptions, error) {
+// workers are the render worker options of cmp serve: strata runs
+// itself as its render workers (`strata helm-worker`,
+// helmplugin.WorkerEntry, which cmd/strata's main runs).
+func (h helmFlags) workers() helmplugin.WorkerOptions {
 	if !h.serve || h.inProcess {
-		return helmplugin.WorkerOptions{}, nil
+		return helmplugin.WorkerOptions{}
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return helmplugin.WorkerOptions{}, fmt.Errorf("finding strata's own binary for the Helm render workers: %w; or pass --helm-render-in-process", err)
-	}
-	return helmplugin.WorkerOptions{Command: []string{exe, "cmp", helmWorkerCommand}, Memory: h.renderMemory}, nil
+	return helmplugin.WorkerOptions{Enabled: true, Memory: h.renderMemory}
 }
 
 // renderTimeoutWith is the time budget of a render in cmp serve: the shorter of
@@ -188,9 +167,7 @@ func (f *pluginFlags) plugin(g *globals) (cmpserver.Plugin, error) {
 		helm := f.helm.options()
 		helm.Dependencies = f.deps.options()
 		helm.Codecs = f.codecs
-		if helm.Workers, err = f.helm.workers(); err != nil {
-			return nil, err
-		}
+		helm.Workers = f.helm.workers()
 		p, err := builtin.New(f.builtin, builtin.Options{Timeout: f.helm.renderTimeoutWith(f.timeout), Logger: log, Helm: helm})
 		if err != nil {
 			return nil, fmt.Errorf("--builtin %w", err)

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,6 +152,12 @@ func TestCmpServeHelmAttacks(t *testing.T) {
 		t.Fatalf("strata cmp serve ended during the attacks (%v)\nstderr:\n%s", err, stderr.String())
 	default:
 	}
+	// The render workers are strata itself, `strata helm-worker`, as ps
+	// shows them: the check that none is left after shutdown looks for
+	// them so.
+	if pids := processesOf(bin, "helm-worker"); len(pids) == 0 {
+		t.Errorf("no render worker (%s helm-worker) found while the server runs", bin)
+	}
 	if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +174,21 @@ func TestCmpServeHelmAttacks(t *testing.T) {
 	}
 	if pids := processesOf(bin, "helm-worker"); len(pids) > 0 {
 		t.Errorf("render workers left running after shutdown: pids %v", pids)
+	}
+}
+
+// TestHelmWorkerByHand: the render worker run by hand (`strata
+// helm-worker`, no pipes) refuses, and says what starts it.
+func TestHelmWorkerByHand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds strata")
+	}
+	bin := testbin.Strata(t)
+	out, err := exec.CommandContext(t.Context(), bin, "helm-worker").CombinedOutput()
+	want := "helm-worker: the render worker is started by `strata cmp serve --builtin helm`, with its pipes on file descriptors 3 and 4; it is not run by hand\n"
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || string(out) != want {
+		t.Errorf("strata helm-worker: %v, output %q; want exit 1 and %q", err, out, want)
 	}
 }
 

@@ -65,7 +65,6 @@ func TestHelpClean(t *testing.T) {
 // would parse, and so take no -o.
 var noDataOutput = map[string]string{
 	"strata cmp serve":             "a server",
-	"strata cmp helm-worker":       "a worker process of cmp serve",
 	"strata cmp match":             "its answer is the exit code",
 	"strata cmp preview":           "a server",
 	"strata generator serve":       "a server",

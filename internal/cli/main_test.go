@@ -5,16 +5,18 @@ import (
 	"os"
 	"testing"
 
-	"github.com/strata-dev/strata/internal/cli"
+	"github.com/strata-dev/strata/internal/helmplugin"
 	"github.com/strata-dev/strata/internal/testbin"
+	"github.com/strata-dev/strata/internal/worker"
 )
 
 // TestMain lets the test binary stand in for strata when `cmp serve
 // --builtin helm`, run by a test through cli.Main, starts its render
-// workers: they run os.Executable() (this binary) with `cmp helm-worker`.
+// workers: they run os.Executable() (this binary) as
+// helmplugin.WorkerEntry, which this runs as cmd/strata's main does.
 func TestMain(m *testing.M) {
-	if len(os.Args) == 3 && os.Args[1] == "cmp" && os.Args[2] == "helm-worker" {
-		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	if code, ok := worker.Run(context.Background(), os.Args, os.Stderr, helmplugin.WorkerEntry()); ok {
+		os.Exit(code)
 	}
 	code := m.Run()
 	testbin.RemoveStrata()

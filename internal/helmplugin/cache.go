@@ -32,7 +32,7 @@ type Stats struct {
 func (p *Plugin) Stats() Stats {
 	s := Stats{Charts: p.charts.lru.Stats(), Documents: p.render.Stats(), Values: p.values.lru.Stats(), Announcements: p.flat.Stats()}
 	if p.pool != nil {
-		w := p.pool.stats()
+		w := p.pool.Counters()
 		s.Charts, s.Documents = w.Charts, w.Documents
 	}
 	return s

@@ -48,6 +48,16 @@
 // handed out: Helm changes the chart it renders, so each render gets a
 // complete copy.
 //
+// With Options.Workers (strata cmp serve's default) every render and
+// announcement runs in a render worker process, on package worker's pool:
+// this program started again as WorkerEntry (`strata helm-worker`, which
+// cmd/strata's main runs before it parses a command line), serving one
+// request at a time with a Plugin of its own, killed past the request's
+// time or memory budget and replaced. This package supplies the worker's
+// handler, its request and answer types, and the errors that name the
+// chart and the budget (worker.go, workerserve.go); the pool knows
+// nothing of Helm.
+//
 // The render itself (Helm's engine, the sort into install order, helm
 // template's output read back as Argo CD reads it, the output's limits,
 // the rendered documents' cache, the fast YAML path and its reference

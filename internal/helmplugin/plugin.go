@@ -92,12 +92,13 @@ type Options struct {
 	// templates cannot pile up. With Workers, a render past its deadline
 	// is stopped (its worker killed) and its slot freed at once.
 	MaxConcurrent int
-	// Workers, when their Command is set, run every render (Generate) in
+	// Workers, when Enabled, run every render (Generate) in
 	// a warm worker process of its own, bounded in time and memory (see
 	// WorkerOptions); one worker per slot of MaxConcurrent. The chart and
 	// document caches are then the workers', each holding its share of
 	// ChartCacheBytes and DocumentCacheBytes (and of
-	// Dependencies.CacheBytes). Announce and Match stay in-process.
+	// Dependencies.CacheBytes). Announce runs in the workers too (see
+	// Announce); Match and GenerateYAML stay in-process.
 	Workers WorkerOptions
 	// Logger receives a line per render and the warnings about
 	// parameters; nil discards them.
@@ -147,8 +148,8 @@ type Plugin struct {
 	// timeout, the rendered documents' cache.
 	render *helmrender.Renderer
 	deps   *deps.Resolver
-	// pool runs the renders when Options.Workers has a command.
-	pool *pool
+	// pool runs the renders when Options.Workers are enabled.
+	pool *renderPool
 }
 
 // Name is the plugin's name: Argo CD finds it on the socket helm.sock.
@@ -189,28 +190,8 @@ func New(opts Options) *Plugin {
 		}),
 		deps: deps.New(opts.Dependencies),
 	}
-	if len(opts.Workers.Command) > 0 {
-		// Each worker keeps its share of the caches.
-		share := func(v int64) int64 {
-			if v <= 0 {
-				return v
-			}
-			return max(v/int64(n), 1)
-		}
-		depOpts := opts.Dependencies.WithDefaults()
-		depOpts.CacheBytes = share(depOpts.CacheBytes)
-		level := slog.LevelInfo
-		for l := slog.LevelDebug; l <= slog.LevelError; l += 4 {
-			if log.Enabled(context.Background(), l) {
-				level = l
-				break
-			}
-		}
-		p.pool = newPool(opts.Workers, workerConfig{
-			Limits: lim, CacheEntries: opts.CacheEntries, ChartCacheEntries: opts.ChartCacheEntries,
-			ChartCacheBytes: share(chartBytes), DocumentCacheBytes: share(docBytes),
-			Dependencies: depOpts, Codecs: opts.Codecs, LogLevel: level,
-		}, n, p.log, log)
+	if opts.Workers.Enabled {
+		p.pool = p.newRenderPool(opts, n, chartBytes, docBytes)
 	}
 	return p
 }
@@ -219,7 +200,7 @@ func New(opts Options) *Plugin {
 // their workers); a Plugin rendering in-process has nothing to stop.
 func (p *Plugin) Close() error {
 	if p.pool != nil {
-		p.pool.close()
+		p.pool.Close()
 	}
 	return nil
 }
@@ -281,7 +262,7 @@ func (p *Plugin) Announce(ctx context.Context, req *params.Request) ([]params.An
 		ctx, cancel = context.WithTimeoutCause(ctx, p.opts.Timeout, fmt.Errorf("the render's time budget of %s is spent", p.opts.Timeout))
 		defer cancel()
 	}
-	anns, err := p.pool.announce(ctx, req)
+	anns, err := p.announceInWorker(ctx, req)
 	if err == nil && plain {
 		for _, a := range anns {
 			if a.Name == ParamHelmParameters && len(a.Map) < p.lim.MaxAnnouncedValues {
@@ -369,7 +350,7 @@ func (p *Plugin) Generate(ctx context.Context, req *params.Request) ([]string, e
 		ctx, cancel = context.WithTimeoutCause(ctx, p.opts.Timeout, fmt.Errorf("the render's time budget of %s is spent", p.opts.Timeout))
 		defer cancel()
 	}
-	return p.pool.generate(ctx, req)
+	return p.generateInWorker(ctx, req)
 }
 
 // GenerateYAML renders the chart as Generate does, with the same checks and

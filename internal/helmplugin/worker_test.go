@@ -17,31 +17,23 @@ import (
 	"github.com/strata-dev/strata/internal/helmplugin"
 	"github.com/strata-dev/strata/internal/helmplugin/paritytest"
 	"github.com/strata-dev/strata/internal/params"
+	"github.com/strata-dev/strata/internal/worker"
 )
 
-// workerEnv makes this test binary a render worker (TestMain).
-const workerEnv = "STRATA_HELMPLUGIN_TEST_WORKER"
-
-// TestMain lets the test binary stand in for `strata cmp helm-worker`.
+// TestMain lets the test binary stand in for strata as the render worker
+// (`strata helm-worker`): a Plugin with workers starts this binary again
+// as helmplugin.WorkerEntry, which it runs as cmd/strata's main does.
 func TestMain(m *testing.M) {
-	if os.Getenv(workerEnv) == "1" {
-		if err := helmplugin.WorkerMain(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+	if code, ok := worker.Run(context.Background(), os.Args, os.Stderr, helmplugin.WorkerEntry()); ok {
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }
 
-// testWorkers are worker options running this test binary.
+// testWorkers are worker options: the workers run this test binary.
 func testWorkers(tb testing.TB, memory int64) helmplugin.WorkerOptions {
 	tb.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return helmplugin.WorkerOptions{Command: []string{exe}, Env: append(os.Environ(), workerEnv+"=1"), Memory: memory}
+	return helmplugin.WorkerOptions{Enabled: true, Memory: memory}
 }
 
 func newWorkerPlugin(tb testing.TB, opts helmplugin.Options) *helmplugin.Plugin {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package helmplugin
+package worker
 
 import (
 	"bytes"
@@ -10,17 +10,17 @@ import (
 	"syscall"
 )
 
-// setWorkerProcess makes the worker the leader of a process group of its
+// setProcess makes the worker the leader of a process group of its
 // own (a signal to the server's terminal does not reach it; killing it
 // kills anything it started) and has the kernel kill it when the server
 // dies.
-func setWorkerProcess(cmd *exec.Cmd) {
+func setProcess(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// killWorker kills the worker's process group. The worker must not have
+// kill kills the worker's process group. The worker must not have
 // been reaped yet, so that its process group ID cannot have been reused.
-func killWorker(p *os.Process) {
+func kill(p *os.Process) {
 	_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
 	_ = p.Kill()
 }
