@@ -106,7 +106,7 @@ var subrank = map[string]int{
 // testing, through any chain of imports.
 const product = "cmd/strata"
 
-var testOnly = []string{"internal/golden", "internal/document/documenttest", "internal/testbin", "internal/kube/kubetest", "internal/eventually", "internal/rsswatch", "internal/hookexec/hookexectest", "internal/helmplugin/paritytest", "internal/cmpserver/paritytest", "internal/cmpserver/preview/browsertest"}
+var testOnly = []string{"internal/golden", "internal/document/documenttest", "internal/testbin", "internal/kube/kubetest", "internal/eventually", "internal/rsswatch", "internal/hookexec/hookexectest", "internal/worker/workertest", "internal/helmplugin/paritytest", "internal/cmpserver/paritytest", "internal/cmpserver/preview/browsertest"}
 
 // restricted imports: only the listed packages may import the prefix.
 var restricted = []struct {

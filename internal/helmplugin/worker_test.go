@@ -18,6 +18,7 @@ import (
 	"github.com/strata-dev/strata/internal/helmplugin/paritytest"
 	"github.com/strata-dev/strata/internal/params"
 	"github.com/strata-dev/strata/internal/worker"
+	"github.com/strata-dev/strata/internal/worker/workertest"
 )
 
 // TestMain lets the test binary stand in for strata as the render worker
@@ -289,7 +290,7 @@ func TestWorkerKilledWhileIdle(t *testing.T) {
 	if _, err := p.Generate(t.Context(), ok); err != nil {
 		t.Fatal(err)
 	}
-	pids := childWorkers(t)
+	pids := workertest.Children(t)
 	if len(pids) == 0 {
 		t.Fatal("no render worker found among this process's children")
 	}
@@ -307,7 +308,7 @@ func TestWorkerKilledWhileIdle(t *testing.T) {
 	// The pool reaps the killed worker (its exit is seen as it is idle,
 	// or when the request cannot be written to it); wait for it, so that
 	// the worker is gone before the next render whichever way.
-	for i := 0; len(childWorkers(t)) > 0; i++ {
+	for i := 0; len(workertest.Children(t)) > 0; i++ {
 		if i > 500 {
 			t.Fatal("the killed worker is still there after 10s")
 		}
@@ -319,32 +320,4 @@ func TestWorkerKilledWhileIdle(t *testing.T) {
 	if s := p.WorkerStats(); s.Crashed != 0 || s.Started < 2 {
 		t.Errorf("WorkerStats() = %+v, want no render crashed and a second worker started", s)
 	}
-}
-
-// childWorkers lists the live render workers this test process started
-// (on Linux, from /proc: children whose environment makes them workers).
-func childWorkers(t *testing.T) []int {
-	t.Helper()
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	if len(stats) == 0 {
-		t.Skip("no /proc")
-	}
-	var pids []int
-	for _, f := range stats {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		_, rest, _ := strings.Cut(string(data), ") ")
-		var state string
-		var ppid int
-		if _, err := fmt.Sscan(rest, &state, &ppid); err != nil || ppid != os.Getpid() {
-			continue
-		}
-		var pid int
-		fmt.Sscan(filepath.Base(filepath.Dir(f)), &pid)
-		pids = append(pids, pid)
-	}
-	return pids
 }

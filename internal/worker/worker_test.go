@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/strata-dev/strata/internal/worker"
+	"github.com/strata-dev/strata/internal/worker/workertest"
 )
 
 // entry is the worker program of this test binary: TestMain runs it when
@@ -420,14 +420,14 @@ func TestKilledWhileIdle(t *testing.T) {
 	if _, err := p.Do(t.Context(), request{Op: "echo"}); err != nil {
 		t.Fatal(err)
 	}
-	pids := children(t)
+	pids := workertest.Children(t)
 	if len(pids) == 0 {
 		t.Fatal("no worker among this process's children")
 	}
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	for i := 0; len(children(t)) > 0; i++ {
+	for i := 0; len(workertest.Children(t)) > 0; i++ {
 		if i > 500 {
 			t.Fatal("the killed worker is still there after 10s")
 		}
@@ -455,9 +455,9 @@ func TestClose(t *testing.T) {
 	}
 	// A worker still starting when Close was called is stopped as soon
 	// as it is ready.
-	for i := 0; len(children(t)) > 0; i++ {
+	for i := 0; len(workertest.Children(t)) > 0; i++ {
 		if i > 500 {
-			t.Fatalf("workers %v still running 10s after Close", children(t))
+			t.Fatalf("workers %v still running 10s after Close", workertest.Children(t))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -522,33 +522,6 @@ func waitLive(t *testing.T, p *worker.Pool[request, answer, counters], n int) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// children lists this process's live child processes (Linux, /proc).
-func children(t *testing.T) []int {
-	t.Helper()
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	if len(stats) == 0 {
-		t.Skip("no /proc")
-	}
-	var pids []int
-	for _, f := range stats {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		_, rest, _ := strings.Cut(string(data), ") ")
-		var state string
-		var ppid int
-		if _, err := fmt.Sscan(rest, &state, &ppid); err != nil || ppid != os.Getpid() || state == "Z" {
-			continue
-		}
-		var pid int
-		fmt.Sscan(filepath.Base(filepath.Dir(f)), &pid)
-		pids = append(pids, pid)
-	}
-	return pids
 }
 
 type syncBuffer struct {
