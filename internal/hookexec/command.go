@@ -229,7 +229,10 @@ func (c *Command) Run(ctx context.Context) (*Result, error) {
 	res := &Result{Duration: time.Since(start), ExitCode: -1}
 	res.Stdout, stop.overflowed = stdout.Bytes()
 	switch {
-	case stdout.refused != nil && (stop.kind == stopOverflow || stop.kind == notStopped):
+	case stdout.refused != nil && (stop.kind == stopOverflow || stop.kind == notStopped || stop.kind == stopDeadline):
+		// A Reserve waiting for room when the deadline came was refused
+		// for it too: the refusal (no room came) says more than the
+		// deadline, whichever supervise saw first.
 		stop.kind, stop.cause = stopAborted, stdout.refused
 	case stop.kind == stopAborted:
 		stop.cause = c.Tracker.Stopped()

@@ -3,14 +3,18 @@
 package hookexec_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/strata-dev/strata/internal/hookexec"
 )
@@ -85,6 +89,31 @@ func TestReserve(t *testing.T) {
 	}
 	if int64(cap(res.Stdout)) > grant || granted > grant {
 		t.Errorf("stdout buffer of %d bytes, %d granted: past the grant of %d", cap(res.Stdout), granted, grant)
+	}
+}
+
+// TestReserveWaitsPastDeadline: a Reserve still waiting for room when
+// the request's deadline comes is refused for it, and Run reports the
+// refusal (what the client can act on), not the deadline it saw at the
+// same moment.
+func TestReserveWaitsPastDeadline(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	refusal := errors.New("no room came in the memory budget")
+	var calls atomic.Int64
+	c := &hookexec.Command{Argv: []string{"yes"}, Env: []string{testPath}, Reserve: func(int64) error {
+		if calls.Add(1) == 1 {
+			return nil
+		}
+		<-ctx.Done() // waiting for room, as memlimit.Stream does
+		return fmt.Errorf("%w: %w", refusal, context.Cause(ctx))
+	}}
+	_, err := run(t, ctx, c)
+	if !errors.Is(err, refusal) {
+		t.Fatalf("Run(yes) = %v, want the refusal", err)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Run(yes) = %v, want the deadline as the refusal's cause", err)
 	}
 }
 
